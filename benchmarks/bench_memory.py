@@ -1,0 +1,138 @@
+"""Episodic memory at full size: append throughput, timeline and dossier latency, size.
+
+    .venv/bin/python benchmarks/bench_memory.py                  # 156,925 contacts, ≥1.5M episodes
+    .venv/bin/python benchmarks/bench_memory.py --contacts 20000 # a quicker look
+
+Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from company_ai.core.db import Stores
+from company_ai.core.dossier import build_dossier
+from company_ai.core.episodes import append_episodes
+from company_ai.core.sample import iter_sample, store_contacts, store_messages
+from company_ai.core.timeline import load_timeline
+
+AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
+
+
+def percentiles(samples_s: list[float]) -> str:
+    ms = sorted(s * 1000 for s in samples_s)
+    p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
+    return f"p50 {statistics.median(ms):.2f} ms, p99 {p99:.2f} ms (n={len(ms)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--contacts", type=int, default=156_925)
+    parser.add_argument(
+        "--density",
+        type=float,
+        default=1.1,
+        help="episodes-per-contact scale; 1.1 gives ≥1.5M at full size",
+    )
+    parser.add_argument("--batch", type=int, default=50_000)
+    parser.add_argument("--lookups", type=int, default=2000)
+    parser.add_argument("--cli-runs", type=int, default=20)
+    parser.add_argument("--keep", type=Path, help="keep the stores in this directory")
+    args = parser.parse_args()
+
+    data = args.keep or Path(tempfile.mkdtemp(prefix="company-ai-bench-")) / "data"
+    if data.exists():
+        shutil.rmtree(data)
+    stores = Stores(data)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}"
+    )
+
+    started = time.perf_counter()
+    people, episodes, messages = [], [], []
+    for contact, history, sent in iter_sample(
+        contacts=args.contacts, as_of=AS_OF, density=args.density
+    ):
+        people.append(contact)
+        episodes += history
+        messages += sent
+    print(
+        f"generated {len(people):,} contacts, {len(episodes):,} episodes, "
+        f"{len(messages):,} messages in {time.perf_counter() - started:.1f} s"
+    )
+    store_contacts(stores, people)
+    store_messages(stores, messages)
+    # The generated input is not part of the cost measured: keep the garbage collector
+    # from re-scanning millions of input dicts on every collection.
+    gc.freeze()
+
+    with stores.connect("memory") as memory:
+        started = time.perf_counter()
+        for i in range(0, len(episodes), args.batch):
+            append_episodes(memory, episodes[i : i + args.batch])
+        took = time.perf_counter() - started
+        print(
+            f"append (validated, batches of {args.batch:,}, one transaction each): "
+            f"{len(episodes) / took:,.0f} episodes/s ({len(episodes):,} in {took:.1f} s)"
+        )
+        started = time.perf_counter()
+        again = append_episodes(memory, episodes[: args.batch])
+        took = time.perf_counter() - started
+        print(
+            f"re-append of a stored batch (all skipped as duplicates={again.duplicates:,}): "
+            f"{args.batch / took:,.0f} episodes/s"
+        )
+        memory.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    del episodes
+
+    rng = random.Random(1)
+    with_email = [(c[0], c[1]) for c in people if c[1]]
+    picks = [rng.choice(with_email) for _ in range(args.lookups)]
+    timings = []
+    for _, email in picks:
+        t0 = time.perf_counter()
+        load_timeline(stores, email)
+        timings.append(time.perf_counter() - t0)
+    print(f"timeline (opens its stores, reads episodes and messages): {percentiles(timings)}")
+    with stores.connect("memory", readonly=True) as memory:
+        timings = []
+        for contact_id, _ in picks:
+            t0 = time.perf_counter()
+            build_dossier(memory, contact_id)
+            timings.append(time.perf_counter() - t0)
+    print(f"dossier (last 30 episodes, open connection): {percentiles(timings)}")
+
+    cli = Path(sys.executable).with_name("company-ai")
+    timings = []
+    for _, email in picks[: args.cli_runs]:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [str(cli), "--data-dir", str(data), "timeline", email],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        timings.append(time.perf_counter() - t0)
+    print(f"`company-ai timeline EMAIL` as a whole process: {percentiles(timings)}")
+
+    for domain in ("crm", "memory", "outreach"):
+        size = stores.path(domain).stat().st_size
+        print(f"size {domain}.db: {size / 2**20:,.1f} MiB")
+    if not args.keep:
+        shutil.rmtree(data.parent)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""`company-ai`: ask the memory from the terminal.
+
+The read commands (timeline, dossier) import only the stdlib part of `core`, so they
+answer in a few tens of milliseconds; dagster and pydantic load only for the commands
+that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from company_ai import settings
+from company_ai.core.contacts import UnknownContactError, find_contact
+from company_ai.core.db import StoreError, Stores
+from company_ai.core.dossier import build_dossier
+
+
+class CliError(Exception):
+    """Printed as `company-ai: error: …` with exit status 1."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    stores = Stores(args.data_dir or settings.data_dir())
+    try:
+        return args.run(stores, args)
+    except (CliError, StoreError, UnknownContactError, ValueError) as exc:
+        print(f"company-ai: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="company-ai", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="the stores' directory (default: $COMPANY_AI_DATA_DIR or ./data)",
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    timeline = commands.add_parser("timeline", help="everything known about one person")
+    timeline.add_argument("email")
+    timeline.add_argument("--json", action="store_true", help="print JSON for machines")
+    timeline.set_defaults(run=_timeline)
+
+    dossier = commands.add_parser("dossier", help="what a drafter would be given")
+    dossier.add_argument("email")
+    dossier.set_defaults(run=_dossier)
+
+    note = commands.add_parser("note", help="append a manual note episode")
+    note.add_argument("email")
+    note.add_argument("text")
+    note.set_defaults(run=_note)
+
+    sample = commands.add_parser("sample", help="load the deterministic sample CRM")
+    sample.add_argument("--contacts", type=int, default=2000)
+    sample.add_argument(
+        "--density", type=float, default=1.0, help="scale the number of episodes per contact"
+    )
+    sample.add_argument("--seed", type=int, default=7)
+    sample.set_defaults(run=_sample)
+
+    demo = commands.add_parser("demo", help="fresh sample data, every asset run through Dagster")
+    demo.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("demo"),
+        help="where the demo keeps data/ and dagster_home/ (default: ./demo)",
+    )
+    demo.add_argument("--contacts", type=int, default=2000)
+    demo.add_argument("--days", type=int, default=3, help="how many recent days to run")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def _timeline(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.timeline import load_timeline, render_text
+
+    timeline = load_timeline(stores, args.email)
+    if args.json:
+        print(json.dumps(timeline.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(render_text(timeline))
+    return 0
+
+
+def _dossier(stores: Stores, args: argparse.Namespace) -> int:
+    with stores.connect("crm", readonly=True) as crm:
+        contact = find_contact(crm, args.email)
+    with stores.connect("memory", readonly=True) as memory:
+        print(build_dossier(memory, contact["id"]))
+    return 0
+
+
+def _note(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.episodes import append_episodes
+    from company_ai.core.times import local_day, to_iso, utc_now
+
+    with stores.connect("crm", readonly=True) as crm:
+        contact = find_contact(crm, args.email)
+    now = to_iso(utc_now())
+    with stores.connect("memory") as memory:
+        result = append_episodes(
+            memory,
+            [
+                {
+                    "contact_id": contact["id"],
+                    "episode_type": "note",
+                    "content": args.text,
+                    "source": "manual",
+                    "confidence": 1.0,
+                    "created_at": now,
+                    "day": local_day(now, settings.timezone()),
+                }
+            ],
+        )
+    state = "noted" if result.inserted else "already noted (same note, same second)"
+    print(f"{state}: {contact['name']} <{contact['email']}>, {now}")
+    return 0
+
+
+def _sample(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.sample import load_sample
+
+    summary = load_sample(
+        stores,
+        contacts=args.contacts,
+        density=args.density,
+        seed=args.seed,
+        tz=settings.timezone(),
+        progress=_progress("loading sample"),
+    )
+    print(
+        f"loaded {summary.contacts} contacts ({summary.with_email} with email), "
+        f"{summary.episodes} episodes, {summary.messages} messages into {stores.data_dir}"
+    )
+    return 0
+
+
+def _demo(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.demo import run_demo
+
+    return run_demo(args.dir, contacts=args.contacts, days=args.days)
+
+
+def _progress(label: str):
+    def report(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{label}: {done:,}/{total:,} contacts", end=end, file=sys.stderr, flush=True)
+
+    return report
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""The dossier: what a drafter is given about a contact. Stdlib only (CLI read path)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+NO_HISTORY = "No prior research or interaction history."
+DOSSIER_EPISODES = 30
+
+
+def build_dossier(
+    memory: sqlite3.Connection, contact_id: int, limit: int = DOSSIER_EPISODES
+) -> str:
+    """The contact's last `limit` episodes, oldest first, one dated line each."""
+    rows = memory.execute(
+        "SELECT created_at, episode_type, source, confidence, content FROM contact_episodes"
+        " WHERE contact_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        (contact_id, limit),
+    ).fetchall()
+    if not rows:
+        return NO_HISTORY
+    return "\n".join(_line(*row) for row in reversed(rows))
+
+
+def _line(
+    created_at: str, episode_type: str, source: str | None, confidence: float | None, content: str
+) -> str:
+    provenance = f"from {source}" if source else "source unknown"
+    if confidence is not None and confidence < 1:
+        provenance += f", confidence {confidence:.2f}"
+    return f"{created_at[:10]}: {episode_type} ({provenance}): {' '.join(content.split())}"

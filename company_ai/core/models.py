@@ -1,0 +1,58 @@
+"""The boundary models: what may enter a store, validated by pydantic."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from company_ai.core.schema import EPISODE_TYPES
+from company_ai.core.times import canonical_utc
+
+EpisodeType = Literal[EPISODE_TYPES]  # type: ignore[valid-type]
+
+MAX_CONTENT_CHARS = 50_000
+# Sources that name a model ("model:qwen3:8b") mark a guess; a guess is never certain.
+MODEL_SOURCE_PREFIX = "model:"
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _utc_timestamp(value: Any) -> str:
+    if isinstance(value, (str, datetime)):  # noqa: UP038 (a tuple is faster on this hot path)
+        return canonical_utc(value)
+    raise ValueError(f"must be an ISO-8601 UTC string or datetime, not {type(value).__name__}")
+
+
+def _content(value: Any) -> Any:
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+# Stored form: ISO-8601 UTC to the second with a Z; accepts any explicitly-UTC input.
+UtcTimestamp = Annotated[str, BeforeValidator(_utc_timestamp)]
+
+
+class Episode(BaseModel):
+    """One dated receipt about a contact, with where it came from and how sure we are."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contact_id: Annotated[int, Field(gt=0, strict=True)]
+    episode_type: EpisodeType
+    content: Annotated[str, BeforeValidator(_content), Field(max_length=MAX_CONTENT_CHARS)]
+    source: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    confidence: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
+    created_at: UtcTimestamp
+    # Unique per event; defaults to a hash of the event's own fields (see episodes.py).
+    natural_key: Annotated[str, Field(min_length=1, max_length=300)] | None = None
+    # The partition (local date) that recorded it; defaults to created_at's local date.
+    day: Annotated[str, Field(pattern=_DAY.pattern)] | None = None
+
+    @model_validator(mode="after")
+    def _model_guesses_are_uncertain(self) -> Episode:
+        if self.source and self.source.startswith(MODEL_SOURCE_PREFIX) and self.confidence >= 1:
+            raise ValueError(f"source {self.source!r} is a model: its confidence must be below 1.0")
+        return self

@@ -1,0 +1,111 @@
+"""Versioned schemas of the domain stores.
+
+`MIGRATIONS[domain]` is the ordered list of schema versions; version N is the list of
+statements at index N-1, and `PRAGMA user_version` records how many have been applied.
+Never edit a released version: append a new one. A domain whose list is empty has no
+tables yet; its file still exists, in WAL mode, so that its writer can migrate it later.
+"""
+
+from __future__ import annotations
+
+DOMAINS = ("crm", "memory", "outreach", "brain", "recall", "ops")
+
+EPISODE_TYPES = ("research", "company", "outreach", "response", "engagement", "note", "scoring")
+
+# An OR chain, not `IN (...)`: in a CHECK, SQLite rebuilds an IN list for every row, which
+# halved append throughput (see BENCHMARKS.md).
+_TYPE_CHECK = " OR ".join(f"episode_type = '{t}'" for t in EPISODE_TYPES)
+
+CRM_V1 = [
+    """
+    CREATE TABLE contacts (
+        id          INTEGER PRIMARY KEY,
+        email       TEXT UNIQUE,               -- lower-cased; NULL when we have no address
+        name        TEXT NOT NULL,
+        company     TEXT,
+        title       TEXT,
+        city        TEXT,
+        warmth      INTEGER NOT NULL DEFAULT 0 CHECK (warmth BETWEEN 0 AND 100),
+        source      TEXT NOT NULL,             -- where the row came from: sample, google_people…
+        external_id TEXT UNIQUE,               -- the source's own id, e.g. people/c123
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_contacts_warmth ON contacts(warmth)",
+]
+
+MEMORY_V1 = [
+    # The shape of contact_episodes is fixed by the design; natural_key and day are
+    # the only additions, and both exist for idempotency: a writer re-running a
+    # partition finds its rows by day and cannot insert the same event twice.
+    f"""
+    CREATE TABLE contact_episodes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        contact_id INTEGER NOT NULL,
+        episode_type TEXT NOT NULL CHECK ({_TYPE_CHECK}),
+        content TEXT NOT NULL,
+        source TEXT,
+        confidence REAL DEFAULT 1.0,
+        created_at TEXT NOT NULL,
+        natural_key TEXT NOT NULL,
+        day TEXT NOT NULL
+    )
+    """,
+    # The contact_id index is also the natural key's uniqueness: one index, not two,
+    # because every index costs append throughput.
+    "CREATE UNIQUE INDEX idx_episodes_contact_id ON contact_episodes(contact_id, natural_key)",
+    "CREATE INDEX idx_episodes_episode_type ON contact_episodes(episode_type)",
+    "CREATE INDEX idx_episodes_day ON contact_episodes(day)",
+    # Append-only is a property of the database, not a convention of the code.
+    """
+    CREATE TRIGGER contact_episodes_append_only_update BEFORE UPDATE ON contact_episodes
+    BEGIN SELECT RAISE(ABORT, 'contact_episodes is append-only: episodes are never updated'); END
+    """,
+    """
+    CREATE TRIGGER contact_episodes_append_only_delete BEFORE DELETE ON contact_episodes
+    BEGIN SELECT RAISE(ABORT, 'contact_episodes is append-only: episodes are never deleted'); END
+    """,
+    # One row per sealed day: derived, so re-sealing replaces it.
+    """
+    CREATE TABLE day_seals (
+        day         TEXT PRIMARY KEY,
+        episodes    INTEGER NOT NULL,
+        last_id     INTEGER,
+        digest      TEXT NOT NULL,             -- sha256 over (id, natural_key) in id order
+        by_type     TEXT NOT NULL,             -- JSON {episode_type: count}
+        by_source   TEXT NOT NULL,             -- JSON {source: count}
+        sealed_at   TEXT NOT NULL
+    )
+    """,
+]
+
+OUTREACH_V1 = [
+    """
+    CREATE TABLE messages (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        contact_id    INTEGER NOT NULL,
+        thread_id     TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        body          TEXT NOT NULL,
+        angle         TEXT,
+        sent_at       TEXT NOT NULL,
+        opened_at     TEXT,
+        replied_at    TEXT,
+        bounce_status TEXT NOT NULL DEFAULT 'none'
+                      CHECK (bounce_status IN ('none', 'soft', 'hard')),
+        bump_count    INTEGER NOT NULL DEFAULT 0 CHECK (bump_count BETWEEN 0 AND 2)
+    )
+    """,
+    "CREATE INDEX idx_messages_contact_id ON messages(contact_id, sent_at)",
+    "CREATE INDEX idx_messages_thread_id ON messages(thread_id)",
+]
+
+MIGRATIONS: dict[str, list[list[str]]] = {
+    "crm": [CRM_V1],
+    "memory": [MEMORY_V1],
+    "outreach": [OUTREACH_V1],
+    "brain": [],
+    "recall": [],
+    "ops": [],
+}

@@ -1,0 +1,86 @@
+"""Everything known about one person, in time order. Stdlib only (CLI read path)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from company_ai.core.contacts import find_contact
+from company_ai.core.db import Stores, table_exists
+from company_ai.core.dossier import NO_HISTORY
+
+
+@dataclass(frozen=True)
+class Timeline:
+    contact: dict[str, Any]
+    entries: list[dict[str, Any]]  # episodes and messages, oldest first
+
+    def to_json(self) -> dict[str, Any]:
+        return {"contact": self.contact, "entries": self.entries}
+
+
+def load_timeline(stores: Stores, email: str) -> Timeline:
+    """The contact's every episode and every message sent to them, oldest first."""
+    with stores.connect("crm", readonly=True) as crm:
+        contact = dict(find_contact(crm, email))
+    with stores.connect("memory", readonly=True) as memory:
+        entries = [
+            {"kind": "episode", "at": r["created_at"], **dict(r)}
+            for r in memory.execute(
+                "SELECT id, episode_type, source, confidence, created_at, content"
+                " FROM contact_episodes WHERE contact_id = ? ORDER BY created_at, id",
+                (contact["id"],),
+            )
+        ]
+    if stores.path("outreach").is_file():
+        with stores.connect("outreach", readonly=True) as outreach:
+            entries += _messages(outreach, contact["id"])
+    entries.sort(key=lambda e: (e["at"], e["kind"], e["id"]))
+    return Timeline(contact, entries)
+
+
+def _messages(outreach: sqlite3.Connection, contact_id: int) -> list[dict[str, Any]]:
+    if not table_exists(outreach, "messages"):
+        return []
+    return [
+        {"kind": "message", "at": r["sent_at"], **dict(r)}
+        for r in outreach.execute(
+            "SELECT id, thread_id, subject, angle, sent_at, opened_at, replied_at,"
+            " bounce_status, bump_count FROM messages WHERE contact_id = ?",
+            (contact_id,),
+        )
+    ]
+
+
+def render_text(timeline: Timeline) -> str:
+    c = timeline.contact
+    about = " · ".join(str(x) for x in (c["company"], c["title"], c["city"]) if x)
+    episodes = sum(e["kind"] == "episode" for e in timeline.entries)
+    messages = len(timeline.entries) - episodes
+    lines = [
+        f"{c['name']} <{c['email']}>" + (f" · {about}" if about else ""),
+        f"contact #{c['id']} · warmth {c['warmth']} · {episodes} episodes · {messages} messages",
+        "",
+    ]
+    if not timeline.entries:
+        lines.append(NO_HISTORY)
+    for e in timeline.entries:
+        when = e["at"].replace("T", " ").rstrip("Z") + " UTC"
+        if e["kind"] == "episode":
+            conf = "" if e["confidence"] is None else f"  confidence {e['confidence']:.2f}"
+            lines.append(
+                f"{when}  {e['episode_type']:<10}  #{e['id']}  source {e['source'] or '-'}{conf}"
+            )
+            lines.append(f"    {' '.join(e['content'].split())}")
+        else:
+            status = [f"sent {e['sent_at']}"]
+            status += [f"opened {e['opened_at']}"] if e["opened_at"] else ["not opened"]
+            status += [f"replied {e['replied_at']}"] if e["replied_at"] else ["no reply"]
+            status.append(f"bounce {e['bounce_status']}")
+            if e["bump_count"]:
+                status.append(f"follow-ups {e['bump_count']}")
+            lines.append(f"{when}  {'message':<10}  msg#{e['id']}  thread {e['thread_id']}")
+            lines.append(f"    Subject: {e['subject']}")
+            lines.append(f"    {' · '.join(status)}")
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""Timestamps: every stored time is ISO-8601 UTC with a `Z`, to the second.
+
+The fixed width makes stored strings sort in time order, so SQL can compare them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# What a well-formed stored timestamp looks like, for SQLite's GLOB.
+ISO_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def to_iso(moment: datetime) -> str:
+    """A timezone-aware datetime as stored: `2026-11-30T07:51:14Z`."""
+    if moment.tzinfo is None:
+        raise ValueError("a stored time must be timezone-aware")
+    return moment.astimezone(UTC).strftime(ISO_FORMAT)
+
+
+def parse_utc(text: str) -> datetime:
+    """Parse an ISO-8601 timestamp that is explicitly UTC (`Z` or `+00:00`)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not an ISO-8601 timestamp: {text!r}") from exc
+    if moment.tzinfo is None:
+        raise ValueError(f"timestamp {text!r} has no timezone; write it in UTC with a Z")
+    if moment.utcoffset() != timedelta(0):
+        raise ValueError(f"timestamp {text!r} is not UTC; convert it and write it with a Z")
+    return moment.astimezone(UTC)
+
+
+def day_window(day: str, tz: str) -> tuple[str, str]:
+    """The stored-time bounds [start, end) of local calendar `day` in timezone `tz`."""
+    zone = ZoneInfo(tz)
+    start_date = date.fromisoformat(day)
+    start = datetime.combine(start_date, time(0), zone)
+    end = datetime.combine(start_date + timedelta(days=1), time(0), zone)
+    return to_iso(start), to_iso(end)
+
+
+def canonical_utc(value: str | datetime) -> str:
+    """Any explicitly-UTC timestamp, as stored (`2026-11-30T07:51:14Z`)."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() != timedelta(0):
+            raise ValueError("must be a UTC datetime (timezone-aware, offset zero)")
+        return to_iso(value)
+    if len(value) == 20 and value[10] == "T" and value[19] == "Z":
+        # Already canonical, the common case: only the calendar needs checking.
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"not an ISO-8601 timestamp: {value!r}") from None
+        return value
+    return to_iso(parse_utc(value))
+
+
+def local_day(stored: str, tz: str) -> str:
+    """The calendar day (YYYY-MM-DD) a stored timestamp falls on in timezone `tz`."""
+    if tz == "UTC":
+        return stored[:10]
+    return parse_utc(stored).astimezone(ZoneInfo(tz)).date().isoformat()

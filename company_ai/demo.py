@@ -1,0 +1,133 @@
+"""`company-ai demo`: fresh sample data, every asset run through Dagster, then a timeline.
+
+The demo keeps its own data directory and a persistent DAGSTER_HOME under one folder
+(default `./demo`), so `scripts/ui` afterwards shows its runs, partitions and checks.
+It only ever deletes a folder that an earlier demo made (it leaves a marker file).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+MARKER = ".company_ai_demo"
+DAGSTER_YAML = """\
+# Written by `company-ai demo`. SQLite storage under this folder; no telemetry.
+telemetry:
+  enabled: false
+"""
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _fresh(root: Path) -> tuple[Path, Path]:
+    if root.exists():
+        if not (root / MARKER).exists():
+            raise SystemExit(
+                f"company-ai: error: {root} exists and was not made by the demo; "
+                "choose another --dir"
+            )
+        shutil.rmtree(root)
+    data, home = root / "data", root / "dagster_home"
+    data.mkdir(parents=True)
+    home.mkdir()
+    (root / MARKER).write_text("made by company-ai demo; safe to delete\n")
+    (home / "dagster.yaml").write_text(DAGSTER_YAML)
+    return data, home
+
+
+def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
+    root = root.resolve()
+    data, home = _fresh(root)
+    # Settings are read when the definitions are imported, so point them here first.
+    os.environ["COMPANY_AI_DATA_DIR"] = str(data)
+    os.environ["DAGSTER_HOME"] = str(home)
+
+    from company_ai import settings
+    from company_ai.cli import _progress
+    from company_ai.core.db import Stores
+    from company_ai.core.sample import load_sample
+
+    _say(f"[1/3] sample CRM → {data}")
+    stores = Stores(data)
+    stores.create_all()
+    summary = load_sample(
+        stores, contacts=contacts, tz=settings.timezone(), progress=_progress("      loading")
+    )
+    _say(
+        f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
+        f"{summary.episodes:,} episodes, {summary.messages:,} messages"
+    )
+
+    import dagster as dg
+
+    from company_ai.constants import DAILY
+    from company_ai.definitions import defs
+
+    instance = dg.DagsterInstance.get()
+    partitions = DAILY.get_partition_keys()[-days:]
+    jobs = [job.name for job in defs.jobs or []]
+    _say(f"[2/3] {len(jobs)} job(s) × {len(partitions)} day(s) through Dagster → {home}")
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    failed = 0
+    for job_name in jobs:
+        job = defs.resolve_job_def(job_name)
+        for day in partitions:
+            started = time.monotonic()
+            result = job.execute_in_process(
+                partition_key=day, instance=instance, run_config=quiet, raise_on_error=False
+            )
+            checks = result.get_asset_check_evaluations()
+            passed = sum(c.passed for c in checks)
+            failed += not result.success
+            _say(
+                f"      {job_name} {day}: {'ok' if result.success else 'FAILED'} "
+                f"in {time.monotonic() - started:.1f}s, checks {passed}/{len(checks)} passed"
+            )
+
+    _say("[3/3] a contact's timeline")
+    from company_ai.core.timeline import load_timeline, render_text
+
+    print(render_text(load_timeline(stores, _showcase_email(stores))))
+    print()
+    print(_run_summary(instance))
+    print("\nOpen the UI on this history: scripts/ui   (then http://127.0.0.1:3000)")
+    return 1 if failed else 0
+
+
+def _showcase_email(stores) -> str:
+    """The warm contact with an email and the richest history: the best first look."""
+    with stores.connect("crm", readonly=True) as crm:
+        candidates = [
+            r[0]
+            for r in crm.execute(
+                "SELECT id FROM contacts WHERE email IS NOT NULL AND warmth > 60 ORDER BY id"
+            )
+        ]
+        with stores.connect("memory", readonly=True) as memory:
+            counts = {
+                cid: n
+                for cid, n in memory.execute(
+                    "SELECT contact_id, count(*) FROM contact_episodes GROUP BY contact_id"
+                )
+            }
+        best = max(candidates, key=lambda cid: (counts.get(cid, 0), -cid))
+        return crm.execute("SELECT email FROM contacts WHERE id = ?", (best,)).fetchone()[0]
+
+
+def _run_summary(instance) -> str:
+    records = instance.get_run_records()
+    lines = [f"Runs recorded in DAGSTER_HOME: {len(records)}"]
+    for rec in sorted(records, key=lambda r: r.create_timestamp):
+        run = rec.dagster_run
+        took = (rec.end_time - rec.start_time) if rec.end_time and rec.start_time else 0
+        lines.append(
+            f"  {run.job_name:<12} {run.tags.get('dagster/partition', '-'):<11} "
+            f"{run.status.value:<8} {took:5.1f}s  run {run.run_id[:8]}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,71 @@
+import shutil
+
+import dagster as dg
+import pytest
+
+from company_ai.assets.memory import EPISODE_CHECKS, contact_episodes
+from company_ai.resources.stores import StoresResource
+
+
+@pytest.fixture
+def data(tmp_path, sample_dir):
+    target = tmp_path / "data"
+    shutil.copytree(sample_dir, target)
+    return target
+
+
+def materialize(data, day, instance):
+    return dg.materialize(
+        [contact_episodes],
+        partition_key=day,
+        instance=instance,
+        resources={"stores": StoresResource(data_dir=str(data))},
+    )
+
+
+def checks(result):
+    return {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+
+
+def test_a_day_is_sealed_with_counts_and_all_checks_pass(data):
+    with dg.instance_for_test() as instance:
+        result = materialize(data, "2026-11-20", instance)
+        assert result.success
+        assert checks(result) == dict.fromkeys(EPISODE_CHECKS, True)
+        meta = result.get_asset_materialization_events()[0].materialization.metadata
+        from company_ai.core.db import Stores
+
+        with Stores(data).connect("memory", readonly=True) as memory:
+            expected = memory.execute(
+                "SELECT count(*) FROM contact_episodes WHERE day = '2026-11-20'"
+            ).fetchone()[0]
+        assert expected > 0
+        assert meta["dagster/row_count"].value == expected
+        assert sum(meta["by_type"].value.values()) == expected
+        assert meta["changed_since_last_seal"].value is False
+        again = materialize(data, "2026-11-20", instance)
+        meta2 = again.get_asset_materialization_events()[0].materialization.metadata
+        assert meta2["digest"].value == meta["digest"].value
+        assert meta2["changed_since_last_seal"].value is False
+
+
+def test_faulty_rows_fail_the_checks_and_name_the_episodes(data):
+    from company_ai.core.db import Stores
+
+    with Stores(data).connect("memory") as memory:
+        memory.execute(
+            "INSERT INTO contact_episodes (contact_id, episode_type, content, source,"
+            " confidence, created_at, natural_key, day) VALUES"
+            " (1, 'note', 'hand edit', 'manual', 3.0, '2026-11-21T10:00:00Z', 'x1', '2026-11-20')"
+        )
+        bad_id = memory.execute("SELECT max(id) FROM contact_episodes").fetchone()[0]
+    with dg.instance_for_test() as instance:
+        result = materialize(data, "2026-11-20", instance)
+        assert result.success, "audit checks warn the owner; they do not stop the run"
+        assert checks(result) == {
+            "episodes_are_unique": True,
+            "confidences_are_in_range": False,
+            "episodes_fall_within_their_day": False,
+        }
+        failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
+        assert all(str(bad_id) in c.metadata["examples"].value for c in failed)

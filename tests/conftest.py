@@ -1,0 +1,38 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from company_ai.core.db import Stores
+from company_ai.core.sample import load_sample
+
+AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
+
+
+def episode(**overrides):
+    """A valid episode dict; override any field."""
+    return {
+        "contact_id": 1,
+        "episode_type": "note",
+        "content": "Met at the Leeds meetup.",
+        "source": "manual",
+        "confidence": 1.0,
+        "created_at": "2026-11-29T10:00:00Z",
+    } | overrides
+
+
+@pytest.fixture
+def stores(tmp_path):
+    return Stores(tmp_path / "data")
+
+
+@pytest.fixture(scope="session")
+def sample_dir(tmp_path_factory):
+    """A small sample CRM loaded once per session; tests must only read it."""
+    data = tmp_path_factory.mktemp("sample") / "data"
+    load_sample(Stores(data), contacts=300, as_of=AS_OF)
+    return data
+
+
+@pytest.fixture
+def sample_stores(sample_dir):
+    return Stores(sample_dir)

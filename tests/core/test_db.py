@@ -1,0 +1,109 @@
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from company_ai.core.db import DataDirError, StoreBusyError, StoreError, Stores
+from company_ai.core.episodes import append_episodes
+from company_ai.core.schema import DOMAINS, MIGRATIONS
+from tests.conftest import episode
+
+
+def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
+    stores.create_all()
+    for domain in DOMAINS:
+        with stores.connect(domain) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == stores.busy_timeout_ms
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS[domain])
+        assert stores.path(domain).is_file()
+
+
+def test_reopening_does_not_migrate_again(stores):
+    with stores.connect("memory") as conn:
+        conn.execute("INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x')")
+    with stores.connect("memory") as conn:
+        assert conn.execute("SELECT count(*) FROM day_seals").fetchone()[0] == 1
+
+
+def test_a_store_from_newer_code_is_refused(stores):
+    with stores.connect("crm") as conn:
+        conn.execute("PRAGMA user_version=99")
+    with pytest.raises(StoreError, match="newer than this code knows"):
+        stores.open("crm")
+
+
+def test_unknown_domain_is_a_clear_error(stores):
+    with pytest.raises(ValueError, match="unknown store 'sales'"):
+        stores.path("sales")
+
+
+def test_reading_a_missing_store_says_what_to_do(stores):
+    with pytest.raises(DataDirError, match="company-ai demo"):
+        stores.open("memory", readonly=True)
+    assert not stores.data_dir.exists(), "a read must never create the data directory"
+
+
+def test_a_data_dir_that_is_a_file_is_refused(tmp_path):
+    target = tmp_path / "data"
+    target.write_text("not a directory")
+    with pytest.raises(DataDirError, match="not a directory"):
+        Stores(target).open("memory")
+    with pytest.raises(DataDirError, match="not a directory"):
+        Stores(target / "nested").open("memory")
+
+
+def test_a_read_only_data_dir_is_refused_and_nothing_is_written():
+    # Outside pytest's tmp dir, which only its owner may enter.
+    parent = Path(tempfile.mkdtemp(prefix="company-ai-ro-"))
+    parent.chmod(0o755)
+    data = parent / "data"
+    data.mkdir()
+    data.chmod(0o555)
+    # Root ignores permission bits, so the check runs as an unprivileged user.
+    script = textwrap.dedent(f"""
+        import os, sys
+        from company_ai.core.db import DataDirError, Stores  # import before dropping root
+        if os.geteuid() == 0:
+            os.setgid(65534); os.setuid(65534)
+        try:
+            Stores({str(data)!r}).open("memory")
+        except DataDirError as exc:
+            print(exc); sys.exit(0)
+        sys.exit("opened a store in a read-only directory")
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.getcwd()},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "not writable" in done.stdout
+    assert list(data.iterdir()) == []
+    data.chmod(0o755)
+    shutil.rmtree(parent)
+
+
+def test_a_store_locked_past_the_busy_timeout_fails_cleanly(tmp_path):
+    stores = Stores(tmp_path / "data", busy_timeout_ms=100)
+    with stores.connect("memory"):
+        pass
+    holder = sqlite3.connect(stores.path("memory"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with stores.connect("memory") as conn, pytest.raises(StoreBusyError, match="100 ms"):
+            append_episodes(conn, [episode()])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with stores.connect("memory") as conn:
+        assert conn.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
+        assert not conn.in_transaction

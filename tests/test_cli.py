@@ -1,0 +1,102 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from company_ai.cli import main
+
+
+def first_email(stores):
+    with (
+        stores.connect("outreach", readonly=True) as outreach,
+        stores.connect("crm", readonly=True) as crm,
+    ):
+        contact_id = outreach.execute("SELECT contact_id FROM messages LIMIT 1").fetchone()[0]
+        return crm.execute("SELECT email FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
+
+
+def run(*args):
+    """The CLI as a user runs it: its own process, its exit status, its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "company_ai.cli", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.getcwd()},
+    )
+
+
+def test_timeline_prints_every_episode_and_message(sample_stores):
+    email = first_email(sample_stores)
+    done = run("--data-dir", str(sample_stores.data_dir), "timeline", email)
+    assert done.returncode == 0, done.stderr
+    assert f"<{email}>" in done.stdout and "Subject: " in done.stdout
+    as_json = json.loads(
+        run("--data-dir", str(sample_stores.data_dir), "timeline", email, "--json").stdout
+    )
+    episodes = [e for e in as_json["entries"] if e["kind"] == "episode"]
+    assert episodes and all(
+        {"id", "at", "episode_type", "source", "confidence"} <= set(e) for e in episodes
+    )
+    assert all(f"#{e['id']}" in done.stdout for e in episodes)
+
+
+def test_timeline_of_an_unknown_email_fails_clearly(sample_stores):
+    done = run("--data-dir", str(sample_stores.data_dir), "timeline", "ghost@example.com")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "company-ai: error: no contact with email 'ghost@example.com'"
+    assert done.stdout == ""
+
+
+def test_a_missing_data_dir_is_explained(tmp_path):
+    done = run("--data-dir", str(tmp_path / "nowhere"), "timeline", "a@example.com")
+    assert done.returncode == 1
+    assert "no crm store at" in done.stderr and "company-ai demo" in done.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_read_commands_do_not_import_the_heavy_libraries(sample_stores):
+    script = (
+        "import sys; from company_ai.cli import main; "
+        f"main(['--data-dir', {str(sample_stores.data_dir)!r}, 'timeline', "
+        f"{first_email(sample_stores)!r}]); "
+        f"main(['--data-dir', {str(sample_stores.data_dir)!r}, 'dossier', "
+        f"{first_email(sample_stores)!r}]); "
+        "heavy = {'dagster', 'chromadb', 'pandas', 'pydantic'} & set(sys.modules); "
+        "sys.exit(f'imported {heavy}' if heavy else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_note_appends_a_manual_episode_that_the_timeline_shows(tmp_path, sample_dir, capsys):
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(sample_dir, data)
+    from company_ai.core.db import Stores
+
+    email = first_email(Stores(data))
+    text = "Prefers calls on Tuesdays; said 'DROP TABLE' jokingly — ☎️"
+    assert main(["--data-dir", str(data), "note", email.upper(), text]) == 0
+    assert "noted" in capsys.readouterr().out
+    assert main(["--data-dir", str(data), "timeline", email, "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["entries"]
+    note = [e for e in entries if e.get("content") == text]
+    assert len(note) == 1 and note[0]["source"] == "manual" and note[0]["confidence"] == 1.0
+    assert main(["--data-dir", str(data), "dossier", email]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(text)
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_note_is_refused(tmp_path, sample_dir, capsys, text):
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(sample_dir, data)
+    from company_ai.core.db import Stores
+
+    email = first_email(Stores(data))
+    assert main(["--data-dir", str(data), "note", email, text]) == 1
+    assert "must not be empty" in capsys.readouterr().err
