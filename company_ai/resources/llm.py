@@ -1,0 +1,65 @@
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+import dagster as dg
+import httpx
+import ollama
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class ModelError(RuntimeError):
+    """The model failed (unreachable, timed out, or gave invalid output) on every attempt."""
+
+
+class LLMResource(dg.ConfigurableResource):
+    """The language model. `ollama`: the official client against an Ollama server, with
+    structured output (a JSON schema passed as `format`, the answer validated by pydantic),
+    a timeout and retries with backoff. `offline` (the default, used by the demo and the
+    tests): the caller's deterministic function from `core`, validated the same way."""
+
+    backend: Literal["offline", "ollama"] = "offline"
+    host: str = "http://127.0.0.1:11434"
+    model: str = "qwen3:8b"
+    timeout_s: float = 120.0
+    max_attempts: int = 3
+    backoff_s: float = 2.0
+
+    @property
+    def source(self) -> str:
+        """The provenance of what this model writes (`model:` marks a guess, confidence < 1)."""
+        return "model:offline" if self.backend == "offline" else f"model:{self.model}"
+
+    def structured(
+        self, *, system: str, prompt: str, schema: type[T], offline: Callable[[], T | dict]
+    ) -> T:
+        """One answer of shape `schema`, or ModelError; never a partial or unvalidated one."""
+        if self.backend == "offline":
+            answer = offline()
+            return answer if isinstance(answer, schema) else schema.model_validate(answer)
+        client = ollama.Client(host=self.host, timeout=self.timeout_s)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        problem = "no attempt made"
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response = client.chat(
+                    model=self.model,
+                    messages=messages,
+                    format=schema.model_json_schema(),
+                    options={"temperature": 0},
+                    think=False,
+                )
+                return schema.model_validate_json(response.message.content or "")
+            except ValidationError as exc:
+                problem = f"invalid output: {exc.errors()[0]['msg']}"
+            except httpx.TimeoutException:
+                problem = f"timed out after {self.timeout_s:g} s"
+            except (ollama.ResponseError, httpx.HTTPError, ConnectionError) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            if attempt < self.max_attempts:
+                time.sleep(self.backoff_s * 2 ** (attempt - 1))
+        raise ModelError(
+            f"{self.model} at {self.host} failed {self.max_attempts} times; last: {problem}"
+        )

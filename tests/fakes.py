@@ -1,0 +1,94 @@
+"""Small local HTTP servers that speak real services' APIs, so the real clients run.
+
+No test touches the network: each server listens on 127.0.0.1 on a free port.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a body (JSON-able) or raw text, a status, an optional delay."""
+
+    body: Any = None
+    status: int = 200
+    delay_s: float = 0.0
+    raw: str | None = None
+
+
+@dataclass
+class FakeServer:
+    """Answers each path from its queue of scripted replies (the last one repeats)."""
+
+    replies: dict[str, deque[Reply]] = field(default_factory=dict)
+    requests: list[tuple[str, dict]] = field(default_factory=list)
+
+    def script(self, path: str, *replies: Reply) -> None:
+        self.replies[path] = deque(replies)
+
+    def next_reply(self, path: str) -> Reply:
+        queue = self.replies.get(path)
+        if not queue:
+            return Reply(body={"error": f"no reply scripted for {path}"}, status=404)
+        return queue.popleft() if len(queue) > 1 else queue[0]
+
+    def __enter__(self) -> FakeServer:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                length = int(self.headers.get("Content-Length") or 0)
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append((self.path, payload))
+                reply = fake.next_reply(self.path)
+                time.sleep(reply.delay_s)
+                data = (reply.raw if reply.raw is not None else json.dumps(reply.body)).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def ollama_chat(content: str, model: str = "qwen3:8b") -> dict:
+    """An Ollama /api/chat (non-streaming) response whose message says `content`."""
+    return {
+        "model": model,
+        "created_at": "2026-11-30T08:00:00Z",
+        "message": {"role": "assistant", "content": content},
+        "done": True,
+        "done_reason": "stop",
+    }
+
+
+def ollama_embed(vectors: list[list[float]], model: str = "bge-m3") -> dict:
+    """An Ollama /api/embed response."""
+    return {"model": model, "embeddings": vectors}
