@@ -46,12 +46,8 @@ class Slot:
         if self.weekdays == EVERY_DAY:
             days = "*"
         else:
-            days = ",".join(str((d + 1) % 7) for d in sorted(self.weekdays, key=_cron_order))
+            days = ",".join(str(d) for d in sorted((d + 1) % 7 for d in self.weekdays))
         return f"{self.at.minute} {self.at.hour} * * {days}"
-
-
-def _cron_order(weekday: int) -> int:
-    return (weekday + 1) % 7
 
 
 @dataclass(frozen=True, order=True)
