@@ -25,21 +25,19 @@ def notifier() -> Notifier:
     )
 
 
-defs = with_freshness(
-    dg.Definitions(
-        assets=dg.load_assets_from_modules([memory, ops]),
-        asset_checks=[ops.restore_drill],
-        jobs=jobs,
-        schedules=schedules,
-        sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
-        resources={
-            "stores": StoresResource(data_dir=str(settings.data_dir())),
-            "notifier": notifier(),
-            "ops_folders": OpsFolders(
-                snapshot_dir=str(settings.snapshot_dir()),
-                snapshot_retention=settings.snapshot_retention(),
-                state_dir=str(settings.state_dir()),
-            ),
-        },
-    )
+defs = dg.Definitions(
+    assets=with_freshness(dg.load_assets_from_modules([memory, ops])),
+    asset_checks=[ops.restore_drill],
+    jobs=jobs,
+    schedules=schedules,
+    sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
+    resources={
+        "stores": StoresResource(data_dir=str(settings.data_dir())),
+        "notifier": notifier(),
+        "ops_folders": OpsFolders(
+            snapshot_dir=str(settings.snapshot_dir()),
+            snapshot_retention=settings.snapshot_retention(),
+            state_dir=str(settings.state_dir()),
+        ),
+    },
 )

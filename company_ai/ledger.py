@@ -5,7 +5,10 @@ was missed and recovered). The clock is `company_ai.core.times.utc_now`, read th
 the module so tests can set it.
 """
 
+from __future__ import annotations
+
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -13,7 +16,9 @@ from company_ai import settings
 from company_ai.core import times
 from company_ai.core.reports import RunInfo
 from company_ai.core.timetable import Due, SlotFacts, due_between
-from company_ai.schedules import TIMETABLE, Entry
+
+if TYPE_CHECKING:
+    from company_ai.schedules import Entry
 
 CATCHUP_TAG = "company_ai/catchup_attempt"  # on runs the catch-up sensor launched
 GRACE = timedelta(minutes=10)  # a slot is missed once it is this overdue
@@ -68,10 +73,22 @@ def slot_facts(
     return facts, busy
 
 
-def missed(instance: dg.DagsterInstance, since: datetime, until: datetime) -> list[Due]:
-    """Timetable slots due in the window that have neither a materialisation nor a run."""
-    slots = due(TIMETABLE, since, until)
-    facts, _ = slot_facts(instance, TIMETABLE, slots)
+def caught_up(instance: dg.DagsterInstance, job: str, partition: str) -> bool:
+    """Whether a catch-up run for this slot succeeded or is in flight (the schedule's own
+    tick then skips, so a schedule and the sensor never both run one slot)."""
+    runs = instance.get_runs(dg.RunsFilter(job_name=job, tags={"dagster/partition": partition}))
+    return any(
+        CATCHUP_TAG in r.tags and (r.status in IN_FLIGHT or r.status == dg.DagsterRunStatus.SUCCESS)
+        for r in runs
+    )
+
+
+def missed(
+    instance: dg.DagsterInstance, entries: list[Entry], since: datetime, until: datetime
+) -> list[Due]:
+    """Slots of `entries` due in the window that have neither a materialisation nor a run."""
+    slots = due(entries, since, until)
+    facts, _ = slot_facts(instance, entries, slots)
     return [
         s
         for s in slots

@@ -17,7 +17,7 @@ from datetime import time, timedelta
 
 import dagster as dg
 
-from company_ai import settings
+from company_ai import ledger, settings
 from company_ai.core.timetable import EVERY_DAY, WEEKDAYS, Slot, partition_for
 
 __all__ = ["JOBS", "TIMETABLE", "WEEKDAYS", "Entry", "jobs", "schedules"]
@@ -82,9 +82,12 @@ RESTORE_DRILL = dg.AssetSelection.checks(
 
 
 def _job(entry: Entry):
+    selection = entry.selection
+    if "db_snapshots" in entry.assets:
+        selection = selection - RESTORE_DRILL
     return dg.define_asset_job(
         entry.job,
-        selection=entry.selection - RESTORE_DRILL,
+        selection=selection,
         tags={"dagster/max_runtime": str(entry.max_runtime_s)},
     )
 
@@ -100,8 +103,10 @@ def _schedule(entry: Entry, job) -> dg.ScheduleDefinition:
         default_status=dg.DefaultScheduleStatus.RUNNING,
         description=f"{entry.job} at {entry.at:%H:%M} {tz} on weekdays {sorted(entry.weekdays)}",
     )
-    def _tick(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    def _tick(context: dg.ScheduleEvaluationContext):
         partition = partition_for(context.scheduled_execution_time, tz)
+        if ledger.caught_up(context.instance, entry.job, partition):
+            return dg.SkipReason(f"{entry.job} {partition} was already run by the catch-up sensor")
         return dg.RunRequest(run_key=partition, partition_key=partition)
 
     return _tick
@@ -126,12 +131,12 @@ schedules = [_schedule(entry, JOBS[entry.job]) for entry in TIMETABLE] + [
 ]
 
 
-def with_freshness(defs: dg.Definitions) -> dg.Definitions:
+def with_freshness(assets: list) -> list:
     """Every scheduled daily asset gets its entry's freshness policy."""
-    for entry in TIMETABLE:
-        policy = entry.freshness_policy()
-        defs = defs.map_resolved_asset_specs(
-            func=lambda spec, policy=policy: dg.apply_freshness_policy(spec, policy),
-            selection=entry.selection,
-        )
-    return defs
+    policies = {dg.AssetKey(a): e.freshness_policy() for e in TIMETABLE for a in e.assets}
+
+    def apply(spec: dg.AssetSpec) -> dg.AssetSpec:
+        policy = policies.get(spec.key)
+        return dg.apply_freshness_policy(spec, policy) if policy else spec
+
+    return list(dg.map_asset_specs(apply, assets))

@@ -11,6 +11,7 @@ from company_ai.core.times import to_iso
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
+from company_ai.schedules import TIMETABLE
 
 DIGEST_WINDOW = timedelta(hours=24)
 BRIEF_WINDOW = timedelta(hours=12)  # "overnight": since 18:00 for the 06:00 brief
@@ -32,7 +33,9 @@ def daily_digest(context: dg.AssetExecutionContext, notifier: Notifier) -> dg.Ma
     until = ledger.now()
     since = until - DIGEST_WINDOW
     runs = ledger.runs_since(context.instance, since, exclude=context.run.run_id)
-    digest = build_digest(runs, ledger.missed(context.instance, since, until), since, until)
+    digest = build_digest(
+        runs, ledger.missed(context.instance, TIMETABLE, since, until), since, until
+    )
     text = digest.render()
     sent = notifier.send(f"digest:{context.partition_key}", text)
     return dg.MaterializeResult(
