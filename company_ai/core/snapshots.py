@@ -98,8 +98,9 @@ def take_snapshot(stores: Stores, root: Path, day: str, *, keep: int) -> Manifes
     staging = root / f".{day}.partial-{os.getpid()}"
     try:
         root.mkdir(parents=True, exist_ok=True)
-        if staging.exists():
-            shutil.rmtree(staging)
+        # A run killed mid-snapshot leaves only its staging folder behind: clear it.
+        for stale in root.glob(f".{day}.*"):
+            shutil.rmtree(stale)
         staging.mkdir()
         files = []
         for domain in DOMAINS:
