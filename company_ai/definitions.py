@@ -3,13 +3,41 @@
 import dagster as dg
 
 from company_ai import settings
-from company_ai.assets import memory
+from company_ai.assets import memory, ops
+from company_ai.resources.folders import OpsFolders
+from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
-from company_ai.schedules import jobs, schedules
+from company_ai.schedules import jobs, schedules, with_freshness
+from company_ai.sensors.alerts import check_failure_alerts, freshness_alerts, run_failure_alerts
+from company_ai.sensors.catchup import catchup_sensor
+
+
+def notifier() -> Notifier:
+    """The outbox by default; Telegram when COMPANY_AI_NOTIFIER=telegram (token: EnvVar)."""
+    telegram = settings.notifier() == "telegram"
+    return Notifier(
+        backend=settings.notifier(),
+        data_dir=str(settings.data_dir()),
+        outbox_path=str(settings.outbox()),
+        telegram_token=dg.EnvVar("COMPANY_AI_TELEGRAM_TOKEN") if telegram else "",
+        telegram_chat_id=settings.telegram_chat_id(),
+        telegram_base_url=settings.telegram_base_url(),
+    )
+
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([memory]),
+    assets=with_freshness(dg.load_assets_from_modules([memory, ops])),
+    asset_checks=[ops.restore_drill],
     jobs=jobs,
     schedules=schedules,
-    resources={"stores": StoresResource(data_dir=str(settings.data_dir()))},
+    sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
+    resources={
+        "stores": StoresResource(data_dir=str(settings.data_dir())),
+        "notifier": notifier(),
+        "ops_folders": OpsFolders(
+            snapshot_dir=str(settings.snapshot_dir()),
+            snapshot_retention=settings.snapshot_retention(),
+            state_dir=str(settings.state_dir()),
+        ),
+    },
 )

@@ -16,8 +16,20 @@ from pathlib import Path
 MARKER = ".company_ai_demo"
 DAGSTER_YAML = """\
 # Written by `company-ai demo`. SQLite storage under this folder; no telemetry.
+# The recommended settings for company_ai (README, "Running it"): run monitoring so
+# each job's dagster/max_runtime is enforced and a crashed run is failed, not left
+# STARTED; run retries for crashes only (steps have their own retry policies).
 telemetry:
   enabled: false
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  poll_interval_seconds: 60
+  max_resume_run_attempts: 0
+run_retries:
+  enabled: true
+  max_retries: 2
+  retry_on_asset_or_op_failure: false
 """
 
 
@@ -77,7 +89,8 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     failed = 0
     for job_name in jobs:
         job = defs.resolve_job_def(job_name)
-        for day in partitions:
+        # Unpartitioned jobs (the monthly restore drill) run once.
+        for day in partitions if job.partitions_def else [None]:
             started = time.monotonic()
             result = job.execute_in_process(
                 partition_key=day, instance=instance, run_config=quiet, raise_on_error=False
@@ -86,7 +99,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
             passed = sum(c.passed for c in checks)
             failed += not result.success
             _say(
-                f"      {job_name} {day}: {'ok' if result.success else 'FAILED'} "
+                f"      {job_name} {day or '(once)'}: {'ok' if result.success else 'FAILED'} "
                 f"in {time.monotonic() - started:.1f}s, checks {passed}/{len(checks)} passed"
             )
 
@@ -96,6 +109,8 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     print(render_text(load_timeline(stores, _showcase_email(stores))))
     print()
     print(_run_summary(instance))
+    print()
+    print(_latest_digest(instance))
     print("\nOpen the UI on this history: scripts/ui   (then http://127.0.0.1:3000)")
     return 1 if failed else 0
 
@@ -120,6 +135,16 @@ def _showcase_email(stores) -> str:
         return crm.execute("SELECT email FROM contacts WHERE id = ?", (best,)).fetchone()[0]
 
 
+def _latest_digest(instance) -> str:
+    """The text the last daily_digest sent (also in the outbox)."""
+    import dagster as dg
+
+    event = instance.get_latest_materialization_event(dg.AssetKey("daily_digest"))
+    if event is None or event.asset_materialization is None:
+        return "No daily_digest was made."
+    return event.asset_materialization.metadata["digest"].value.strip("`\n")
+
+
 def _run_summary(instance) -> str:
     records = instance.get_run_records()
     lines = [f"Runs recorded in DAGSTER_HOME: {len(records)}"]
@@ -127,7 +152,7 @@ def _run_summary(instance) -> str:
         run = rec.dagster_run
         took = (rec.end_time - rec.start_time) if rec.end_time and rec.start_time else 0
         lines.append(
-            f"  {run.job_name:<12} {run.tags.get('dagster/partition', '-'):<11} "
+            f"  {run.job_name:<18} {run.tags.get('dagster/partition', '-'):<11} "
             f"{run.status.value:<8} {took:5.1f}s  run {run.run_id[:8]}"
         )
     return "\n".join(lines)

@@ -13,6 +13,13 @@ DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",
     "COMPANY_AI_TIMEZONE": "UTC",
     "COMPANY_AI_START_DATE": "2025-01-01",
+    "COMPANY_AI_SNAPSHOT_DIR": "",  # empty: <data dir>/snapshots
+    "COMPANY_AI_SNAPSHOT_RETENTION": "14",
+    "COMPANY_AI_STATE_DIR": "",  # empty: <data dir>/state
+    "COMPANY_AI_NOTIFIER": "outbox",
+    "COMPANY_AI_OUTBOX": "",  # empty: <data dir>/outbox.jsonl
+    "COMPANY_AI_TELEGRAM_CHAT_ID": "",
+    "COMPANY_AI_TELEGRAM_BASE_URL": "https://api.telegram.org",
 }
 
 
@@ -33,3 +40,47 @@ def timezone() -> str:
 def start_date() -> str:
     """The first daily partition."""
     return _get("COMPANY_AI_START_DATE")
+
+
+def _path_or(name: str, default: Path) -> Path:
+    value = _get(name)
+    return Path(value).expanduser().resolve() if value else default
+
+
+def snapshot_dir() -> Path:
+    """Where `db_snapshots` keeps one dated folder per day."""
+    return _path_or("COMPANY_AI_SNAPSHOT_DIR", data_dir() / "snapshots")
+
+
+def snapshot_retention() -> int:
+    """How many dated snapshot folders to keep (the newest)."""
+    value = _get("COMPANY_AI_SNAPSHOT_RETENTION")
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"COMPANY_AI_SNAPSHOT_RETENTION must be a whole number ≥ 1, not {value!r}")
+    return int(value)
+
+
+def state_dir() -> Path:
+    """Where `state_export` writes its flat JSON files."""
+    return _path_or("COMPANY_AI_STATE_DIR", data_dir() / "state")
+
+
+def notifier() -> str:
+    """`outbox` (a file plus the log) or `telegram` (needs COMPANY_AI_TELEGRAM_TOKEN)."""
+    value = _get("COMPANY_AI_NOTIFIER")
+    if value not in ("outbox", "telegram"):
+        raise ValueError(f"COMPANY_AI_NOTIFIER must be outbox or telegram, not {value!r}")
+    return value
+
+
+def outbox() -> Path:
+    """The outbox notifier's file: one JSON line per message."""
+    return _path_or("COMPANY_AI_OUTBOX", data_dir() / "outbox.jsonl")
+
+
+def telegram_chat_id() -> str:
+    return _get("COMPANY_AI_TELEGRAM_CHAT_ID")
+
+
+def telegram_base_url() -> str:
+    return _get("COMPANY_AI_TELEGRAM_BASE_URL")

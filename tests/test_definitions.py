@@ -41,14 +41,78 @@ def test_core_never_imports_dagster():
     assert offenders == []
 
 
-def test_every_job_has_a_max_runtime():
-    for job in defs.jobs or []:
-        assert int(job.tags["dagster/max_runtime"]) > 0, job.name
-
-
 def test_the_readme_names_every_asset():
     readme = (ROOT / "README.md").read_text()
     missing = [
         s.key.to_user_string() for s in asset_specs() if f"`{s.key.to_user_string()}`" not in readme
     ]
     assert missing == []
+
+
+def timetable_problems(d: dg.Definitions) -> list[str]:
+    """Duplicate job keys, schedules without their job, jobs without a max runtime."""
+    names = [job.name for job in d.jobs or []]
+    found = [f"duplicate job {n}" for n in sorted({n for n in names if names.count(n) > 1})]
+    found += [
+        f"schedule {s.name} targets a missing job {s.job_name}"
+        for s in d.schedules or []
+        if s.job_name not in names
+    ]
+    found += [
+        f"job {job.name} has no dagster/max_runtime"
+        for job in d.jobs or []
+        if int(job.tags.get("dagster/max_runtime", 0)) <= 0
+    ]
+    return found
+
+
+def test_the_timetable_has_unique_jobs_with_max_runtimes_and_every_schedule_a_job():
+    assert timetable_problems(defs) == []
+    for schedule in defs.schedules or []:
+        defs.resolve_job_def(schedule.job_name)
+        assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+
+
+def test_the_timetable_check_catches_each_kind_of_mistake():
+    sealed = dg.define_asset_job(
+        "j", selection="contact_episodes", tags={"dagster/max_runtime": "60"}
+    )
+    untimed = dg.define_asset_job("u", selection="contact_episodes")
+    orphan = dg.ScheduleDefinition(name="s", cron_schedule="0 1 * * *", job_name="nope")
+    broken = dg.Definitions(jobs=[sealed, sealed, untimed], schedules=[orphan])
+    assert timetable_problems(broken) == [
+        "duplicate job j",
+        "schedule s targets a missing job nope",
+        "job u has no dagster/max_runtime",
+    ]
+
+
+def test_the_timetable_covers_every_daily_asset_once_with_a_freshness_policy():
+    from company_ai.constants import DAILY, OUTREACH
+    from company_ai.schedules import TIMETABLE, WEEKDAYS
+
+    scheduled = [a for e in TIMETABLE for a in e.assets]
+    assert len(scheduled) == len(set(scheduled))
+    daily = {s.key.to_user_string(): s for s in asset_specs() if s.partitions_def == DAILY}
+    assert sorted(daily) == sorted(scheduled)
+    assert all(spec.freshness_policy is not None for spec in daily.values())
+    for entry in TIMETABLE:
+        if any(daily[a].group_name == OUTREACH for a in entry.assets):
+            assert entry.weekdays <= WEEKDAYS, "no outreach at weekends"
+
+
+def test_a_tick_requests_the_last_complete_day_in_the_configured_timezone():
+    from datetime import UTC, datetime
+
+    from company_ai import settings
+
+    schedule = defs.resolve_schedule_def("memory_job_schedule")
+    assert schedule.execution_timezone == settings.timezone()
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=datetime(2026, 11, 30, 23, 15, tzinfo=UTC),
+            repository_def=defs.get_repository_def(),
+        )
+        [request] = schedule.evaluate_tick(context).run_requests
+    assert request.partition_key == request.run_key == "2026-11-29"

@@ -101,11 +101,28 @@ OUTREACH_V1 = [
     "CREATE INDEX idx_messages_thread_id ON messages(thread_id)",
 ]
 
+OPS_V1 = [
+    # The notifier's queue: every alert is recorded before it is sent, so one that could
+    # not be delivered is retried on the next send; the key makes an alert at-most-once.
+    """
+    CREATE TABLE alerts (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        key         TEXT NOT NULL UNIQUE,      -- e.g. run-failure:<run id>
+        text        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        sent_at     TEXT,                      -- NULL while pending
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        last_error  TEXT
+    )
+    """,
+    "CREATE INDEX idx_alerts_pending ON alerts(sent_at, id)",
+]
+
 MIGRATIONS: dict[str, list[list[str]]] = {
     "crm": [CRM_V1],
     "memory": [MEMORY_V1],
     "outreach": [OUTREACH_V1],
     "brain": [],
     "recall": [],
-    "ops": [],
+    "ops": [OPS_V1],
 }

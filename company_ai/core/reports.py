@@ -1,0 +1,161 @@
+"""The reports the system sends about itself: the daily digest and the morning brief.
+
+Both are plain text built from plain records: `RunInfo` (read off Dagster's run history
+by the Dagster layer) and `Due` slots from the timetable. The morning brief is a list of
+sections (`BRIEF_SECTIONS`); each section returns None when its store or table does not
+exist yet, so a store added later joins the brief with one line, e.g.
+
+    count_section("Drafts waiting", "outreach", "drafts", "status = 'waiting'"),
+    count_section("Stale recall pages", "recall", "pages", "stale = 1"),
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from company_ai.core.db import StoreError, Stores
+from company_ai.core.times import to_iso
+from company_ai.core.timetable import Due
+
+FAILED = ("FAILURE", "CANCELED")
+DARK = "If this digest does not arrive one morning, the scheduler is dark: check dagster-daemon."
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One Dagster run, as the reports need it."""
+
+    run_id: str
+    job: str
+    partition: str | None
+    status: str  # DagsterRunStatus value: SUCCESS, FAILURE, CANCELED, STARTED, QUEUED…
+    catchup_attempt: int | None = None  # set on runs the catch-up sensor launched
+    error: str | None = None
+
+    def label(self) -> str:
+        return f"{self.job} {self.partition or '-'} (run {self.run_id[:8]})"
+
+
+@dataclass
+class Digest:
+    since: datetime
+    until: datetime
+    ran: list[RunInfo] = field(default_factory=list)
+    failed: list[RunInfo] = field(default_factory=list)
+    missed: list[Due] = field(default_factory=list)
+    recovered: list[RunInfo] = field(default_factory=list)
+
+    def render(self) -> str:
+        lines = [
+            f"company_ai digest {to_iso(self.since)} .. {to_iso(self.until)}",
+            f"ran {len(self.ran)} · failed {len(self.failed)} · missed {len(self.missed)}"
+            f" · recovered {len(self.recovered)}",
+        ]
+        if self.failed:
+            lines.append("Failed:")
+            lines += [f"- {r.label()}: {r.error or r.status}" for r in self.failed]
+        if self.missed:
+            lines.append("Missed (no run yet):")
+            lines += [f"- {d.job} {d.partition} (due {to_iso(d.tick)})" for d in self.missed]
+        if self.recovered:
+            lines.append("Recovered by catch-up:")
+            lines += [f"- {r.label()}, attempt {r.catchup_attempt}" for r in self.recovered]
+        if self.ran:
+            lines.append("Ran:")
+            lines += [f"- {r.label()}" for r in self.ran]
+        lines.append(DARK)
+        return "\n".join(lines)
+
+
+def build_digest(runs: list[RunInfo], missed: list[Due], since: datetime, until: datetime):
+    """What ran, failed, was missed and was recovered; `runs` are the window's runs."""
+    return Digest(
+        since,
+        until,
+        ran=[r for r in runs if r.status == "SUCCESS"],
+        failed=[r for r in runs if r.status in FAILED],
+        missed=sorted(missed),
+        recovered=[r for r in runs if r.status == "SUCCESS" and r.catchup_attempt],
+    )
+
+
+@dataclass(frozen=True)
+class BriefInput:
+    stores: Stores
+    since: datetime
+    until: datetime
+    runs: list[RunInfo]
+
+
+Section = Callable[[BriefInput], tuple[str, list[str]] | None]
+
+
+def runs_section(brief: BriefInput) -> tuple[str, list[str]] | None:
+    ok = sum(r.status == "SUCCESS" for r in brief.runs)
+    failed = [r for r in brief.runs if r.status in FAILED]
+    other = len(brief.runs) - ok - len(failed)
+    lines = [f"{ok} succeeded, {len(failed)} failed, {other} in flight or queued"]
+    lines += [f"FAILED {r.label()}: {r.error or r.status}" for r in failed]
+    return "Runs", lines
+
+
+def query(stores: Stores, domain: str, sql: str, params: dict) -> list[sqlite3.Row] | None:
+    """Rows from a store, or None when the store, table or column does not exist (yet)."""
+    try:
+        with stores.connect(domain, readonly=True) as conn:
+            return conn.execute(sql, params).fetchall()
+    except StoreError:
+        return None
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc) or "no such column" in str(exc):
+            return None
+        raise
+
+
+def count_section(title: str, domain: str, table: str, where: str = "1") -> Section:
+    """A section that counts rows of `table` matching `where` (may use :since / :until)."""
+
+    def section(brief: BriefInput) -> tuple[str, list[str]] | None:
+        rows = query(
+            brief.stores,
+            domain,
+            f'SELECT count(*) FROM "{table}" WHERE {where}',
+            {"since": to_iso(brief.since), "until": to_iso(brief.until)},
+        )
+        return None if rows is None else (title, [str(rows[0][0])])
+
+    return section
+
+
+def replies_section(brief: BriefInput) -> tuple[str, list[str]] | None:
+    rows = query(
+        brief.stores,
+        "outreach",
+        "SELECT subject, replied_at FROM messages WHERE replied_at >= :since"
+        " AND replied_at < :until ORDER BY replied_at",
+        {"since": to_iso(brief.since), "until": to_iso(brief.until)},
+    )
+    if rows is None:
+        return None
+    return "Replies", [f"{len(rows)} new"] + [f"{r[1]} re: {r[0]}" for r in rows[:10]]
+
+
+BRIEF_SECTIONS: list[Section] = [
+    runs_section,
+    replies_section,
+    count_section("Brain facts", "brain", "brain_facts", "created_at >= :since"),
+]
+
+
+def build_brief(brief: BriefInput, sections: list[Section] | None = None) -> str:
+    lines = [f"company_ai morning brief {to_iso(brief.since)} .. {to_iso(brief.until)}"]
+    for section in sections if sections is not None else BRIEF_SECTIONS:
+        found = section(brief)
+        if found is not None:
+            title, body = found
+            lines.append(f"{title}:")
+            lines += [f"  {line}" for line in body]
+    return "\n".join(lines)

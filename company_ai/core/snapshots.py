@@ -1,0 +1,220 @@
+"""Snapshots of the domain stores and the restore drill.
+
+`take_snapshot` copies every domain store with SQLite's online backup API (consistent
+while writers keep writing) into a staging folder, writes `manifest.json` (file, size,
+sha256, row counts per table) and only then renames the folder to its day, so a
+published snapshot is always whole. Old dated folders beyond `keep` are removed.
+`restore_drill` restores the latest snapshot into a temporary folder and proves it:
+checksums, `PRAGMA integrity_check`, row counts against the manifest.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from company_ai.core.db import Stores
+from company_ai.core.schema import DOMAINS
+from company_ai.core.times import to_iso, utc_now
+
+MANIFEST = "manifest.json"
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class SnapshotError(Exception):
+    """The snapshot could not be written; nothing was published. The message says why."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    day: str
+    folder: Path
+    files: list[dict]
+
+    @property
+    def bytes(self) -> int:
+        return sum(f["bytes"] for f in self.files)
+
+
+def _copy_db(source: Path, target: Path) -> None:
+    """One store copied page by page with the online backup API, as a standalone file."""
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")  # the copy needs no -wal beside it
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def row_counts(path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        conn.close()
+
+
+def _reason(exc: BaseException) -> str:
+    code = getattr(exc, "errno", None)
+    if code == errno.ENOSPC or "full" in str(exc):
+        return "the disk is full"
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in str(exc):
+        return "it is read-only"
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        return "a part of the path is a file, not a folder"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def take_snapshot(stores: Stores, root: Path, day: str, *, keep: int) -> Manifest:
+    """Snapshot every existing domain store into `root/<day>/`; keep the newest `keep`."""
+    root = Path(root)
+    staging = root / f".{day}.partial-{os.getpid()}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        # A run killed mid-snapshot leaves only its staging folder behind: clear it.
+        for stale in root.glob(f".{day}.*"):
+            shutil.rmtree(stale)
+        staging.mkdir()
+        files = []
+        for domain in DOMAINS:
+            source = stores.path(domain)
+            if not source.is_file():
+                continue
+            target = staging / source.name
+            _copy_db(source, target)
+            files.append(
+                {
+                    "file": source.name,
+                    "domain": domain,
+                    "bytes": target.stat().st_size,
+                    "sha256": sha256_file(target),
+                    "tables": row_counts(target),
+                }
+            )
+        manifest = {"day": day, "taken_at": to_iso(utc_now()), "files": files}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        _publish(staging, root / day)
+    except (OSError, sqlite3.Error) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise SnapshotError(
+            f"cannot write the snapshot of {day} into {root}: {_reason(exc)}. Nothing was "
+            "published; free space there or point COMPANY_AI_SNAPSHOT_DIR at a writable folder"
+        ) from exc
+    prune(root, keep)
+    return Manifest(day, root / day, files)
+
+
+def _publish(staging: Path, final: Path) -> None:
+    """Replace `final` with `staging` by renames, so a reader sees old or new, never half."""
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.replace(final, old)
+    os.replace(staging, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def snapshot_days(root: Path) -> list[str]:
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and _DAY.match(p.name))
+
+
+def prune(root: Path, keep: int) -> list[str]:
+    """Remove dated snapshot folders beyond the newest `keep`; returns the days removed."""
+    if keep < 1:
+        raise ValueError("keep at least one snapshot")
+    removed = snapshot_days(root)[:-keep]
+    for day in removed:
+        shutil.rmtree(Path(root) / day)
+    return removed
+
+
+def load_manifest(folder: Path) -> Manifest:
+    data = json.loads((Path(folder) / MANIFEST).read_text())
+    return Manifest(data["day"], Path(folder), data["files"])
+
+
+@dataclass
+class DrillReport:
+    snapshot: str | None
+    restored: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.snapshot is not None and not self.problems
+
+
+def restore_drill(root: Path) -> DrillReport:
+    """Restore the latest snapshot into a temporary folder and check every file in it."""
+    days = snapshot_days(root)
+    if not days:
+        return DrillReport(None, problems=[f"no snapshot in {root}"])
+    report = DrillReport(days[-1])
+    folder = Path(root) / days[-1]
+    try:
+        manifest = load_manifest(folder)
+    except (OSError, ValueError, KeyError) as exc:
+        report.problems.append(f"{folder}/{MANIFEST} is unreadable: {exc}")
+        return report
+    with tempfile.TemporaryDirectory(prefix="company-ai-drill-") as scratch:
+        for entry in manifest.files:
+            name = entry["file"]
+            restored = Path(scratch) / name
+            try:
+                shutil.copyfile(folder / name, restored)
+            except OSError as exc:
+                report.problems.append(f"{name}: cannot be restored: {exc}")
+                continue
+            if sha256_file(restored) != entry["sha256"]:
+                report.problems.append(f"{name}: sha256 differs from the manifest")
+            try:
+                report.problems += [f"{name}: {p}" for p in _check_restored(restored, entry)]
+            except sqlite3.DatabaseError as exc:
+                report.problems.append(f"{name}: not a readable database ({exc})")
+            report.restored.append(name)
+    return report
+
+
+def _check_restored(path: Path, entry: dict) -> list[str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        verdict = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+    finally:
+        conn.close()
+    if verdict != ["ok"]:
+        return [f"integrity_check: {'; '.join(verdict[:5])}"]
+    counts = row_counts(path)
+    return [
+        f"table {table}: {counts.get(table)} rows, the manifest says {expected}"
+        for table, expected in entry["tables"].items()
+        if counts.get(table) != expected
+    ]

@@ -1,0 +1,89 @@
+"""Key state as flat JSON files for any reader (a dashboard, a shell script, `jq`).
+
+Each file is written atomically: a temporary file in the same folder, fsynced, then
+`os.replace`d over the old one, so a reader sees the previous file or the new one, never
+a torn one. Files: `stores.json` (row counts per table of every store), `memory.json`
+(episodes by type, the last sealed day), `outreach.json` (messages, replies, bounces),
+`ops.json` (pending alerts, the latest snapshot).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from company_ai.core.reports import query
+from company_ai.core.schema import DOMAINS
+from company_ai.core.snapshots import load_manifest, row_counts, snapshot_days
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
+    """The state files' contents, by file name; stores that do not exist are left out."""
+    tables = {
+        domain: row_counts(stores.path(domain))
+        for domain in DOMAINS
+        if stores.path(domain).is_file()
+    }
+    state: dict[str, dict] = {"stores.json": {"as_of": as_of, **tables}}
+
+    by_type = query(
+        stores, "memory", "SELECT episode_type, count(*) FROM contact_episodes GROUP BY 1", {}
+    )
+    if by_type is not None:
+        seal = query(stores, "memory", "SELECT day, episodes FROM day_seals ORDER BY day DESC", {})
+        state["memory.json"] = {
+            "as_of": as_of,
+            "episodes": sum(n for _, n in by_type),
+            "episodes_by_type": {t: n for t, n in by_type},
+            "last_sealed_day": seal[0][0] if seal else None,
+            "last_sealed_episodes": seal[0][1] if seal else None,
+        }
+    messages = query(
+        stores,
+        "outreach",
+        "SELECT count(*), count(replied_at), sum(bounce_status != 'none') FROM messages",
+        {},
+    )
+    if messages is not None:
+        sent, replied, bounced = messages[0]
+        state["outreach.json"] = {
+            "as_of": as_of,
+            "messages": sent,
+            "replied": replied,
+            "bounced": bounced or 0,
+        }
+    pending = query(stores, "ops", "SELECT count(*) FROM alerts WHERE sent_at IS NULL", {})
+    days = snapshot_days(snapshot_root)
+    latest = load_manifest(Path(snapshot_root) / days[-1]) if days else None
+    state["ops.json"] = {
+        "as_of": as_of,
+        "pending_alerts": pending[0][0] if pending is not None else 0,
+        "latest_snapshot": latest.day if latest else None,
+        "latest_snapshot_bytes": latest.bytes if latest else None,
+        "snapshots_kept": len(days),
+    }
+    return state
+
+
+def export_state(stores, folder: Path, snapshot_root: Path, as_of: str) -> dict[str, dict]:
+    state = collect_state(stores, snapshot_root, as_of)
+    for name, data in state.items():
+        write_json_atomic(Path(folder) / name, data)
+    return state

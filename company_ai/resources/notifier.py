@@ -1,0 +1,83 @@
+import json
+from pathlib import Path
+from typing import Literal
+
+import dagster as dg
+import httpx
+
+from company_ai.core import alerts
+from company_ai.core.db import Stores
+from company_ai.core.times import to_iso, utc_now
+
+TELEGRAM_MAX_CHARS = 4096
+
+
+class NotifierError(RuntimeError):
+    """An alert could not be delivered (it stays queued and is retried on the next send)."""
+
+
+class Notifier(dg.ConfigurableResource):
+    """Where alerts and reports go. Every message is first queued in `ops.db` (`alerts`,
+    unique by key, so one failure is announced once), then every pending message is
+    delivered oldest first. `outbox` (the default): appended as a JSON line to
+    `outbox_path` and written to the log. `telegram`: the Bot API's `sendMessage`.
+    Delivery failures never raise: the message stays pending and goes with the next send."""
+
+    backend: Literal["outbox", "telegram"] = "outbox"
+    data_dir: str
+    outbox_path: str
+    telegram_token: str = ""  # a secret: bind it only as dg.EnvVar("COMPANY_AI_TELEGRAM_TOKEN")
+    telegram_chat_id: str = ""
+    telegram_base_url: str = "https://api.telegram.org"
+    timeout_s: float = 10.0
+
+    def send(self, key: str, text: str) -> alerts.FlushResult:
+        """Queue `text` under `key` (a repeat of a key is ignored) and flush the queue."""
+        log = dg.get_dagster_logger()
+        with Stores(self.data_dir).connect("ops") as ops:
+            if alerts.enqueue(ops, key, text):
+                log.info(f"alert {key}: {text}")
+            result = alerts.flush(ops, self._deliver)
+        if result.error:
+            log.warning(
+                f"notifier ({self.backend}) is unavailable, {result.pending} alert(s) kept "
+                f"for the next send: {result.error}"
+            )
+        return result
+
+    def flush(self) -> alerts.FlushResult:
+        """Retry whatever is pending (e.g. on a sensor tick with nothing new to say)."""
+        with Stores(self.data_dir).connect("ops") as ops:
+            return alerts.flush(ops, self._deliver)
+
+    def _deliver(self, text: str) -> None:
+        if self.backend == "telegram":
+            self._telegram(text)
+        else:
+            path = Path(self.outbox_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as outbox:
+                outbox.write(json.dumps({"at": to_iso(utc_now()), "text": text}) + "\n")
+
+    def _telegram(self, text: str) -> None:
+        if not self.telegram_token or not self.telegram_chat_id:
+            raise NotifierError("telegram needs COMPANY_AI_TELEGRAM_TOKEN and a chat id")
+        if len(text) > TELEGRAM_MAX_CHARS:
+            text = text[: TELEGRAM_MAX_CHARS - 1] + "…"
+        url = f"{self.telegram_base_url.rstrip('/')}/bot{self.telegram_token}/sendMessage"
+        try:
+            response = httpx.post(
+                url, json={"chat_id": self.telegram_chat_id, "text": text}, timeout=self.timeout_s
+            )
+            body = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            # httpx puts the URL, which holds the token, into its messages: never show it.
+            raise NotifierError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+        if not (isinstance(body, dict) and body.get("ok")):
+            description = body.get("description") if isinstance(body, dict) else None
+            raise NotifierError(
+                self._scrub(f"telegram answered {response.status_code}: {description}")
+            )
+
+    def _scrub(self, message: str) -> str:
+        return message.replace(self.telegram_token, "<token>") if self.telegram_token else message

@@ -1,0 +1,84 @@
+"""The catch-up sensor: recovery from the ledger.
+
+Dagster 1.13 launches only the latest missed tick of a schedule after downtime (notes §2),
+so every slot of the timetable in the look-back window that is more than ten minutes
+overdue, with no materialisation and no run in flight, gets a run here: oldest first,
+and one at a time for jobs whose assets depend on their previous day. The decision is
+read afresh from Dagster's run history on every tick (no cursor), so running it again
+never double-fires and slots that fall due meanwhile are picked up on the next pass. A
+failed slot is retried up to `max_attempts` runs in all; the attempt is part of the run
+key because a sensor's run keys dedupe forever.
+"""
+
+from datetime import timedelta
+
+import dagster as dg
+
+from company_ai import ledger
+from company_ai.core.times import to_iso
+from company_ai.core.timetable import plan_catchup
+from company_ai.schedules import JOBS, TIMETABLE, Entry
+
+LOOKBACK = timedelta(days=7)
+MAX_ATTEMPTS = 3
+
+
+def self_dependent(graph, entries: list[Entry]) -> set[str]:
+    """Jobs with an asset that depends on its own previous partition."""
+    return {
+        e.job
+        for e in entries
+        for a in e.assets
+        if dg.AssetKey(a) in graph.get(dg.AssetKey(a)).parent_keys
+    }
+
+
+def build_catchup_sensor(
+    entries: list[Entry],
+    jobs: list,
+    *,
+    name: str = "catchup_sensor",
+    lookback: timedelta = LOOKBACK,
+    max_attempts: int = MAX_ATTEMPTS,
+) -> dg.SensorDefinition:
+    @dg.sensor(
+        name=name,
+        jobs=jobs,
+        minimum_interval_seconds=120,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=f"Runs missed timetable slots of the last {lookback.days} days, oldest first.",
+    )
+    def _catchup(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        now = ledger.now()
+        slots = ledger.due(entries, now - lookback, now)
+        facts, busy = ledger.slot_facts(context.instance, entries, slots)
+        plan = plan_catchup(
+            slots,
+            facts,
+            sequential=self_dependent(context.repository_def.asset_graph, entries),
+            busy=busy,
+            max_attempts=max_attempts,
+        )
+        for slot in plan.gave_up:
+            context.log.warning(
+                f"{slot.job} {slot.partition} failed {max_attempts} times; not retried again"
+            )
+        requests = [
+            dg.RunRequest(
+                run_key=r.run_key,
+                job_name=r.due.job,
+                partition_key=r.due.partition,
+                tags={ledger.CATCHUP_TAG: str(r.attempt), "company_ai/slot": to_iso(r.due.tick)},
+            )
+            for r in plan.requests
+        ]
+        if not requests:
+            return dg.SensorResult(
+                skip_reason=f"nothing missed ({len(slots)} slots, {len(plan.waiting)} waiting)"
+            )
+        return dg.SensorResult(run_requests=requests)
+
+    return _catchup
+
+
+catchup_sensor = build_catchup_sensor(TIMETABLE, [JOBS[e.job] for e in TIMETABLE])

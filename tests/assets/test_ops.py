@@ -1,0 +1,141 @@
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from company_ai.assets.ops import (
+    daily_digest,
+    db_snapshots,
+    morning_brief,
+    restore_drill,
+    state_export,
+)
+from company_ai.core import alerts
+from company_ai.core.db import Stores
+from company_ai.resources.folders import OpsFolders
+from company_ai.resources.notifier import Notifier
+from company_ai.resources.stores import StoresResource
+from company_ai.sensors.alerts import check_failure_alerts
+from tests.fakes import FakeServer, Reply
+from tests.test_notifier import TOKEN, telegram, telegram_ok
+
+DAY = "2026-11-29"
+
+
+@pytest.fixture
+def data(tmp_path, sample_dir):
+    target = tmp_path / "data"
+    shutil.copytree(sample_dir, target)
+    return target
+
+
+def resources(data, snapshot_dir=None, notifier=None):
+    return {
+        "stores": StoresResource(data_dir=str(data)),
+        "ops_folders": OpsFolders(
+            snapshot_dir=str(snapshot_dir or data / "snapshots"),
+            snapshot_retention=2,
+            state_dir=str(data / "state"),
+        ),
+        "notifier": notifier
+        or Notifier(data_dir=str(data), outbox_path=str(data / "outbox.jsonl")),
+    }
+
+
+def outbox(data):
+    return [json.loads(line)["text"] for line in (data / "outbox.jsonl").read_text().splitlines()]
+
+
+def test_the_ops_assets_report_snapshot_and_export(data):
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [morning_brief, state_export, db_snapshots, daily_digest],
+            partition_key=DAY,
+            instance=instance,
+            resources=resources(data),
+        )
+        assert result.success
+    [brief] = [t for t in outbox(data) if t.startswith("company_ai morning brief")]
+    [digest] = [t for t in outbox(data) if t.startswith("company_ai digest")]
+    assert "Runs:" in brief and "scheduler is dark" in digest
+    assert (data / "snapshots" / DAY / "manifest.json").is_file()
+    assert json.loads((data / "state" / "stores.json").read_text())["crm"]["contacts"] == 300
+    meta = result.asset_materializations_for_node("db_snapshots")[0].metadata
+    assert meta["files"].value == len(list(data.glob("*.db")))
+
+
+def test_a_snapshot_folder_that_cannot_be_written_fails_the_asset_clearly(data, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with (
+        dg.instance_for_test() as instance,
+        pytest.raises(dg.Failure, match="a part of the path is a file, not a folder"),
+    ):
+        dg.materialize(
+            [db_snapshots],
+            partition_key=DAY,
+            instance=instance,
+            resources=resources(data, snapshot_dir=blocker / "snaps"),
+        )
+
+
+def test_the_restore_drill_fails_loudly_on_a_corrupted_snapshot_and_is_alerted(data):
+    defs = dg.Definitions(
+        assets=[db_snapshots],
+        asset_checks=[restore_drill],
+        jobs=[
+            dg.define_asset_job("drill", selection=dg.AssetSelection.checks(restore_drill)),
+        ],
+        sensors=[check_failure_alerts],
+        resources=resources(data),
+    )
+    with dg.instance_for_test() as instance:
+        dg.materialize(
+            [db_snapshots], partition_key=DAY, instance=instance, resources=resources(data)
+        )
+        ok = defs.resolve_job_def("drill").execute_in_process(instance=instance)
+        assert [c.passed for c in ok.get_asset_check_evaluations()] == [True]
+
+        copy = data / "snapshots" / DAY / "crm.db"
+        raw = bytearray(copy.read_bytes())
+        raw[len(raw) // 2 : len(raw) // 2 + 4096] = bytes(4096)
+        copy.write_bytes(bytes(raw))
+        bad = defs.resolve_job_def("drill").execute_in_process(instance=instance)
+        [evaluation] = bad.get_asset_check_evaluations()
+        assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
+        assert "crm.db: sha256 differs from the manifest" in evaluation.description
+
+        context = dg.build_sensor_context(
+            instance=instance, definitions=defs, resources=resources(data)
+        )
+        check_failure_alerts(context)
+    assert any(t.startswith("CHECK FAILED db_snapshots:restore_drill") for t in outbox(data))
+
+
+def test_a_notifier_that_is_down_does_not_fail_the_report_and_sends_it_later(data):
+    path = f"/bot{TOKEN}/sendMessage"
+    with dg.instance_for_test() as instance, FakeServer() as server:
+        server.script(path, Reply({"ok": False, "description": "Too Many Requests"}, status=429))
+        notifier = telegram(data, server.url)
+        result = dg.materialize(
+            [daily_digest],
+            partition_key=DAY,
+            instance=instance,
+            resources=resources(data, notifier=notifier),
+        )
+        assert result.success
+        meta = result.asset_materializations_for_node("daily_digest")[0].metadata
+        assert meta["delivered"].value is False and meta["alerts_pending"].value == 1
+        server.script(path, Reply(telegram_ok()))
+        dg.materialize(
+            [morning_brief],
+            partition_key=DAY,
+            instance=instance,
+            resources=resources(data, notifier=notifier),
+        )
+    texts = [p["text"] for _, p in server.requests]
+    assert texts[0] == texts[1] and texts[0].startswith("company_ai digest")
+    assert texts[2].startswith("company_ai morning brief")
+    with Stores(data).connect("ops", readonly=True) as ops:
+        assert alerts.pending_count(ops) == 0

@@ -1,0 +1,93 @@
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from company_ai.core import alerts
+from company_ai.core.reports import (
+    BriefInput,
+    RunInfo,
+    build_brief,
+    build_digest,
+    count_section,
+)
+from company_ai.core.state import export_state, write_json_atomic
+from company_ai.core.timetable import Due
+
+SINCE, UNTIL = datetime(2026, 11, 29, 9, 5, tzinfo=UTC), datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
+
+
+def test_an_alert_is_recorded_once_per_key(stores):
+    with stores.connect("ops") as ops:
+        assert alerts.enqueue(ops, "run-failure:1", "boom")
+        assert not alerts.enqueue(ops, "run-failure:1", "boom again")
+        assert alerts.pending_count(ops) == 1
+
+
+def test_a_failed_delivery_keeps_the_alert_and_the_order_for_the_next_flush(stores):
+    delivered = []
+
+    def down(text):
+        raise ConnectionError("refused")
+
+    with stores.connect("ops") as ops:
+        alerts.enqueue(ops, "a", "first")
+        alerts.enqueue(ops, "b", "second")
+        result = alerts.flush(ops, down)
+        assert (result.sent, result.pending) == (0, 2)
+        assert result.error == "ConnectionError: refused"
+        result = alerts.flush(ops, delivered.append)
+        assert (result.sent, result.pending, result.error) == (2, 0, None)
+        assert alerts.flush(ops, delivered.append).sent == 0
+        attempts = ops.execute("SELECT attempts FROM alerts ORDER BY id").fetchall()
+    assert delivered == ["first", "second"]
+    assert [a[0] for a in attempts] == [2, 1]
+
+
+def run(status, partition="2026-11-29", attempt=None, job="memory_job"):
+    return RunInfo(f"{status}-{partition}-{attempt}".ljust(8, "x"), job, partition, status, attempt)
+
+
+def test_the_digest_says_what_ran_failed_was_missed_and_recovered():
+    runs = [run("SUCCESS"), run("FAILURE", "2026-11-28"), run("SUCCESS", "2026-11-27", 1)]
+    missed = [Due(datetime(2026, 11, 30, 6, 0, tzinfo=UTC), "morning_brief_job", "2026-11-29")]
+    text = build_digest(runs, missed, SINCE, UNTIL).render()
+    assert "ran 2 · failed 1 · missed 1 · recovered 1" in text
+    assert "- morning_brief_job 2026-11-29 (due 2026-11-30T06:00:00Z)" in text
+    assert "memory_job 2026-11-27 (run SUCCESS-), attempt 1" in text
+    assert text.endswith("the scheduler is dark: check dagster-daemon.")
+
+
+def test_the_brief_leaves_out_stores_and_tables_that_do_not_exist(sample_stores, stores):
+    brief = build_brief(BriefInput(sample_stores, SINCE, UNTIL, [run("SUCCESS")]))
+    assert "Runs:\n  1 succeeded, 0 failed" in brief
+    assert "Replies:" in brief
+    assert "Brain facts" not in brief, "brain.db has no brain_facts table yet"
+    sections = [count_section("Drafts waiting", "outreach", "drafts", "status = 'waiting'")]
+    assert build_brief(BriefInput(sample_stores, SINCE, UNTIL, []), sections).count("\n") == 0
+    assert "Replies" not in build_brief(BriefInput(stores, SINCE, UNTIL, []))
+
+
+def test_a_count_section_counts_in_the_window(sample_stores):
+    section = count_section("Replies", "outreach", "messages", "replied_at >= :since")
+    title, lines = section(BriefInput(sample_stores, SINCE, UNTIL, []))
+    assert title == "Replies" and int(lines[0]) >= 0
+
+
+def test_state_files_are_written_whole(sample_stores, tmp_path):
+    state = export_state(
+        sample_stores, tmp_path / "state", tmp_path / "snaps", "2026-11-30T06:15:00Z"
+    )
+    assert sorted(state) == ["memory.json", "ops.json", "outreach.json", "stores.json"]
+    memory = json.loads((tmp_path / "state" / "memory.json").read_text())
+    assert memory["episodes"] == sum(memory["episodes_by_type"].values()) > 0
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == sorted(state)
+
+
+def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path):
+    target = tmp_path / "x.json"
+    write_json_atomic(target, {"v": 1})
+    with pytest.raises(TypeError):
+        write_json_atomic(target, {"v": object()})
+    assert json.loads(target.read_text()) == {"v": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]

@@ -1,0 +1,111 @@
+import errno
+import json
+import shutil
+
+import pytest
+
+from company_ai.core import snapshots
+from company_ai.core.db import Stores
+from company_ai.core.snapshots import (
+    SnapshotError,
+    load_manifest,
+    restore_drill,
+    snapshot_days,
+    take_snapshot,
+)
+
+
+@pytest.fixture
+def data(tmp_path, sample_dir):
+    target = tmp_path / "data"
+    shutil.copytree(sample_dir, target)
+    return Stores(target)
+
+
+def test_a_snapshot_copies_every_store_with_a_manifest_that_matches(data, tmp_path):
+    root = tmp_path / "snaps"
+    manifest = take_snapshot(data, root, "2026-11-29", keep=3)
+    assert snapshot_days(root) == ["2026-11-29"]
+    assert {f["domain"] for f in manifest.files} == {p.stem for p in data.data_dir.glob("*.db")}
+    on_disk = load_manifest(root / "2026-11-29")
+    memory = next(f for f in on_disk.files if f["domain"] == "memory")
+    with data.connect("memory", readonly=True) as conn:
+        episodes = conn.execute("SELECT count(*) FROM contact_episodes").fetchone()[0]
+    assert memory["tables"]["contact_episodes"] == episodes > 0
+    assert memory["sha256"] == snapshots.sha256_file(root / "2026-11-29" / "memory.db")
+    assert memory["bytes"] == (root / "2026-11-29" / "memory.db").stat().st_size
+    assert not list(root.glob("2026-11-29/*-wal")), "copies are standalone files"
+    assert restore_drill(root).passed
+
+
+def test_retention_keeps_the_newest_and_a_retake_replaces_its_day(data, tmp_path):
+    root = tmp_path / "snaps"
+    for day in ("2026-11-26", "2026-11-27", "2026-11-28", "2026-11-29"):
+        take_snapshot(data, root, day, keep=2)
+    assert snapshot_days(root) == ["2026-11-28", "2026-11-29"]
+    take_snapshot(data, root, "2026-11-29", keep=2)
+    assert snapshot_days(root) == ["2026-11-28", "2026-11-29"]
+    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_drill_fails_loudly_on_a_corrupted_snapshot(data, tmp_path):
+    root = tmp_path / "snaps"
+    take_snapshot(data, root, "2026-11-29", keep=3)
+    copy = root / "2026-11-29" / "memory.db"
+    raw = bytearray(copy.read_bytes())
+    raw[4096 : 4096 + 2048] = b"\xde\xad" * 1024  # trash the second and third pages
+    copy.write_bytes(bytes(raw))
+    report = restore_drill(root)
+    assert not report.passed
+    assert any(p.startswith("memory.db: sha256 differs") for p in report.problems)
+    assert any(
+        "integrity_check" in p or "not a readable database" in p or "rows" in p
+        for p in report.problems
+    )
+
+
+def test_the_drill_compares_row_counts_with_the_manifest(data, tmp_path):
+    root = tmp_path / "snaps"
+    take_snapshot(data, root, "2026-11-29", keep=3)
+    path = root / "2026-11-29" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    crm = next(f for f in manifest["files"] if f["domain"] == "crm")
+    crm["tables"]["contacts"] += 1
+    path.write_text(json.dumps(manifest))
+    report = restore_drill(root)
+    assert report.problems == [
+        f"crm.db: table contacts: {crm['tables']['contacts'] - 1} rows, "
+        f"the manifest says {crm['tables']['contacts']}"
+    ]
+
+
+def test_the_drill_fails_without_a_snapshot_or_manifest(tmp_path):
+    assert restore_drill(tmp_path / "none").problems == [f"no snapshot in {tmp_path / 'none'}"]
+    (tmp_path / "snaps" / "2026-11-29").mkdir(parents=True)
+    assert "unreadable" in restore_drill(tmp_path / "snaps").problems[0]
+
+
+def test_a_snapshot_folder_under_a_file_fails_clearly(data, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    with pytest.raises(SnapshotError, match="a part of the path is a file") as err:
+        take_snapshot(data, blocker / "snaps", "2026-11-29", keep=3)
+    assert "Nothing was published" in str(err.value)
+
+
+def test_a_full_disk_fails_clearly_and_publishes_nothing(data, tmp_path, monkeypatch):
+    root = tmp_path / "snaps"
+    take_snapshot(data, root, "2026-11-28", keep=3)
+    copied = []
+
+    def full(source, target):
+        if copied:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        copied.append(source)
+        shutil.copyfile(source, target)
+
+    monkeypatch.setattr(snapshots, "_copy_db", full)
+    with pytest.raises(SnapshotError, match="the disk is full"):
+        take_snapshot(data, root, "2026-11-29", keep=3)
+    assert snapshot_days(root) == ["2026-11-28"]
+    assert sorted(p.name for p in root.iterdir()) == ["2026-11-28"], "no staging left behind"
