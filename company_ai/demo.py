@@ -89,6 +89,13 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
                 f"      {job_name} {day}: {'ok' if result.success else 'FAILED'} "
                 f"in {time.monotonic() - started:.1f}s, checks {passed}/{len(checks)} passed"
             )
+            for event in result.get_asset_materialization_events():
+                if event.asset_key.to_user_string() == "outreach_drafts":
+                    meta = event.materialization.metadata
+                    _say(
+                        f"        drafts: {meta['passed'].value} passed the fabrication gate, "
+                        f"{meta['quarantined'].value} quarantined"
+                    )
 
     _say("[3/3] a contact's timeline")
     from company_ai.core.timeline import load_timeline, render_text

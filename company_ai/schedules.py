@@ -2,7 +2,8 @@
 
 import dagster as dg
 
-from company_ai.constants import MEMORY
+from company_ai import settings
+from company_ai.constants import DAILY, MEMORY, OUTREACH
 
 # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
 # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
@@ -15,5 +16,31 @@ memory_job = dg.define_asset_job(
     tags={"dagster/max_runtime": str(MEMORY_MAX_RUNTIME_S)},
 )
 
-jobs = [memory_job]
-schedules: list[dg.ScheduleDefinition] = []
+# Outreach: 20 research passes + 10 drafts at about a minute of model time each
+# = 30 min; the gate (pure code, < 1 ms a draft) and 10 sends (a few s each) add
+# under a minute. 1.5 x headroom for a slow model: 30 min x 1.5 = 45 min = 2700 s,
+# still well before the 08:15 snapshot needs the stores quiet for long.
+OUTREACH_MAX_RUNTIME_S = 2700
+
+outreach_job = dg.define_asset_job(
+    "outreach_job",
+    selection=dg.AssetSelection.groups(OUTREACH),
+    tags={"dagster/max_runtime": str(OUTREACH_MAX_RUNTIME_S)},
+)
+
+
+@dg.schedule(
+    name="outreach_schedule",
+    cron_schedule="55 7 * * 1-5",  # weekdays 07:55: research → drafts → gate → send
+    job=outreach_job,
+    execution_timezone=settings.timezone(),
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+)
+def outreach_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    """The last complete day's partition (yesterday, as for every daily job)."""
+    day = DAILY.get_last_partition_key(current_time=context.scheduled_execution_time)
+    return dg.RunRequest(run_key=day, partition_key=day)
+
+
+jobs = [memory_job, outreach_job]
+schedules: list[dg.ScheduleDefinition] = [outreach_schedule]
