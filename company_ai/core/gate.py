@@ -80,6 +80,14 @@ TENS = {
     w: 10 * i
     for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)
 }
+ORDINALS = {
+    w: i
+    for i, w in enumerate(
+        "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth"
+        " fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
+        start=3,
+    )
+}
 SCALES = {"hundred": 100, "thousand": 1_000, "million": 10**6, "billion": 10**9}
 SHORT_SCALES = {"k": 1_000, "m": 10**6, "mn": 10**6, "bn": 10**9, "b": 10**9}
 CURRENCY_WORDS = "dollars dollar pounds pound euros euro usd gbp eur".split()
@@ -225,6 +233,14 @@ _NUMBER = re.compile(
     r"(?:\s?(?P<wpct>%|per ?cent\b))?",
     re.IGNORECASE,
 )
+_ORDINAL = re.compile(r"\b(" + "|".join(ORDINALS) + r")\b", re.IGNORECASE)
+# "last year": a past time the text asserts; the sources must say the same. (A future one,
+# "next week", proposes rather than claims.)
+_RELATIVE = re.compile(
+    r"\b(?:last|past|previous) (?:week|weekend|month|quarter|year|season"
+    r"|decade|spring|summer|autumn|winter)\b|\byesterday\b",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*[\w]|[^\W\d_]|&")
 _QUOTED = re.compile(r"[\"“”]([^\"“”\n]{2,80})[\"“”]")
 
@@ -262,6 +278,7 @@ class _Value:
     value: Decimal | None = None
     date: tuple[int | None, int | None, int | None] | None = None  # (year, month, day)
     weekday: str | None = None
+    phrase: str | None = None  # a relative time: "last year"
 
 
 def _numbers(text: str) -> Iterable[tuple[int, int, _Value]]:
@@ -288,6 +305,12 @@ def _numbers(text: str) -> Iterable[tuple[int, int, _Value]]:
             )
         taken.append(m.span())
         yield m.start(), m.end(), value
+    for m in _RELATIVE.finditer(text):
+        taken.append(m.span())
+        yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().lower().split()))
+    for m in _ORDINAL.finditer(text):
+        taken.append(m.span())
+        yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group().lower()]))
     for m in _NUMBER.finditer(text):
         if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
             continue
@@ -312,8 +335,11 @@ def _numbers(text: str) -> Iterable[tuple[int, int, _Value]]:
                 yield m.start(), m.end(), _Value("number", base)
         else:
             words = g["words"].strip(" -")
-            if words.lower() in ("one", "zero", "and") or words.lower().startswith("and"):
+            follows = text[m.start() + len(words) : m.start() + len(words) + 1]
+            if words.lower() in ("one", "zero", "and") and follows != "-":
                 continue  # "one of", "no one": a pronoun far more often than a count
+            if words.lower().startswith("and"):
+                continue
             value = _words_value(words)
             if value is None:
                 continue
@@ -347,14 +373,17 @@ class SourceIndex:
 
     def __init__(self, sources: Sequence[str], allow: Iterable[str] = ()) -> None:
         joined = "\n".join(sources)
-        self.text = " " + _norm(joined) + " "
-        self.allowed = {_name_key([a]) for a in allow if a.strip()}
+        # Allowed names (the sender's) count as said: the whole name and each part of it.
+        self.text = " " + _norm(joined) + " | " + " | ".join(_norm(a) for a in allow) + " "
+        self.acronyms = set(re.findall(r"\b[A-Z][A-Z0-9&]+\b", joined + " " + " ".join(allow)))
         self.numbers: set[Decimal] = set()
         self.percents: set[Decimal] = set()
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
         self.weekdays: set[str] = set()
         for _, _, v in _numbers(joined):
             if v.kind == "date":
+                if v.phrase:
+                    continue  # found by text when needed
                 if v.weekday:
                     self.weekdays.add(v.weekday)
                 else:
@@ -371,13 +400,14 @@ class SourceIndex:
     def has_phrase(self, key: str) -> bool:
         if not key:
             return True
-        if key in self.allowed or f" {key} " in self.text:
+        if f" {key} " in self.text:
             return True
-        places = DEMONYMS.get(key)
-        return bool(places) and any(f" {p} " in self.text for p in places.split())
+        return any(f" {v} " in self.text for v in _variants(key))
 
     def supports_value(self, value: _Value, hedged: bool) -> bool:
         if value.kind == "date":
+            if value.phrase:
+                return f" {value.phrase} " in self.text
             if value.weekday:
                 return value.weekday in self.weekdays
             year, month, day = value.date  # type: ignore[misc]
@@ -399,6 +429,29 @@ class SourceIndex:
                 abs(n - target) <= HEDGE_TOLERANCE * abs(target) for n in pool if n is not None
             )
         return False
+
+
+_PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
+
+
+def _variants(key: str) -> list[str]:
+    """Other forms of a one-word place or demonym: Welsh/Wales, Rwandan/Rwanda, Yemeni/Yemen."""
+    if " " in key or len(key) < 4:
+        return []
+    out = DEMONYMS.get(key, "").split()
+    if key in _PLACE_OF:
+        out.append(_PLACE_OF[key])
+    if key.endswith("ian"):
+        out += [key[:-3] + "ia", key[:-3] + "y", key[:-1]]
+    elif key.endswith("an"):
+        out.append(key[:-1])
+    elif key.endswith("ese"):
+        out.append(key[:-3])
+    elif key.endswith("i"):
+        out.append(key[:-1])
+    else:
+        out += [key + "n", key + "an", key + "i", key + "ese", key[:-1] + "ian"]
+    return out
 
 
 def _exempt_spans(text: str) -> list[tuple[int, int]]:
@@ -480,11 +533,18 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
 
 
 def _ordinary(text: str, start: int, word: str) -> bool:
-    """A capitalised word that names nothing: `I`, or a common word opening a sentence."""
+    """A capitalised word that names nothing: `I`, or a common word opening a sentence,
+    or a sentence-opening verb or adverb (`Raising …`, `Opened …`, `Clearly …`)."""
     lower = word.lower()
     if lower in ("i", "i'm", "i've", "i'd", "i'll"):
         return True
-    return lower in COMMON and (_sentence_start(text, start) or not word.isupper())
+    opening = _sentence_start(text, start)
+    if lower in COMMON:
+        return opening or not word.isupper()
+    if opening and len(lower) > 4 and lower.endswith(("ing", "ed", "ly")):
+        nxt = text[start + len(word) : start + len(word) + 2]
+        return not (nxt[:1] == " " and nxt[1:2].isupper())
+    return False
 
 
 def _is_abbrev(word: str) -> bool:
@@ -541,6 +601,12 @@ def _offset(segment: str, words: list[str], i: int) -> int:
     return segment.index(words[i], pos)
 
 
+def _known(words: list[str], index: SourceIndex) -> bool:
+    """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
+    acronyms = [w for w in words if len(w) > 1 and w.isupper()]
+    return all(a in index.acronyms for a in acronyms) and index.has_phrase(_name_key(words))
+
+
 def _unsupported_parts(
     words: list[str], index: SourceIndex
 ) -> Iterable[tuple[int, int, list[str]]]:
@@ -549,7 +615,7 @@ def _unsupported_parts(
     Two adjacent single, title-case words found only apart ("John" + "Smith") are not
     a supported name: the pair is reported.
     """
-    if index.has_phrase(_name_key(words)):
+    if _known(words, index):
         return
     segments: list[tuple[int, int, bool]] = []  # (start, end, supported)
     i = 0
@@ -558,7 +624,7 @@ def _unsupported_parts(
             chunk = words[i:j]
             if chunk[0].lower() in CONNECTORS or chunk[-1].lower() in CONNECTORS:
                 continue
-            if index.has_phrase(_name_key(chunk)):
+            if _known(chunk, index):
                 segments.append((i, j, True))
                 i = j
                 break
@@ -581,11 +647,16 @@ def _unsupported_parts(
             and not words[prev[0]].isupper()
             and prev[1] == a
         )
-        if not ok or pair:
-            lo = prev[0] if pair else a
-            if merged and merged[-1][1] >= lo:
-                merged[-1][1] = b
-            else:
-                merged.append([lo, b])
+        if pair:
+            # Both names are known, never together: the given name is the likely invention.
+            lo, hi = prev[0], prev[1]
+        elif not ok:
+            lo, hi = a, b
+        else:
+            continue
+        if merged and merged[-1][1] >= lo:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
     for a, b in merged:
         yield a, b, words[a:b]

@@ -134,11 +134,11 @@ class _Text(HTMLParser):
         self._skip = 0
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
-        if tag in ("script", "style"):
+        if tag in ("script", "style", "title"):
             self._skip += 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style"):
+        if tag in ("script", "style", "title"):
             self._skip = max(0, self._skip - 1)
         elif tag in ("p", "li", "h1", "h2", "h3", "div", "tr"):
             self.parts.append("\n")
@@ -179,21 +179,42 @@ def read_page(pages_dir: Path, domain: str, max_bytes: int = MAX_PAGE_BYTES) -> 
     return page_text(raw, path.name, max_bytes)
 
 
+MONTH_NAMES = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def company_facts(company: str, domain: str) -> dict:
+    """The deterministic facts of a sample company (its page says them, nothing else)."""
+    seed = sum(ord(c) * (i + 1) for i, c in enumerate(domain))
+    products = ("Ledger", "Relay", "Pulse", "Harbor", "Atlas")
+    return {
+        "company": company,
+        "founded": 1990 + seed % 33,
+        "people": 12 + seed % 880,
+        "growth": 5 + seed % 36,
+        "product": f"{company.split()[0]} {products[seed % len(products)]}",
+        "raised": (1 + seed % 9) * 100_000 * (10 if seed % 3 else 1),
+        "raised_year": 2019 + seed % 6,
+        "office_city": ("Leeds", "Bristol", "Dublin", "Lyon", "Berlin", "Oslo")[seed % 6],
+        "office_date": (2025 + seed % 2, 1 + seed % 12, 1 + seed % 28),
+    }
+
+
 def company_page(company: str, domain: str, team: list[tuple[str, str, str]]) -> str:
     """A deterministic HTML page for a sample company; `team` is (name, title, city)."""
-    seed = sum(ord(c) * (i + 1) for i, c in enumerate(domain))
-    founded = 1990 + seed % 33
-    people = 12 + seed % 880
-    growth = 5 + seed % 36
-    products = ("Ledger", "Relay", "Pulse", "Harbor", "Atlas")
-    product = f"{company.split()[0]} {products[seed % len(products)]}"
+    f = company_facts(company, domain)
+    year, month, day = f["office_date"]
     members = "".join(f"<li>{n}, {t}, {c}</li>" for n, t, c in team[:12])
     return (
         f"<html><head><title>{company}</title><style>p {{margin: 0}}</style></head><body>\n"
         f"<h1>{company}</h1>\n"
-        f"<p>{company} was founded in {founded} and now employs {people} people.</p>\n"
-        f"<p>Revenue grew {growth}% last year, led by {product}.</p>\n"
-        f"<p>{product} helps finance teams close the month faster.</p>\n"
+        f"<p>{company} was founded in {f['founded']} and now employs {f['people']} people.</p>\n"
+        f"<p>Revenue grew {f['growth']}% last year, led by {f['product']}.</p>\n"
+        f"<p>{f['product']} helps finance teams close the month faster.</p>\n"
+        f"<p>In {f['raised_year']} it raised ${f['raised']:,} from investors.</p>\n"
+        f"<p>It opened an office in {f['office_city']} on {day} {MONTH_NAMES[month - 1]}"
+        f" {year}.</p>\n"
         f"<h2>Team</h2><ul>{members}</ul>\n</body></html>\n"
     )
 
