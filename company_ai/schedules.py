@@ -38,7 +38,8 @@ outreach_job = dg.define_asset_job(
 )
 def outreach_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     """The last complete day's partition (yesterday, as for every daily job)."""
-    day = DAILY.get_last_partition_key(current_time=context.scheduled_execution_time)
+    with dg.partition_loading_context(effective_dt=context.scheduled_execution_time):
+        day = DAILY.get_last_partition_key()
     return dg.RunRequest(run_key=day, partition_key=day)
 
 

@@ -96,6 +96,7 @@ HEDGES = (
     " less than fewer than up to circa"
 ).split()
 HEDGE_TOLERANCE = Decimal("0.10")
+SIGNATURE_LINES = 4
 
 # Capitalised words that start sentences or sit in greetings without naming anything.
 COMMON = set(
@@ -455,20 +456,30 @@ def _variants(key: str) -> list[str]:
 
 
 def _exempt_spans(text: str) -> list[tuple[int, int]]:
-    """The greeting line, and the sign-off with the signature below it."""
+    """The greeting line; the sign-off line and a short signature below it (at most
+    `SIGNATURE_LINES` lines of at most six words: a name, a company, a phone number).
+    Anything longer after a sign-off is checked like the rest of the text."""
     spans: list[tuple[int, int]] = []
     offset = 0
     first = True
+    signature = -1  # lines of signature still allowed; -1 = not in a signature
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
-        if stripped:
+        end = offset + len(line)
+        if not stripped and 0 <= signature < SIGNATURE_LINES:
+            signature = -1  # a blank line after the signature ends it (a PS is checked)
+        elif signature > 0 and stripped and len(stripped.split()) <= 6:
+            spans.append((offset, end))
+            signature -= 1
+        elif stripped:
+            signature = -1
             if first and GREETING.match(stripped):
-                spans.append((offset, offset + len(line)))
+                spans.append((offset, end))
             elif SIGN_OFF.match(stripped) and len(stripped.split()) <= 8:
-                spans.append((offset, len(text)))
-                break
+                spans.append((offset, end))
+                signature = SIGNATURE_LINES
             first = False
-        offset += len(line)
+        offset = end
     return spans
 
 
@@ -482,7 +493,7 @@ def _sentence_start(text: str, start: int) -> bool:
 def _classify(words: list[str], before: str) -> Kind:
     lower = [w.lower().rstrip(".") for w in words]
     key = " ".join(_norm(" ".join(words)).split())
-    if any(w in ORG_WORDS for w in lower[1:]) or (len(lower) == 1 and lower[0] in ORG_WORDS):
+    if any(w in ORG_WORDS for w in lower):
         return "organisation"
     if any(w in TITLE_WORDS for w in lower):
         return "other"
@@ -521,7 +532,8 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
         inside = any(a <= start < b for a, b in blocked)
         capital = word[:1].isupper()
         joined = run and text[run[-1][1] : start] in (" ", "-") and not inside
-        if joined and (capital or word.lower() in CONNECTORS):
+        lower = word.lower()
+        if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
             run.append((start, end, word))
         else:
             yield from flush()
