@@ -359,9 +359,12 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", text).split())
 
 
+_HYPHEN_SUFFIX = re.compile(r"-(?:based|born|led|owned|made|era|style|backed|run)$", re.I)
+
+
 def _name_key(words: Sequence[str]) -> str:
     """The normalised form of a name: no corporate suffix, honorific or leading "the"."""
-    tokens = _norm(" ".join(words)).split()
+    tokens = _norm(" ".join(_HYPHEN_SUFFIX.sub("", w) for w in words)).split()
     while tokens and (tokens[0] in HONORIFICS or tokens[0] == "the"):
         tokens = tokens[1:]
     while len(tokens) > 1 and tokens[-1] in CORPORATE:
@@ -376,12 +379,21 @@ class SourceIndex:
         joined = "\n".join(sources)
         # Allowed names (the sender's) count as said: the whole name and each part of it.
         self.text = " " + _norm(joined) + " | " + " | ".join(_norm(a) for a in allow) + " "
+        # Words the sources capitalise: a lone name must be one ("Executive" is not
+        # supported by "the executive").
+        self.capitalised = {
+            _norm(w) for w in _WORD.findall(joined + " " + " ".join(allow)) if w[:1].isupper()
+        }
         self.acronyms = set(re.findall(r"\b[A-Z][A-Z0-9&]+\b", joined + " " + " ".join(allow)))
         self.numbers: set[Decimal] = set()
         self.percents: set[Decimal] = set()
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
         self.weekdays: set[str] = set()
-        for _, _, v in _numbers(joined):
+        self.units: set[tuple[Decimal | None, str]] = set()
+        for _, end, v in _numbers(joined):
+            unit = _unit_after(joined, end)
+            if unit and v.kind == "number":
+                self.units.add((v.value, unit))
             if v.kind == "date":
                 if v.phrase:
                     continue  # found by text when needed
@@ -405,7 +417,7 @@ class SourceIndex:
             return True
         return any(f" {v} " in self.text for v in _variants(key))
 
-    def supports_value(self, value: _Value, hedged: bool) -> bool:
+    def supports_value(self, value: _Value, hedged: bool, unit: str | None = None) -> bool:
         if value.kind == "date":
             if value.phrase:
                 return f" {value.phrase} " in self.text
@@ -420,16 +432,31 @@ class SourceIndex:
             )
         pool = self.numbers
         target = value.value
+        if unit:
+            # A small count of time ("six months", "two-year") is common as a bare number
+            # anywhere, so it needs the same unit in the sources.
+            return (target, unit) in self.units
         if target in pool:
             return True
-        if value.kind == "money" and target is not None:
-            # "$1.2M" also matches "1.2 million": the source may scale it in words.
-            pass
         if hedged and target:
             return any(
                 abs(n - target) <= HEDGE_TOLERANCE * abs(target) for n in pool if n is not None
             )
         return False
+
+
+TIME_UNITS = {"year", "month", "week", "day", "hour", "minute", "decade", "season", "time"}
+_UNIT = re.compile(r"[\s-]([a-z]+)")
+
+
+def _unit_after(text: str, end: int) -> str | None:
+    """The time unit right after a number ("six months", "two-year"), singular, or None."""
+    m = _UNIT.match(text, end)
+    if not m:
+        return None
+    word = m.group(1).lower()
+    word = word[:-1] if word.endswith("s") else word
+    return word if word in TIME_UNITS else None
 
 
 _PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
@@ -587,7 +614,8 @@ def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
         hedged = bool(before) and (
             before[-1] in HEDGES or " ".join(before[-2:]) in HEDGES or before[-1] == "~"
         )
-        if not index.supports_value(value, hedged):
+        unit = _unit_after(text, end) if value.kind == "number" and value.value <= 31 else None
+        if not index.supports_value(value, hedged, unit):
             claims.append(Claim(text[start:end], value.kind, start, end))  # type: ignore[arg-type]
     for m in _QUOTED.finditer(text):
         if any(a <= m.start() < b for a, b in exempt):
@@ -616,7 +644,34 @@ def _offset(segment: str, words: list[str], i: int) -> int:
 def _known(words: list[str], index: SourceIndex) -> bool:
     """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
     acronyms = [w for w in words if len(w) > 1 and w.isupper()]
-    return all(a in index.acronyms for a in acronyms) and index.has_phrase(_name_key(words))
+    if not all(a in index.acronyms for a in acronyms):
+        return False
+    key = _name_key(words)
+    if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
+        return any(v in index.capitalised for v in _variants(key))
+    return index.has_phrase(key)
+
+
+ROLE_WORDS = set(
+    """
+    president minister chancellor king queen prince princess pope senator governor mayor
+    judge general captain coach striker midfielder defender goalkeeper comedian singer
+    actor actress author secretary
+    """.split()
+)
+
+
+def _name_like(word: str) -> bool:
+    """A word that could be half of a person's name (not an acronym, role, place, possessive)."""
+    lower = word.lower()
+    return not (
+        word.isupper()
+        or lower.endswith(("'s", "’s"))
+        or lower in ROLE_WORDS
+        or lower in TITLE_WORDS
+        or lower in HONORIFICS
+        or lower in PLACES
+    )
 
 
 def _unsupported_parts(
@@ -648,7 +703,7 @@ def _unsupported_parts(
             i += 1
     merged: list[list] = []
     for k, (a, b, ok) in enumerate(segments):
-        single_name = b - a == 1 and not words[a].isupper()
+        single_name = b - a == 1 and _name_like(words[a])
         prev = segments[k - 1] if k else None
         pair = (
             prev is not None
@@ -656,7 +711,7 @@ def _unsupported_parts(
             and prev[2]
             and single_name
             and prev[1] - prev[0] == 1
-            and not words[prev[0]].isupper()
+            and _name_like(words[prev[0]])
             and prev[1] == a
         )
         if pair:
