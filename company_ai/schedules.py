@@ -43,5 +43,6 @@ def outreach_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     return dg.RunRequest(run_key=day, partition_key=day)
 
 
-jobs = [memory_job, outreach_job]
+# Outreach first: the memory job seals the episodes outreach writes (the demo runs in order).
+jobs = [outreach_job, memory_job]
 schedules: list[dg.ScheduleDefinition] = [outreach_schedule]
