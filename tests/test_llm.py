@@ -93,7 +93,7 @@ def test_a_model_that_invents_facts_is_answered_validly_and_caught_by_the_gate()
         server.script("/api/chat", Reply(ollama_chat(json.dumps(invented))))
         llm = LLMResource(backend="ollama", host=server.url, backoff_s=0)
         draft = llm.structured(
-            system="Write.", prompt="\n".join(material), schema=Draft, offline=lambda: {}
+            system="Write.", prompt="\n".join(material), schema=Draft, offline=dict
         )
     assert draft.body == invented["body"]  # valid JSON: the resource cannot know it lies
     claims = gate_draft(draft.subject, draft.body, material, allow=["Sam Rivers"])

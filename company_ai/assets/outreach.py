@@ -24,7 +24,7 @@ from company_ai.core.drafting import (
     source_material,
     text_problem,
 )
-from company_ai.core.episodes import append_episodes
+from company_ai.core.episodes import EpisodeError, append_episodes, validate
 from company_ai.core.research import (
     RESEARCH_SYSTEM,
     Findings,
@@ -68,7 +68,7 @@ def research_findings(
     """
     day, tz = context.partition_key, settings.timezone()
     at = stamp_in_day(day, tz)
-    done = skipped = episodes = 0
+    done = skipped = episodes_written = 0
     reasons: dict[str, str] = {}
     applied: dict[str, int] = {}
     rejected: dict[str, int] = {}
@@ -98,27 +98,27 @@ def research_findings(
                         schema=Findings,
                         offline=lambda c=contact, p=page: offline_research(c, p),
                     )
-                except (SourceError, ModelError) as exc:
-                    reason = str(exc)
+                    # Validated whole before anything is written: a bad fact skips the pick.
+                    episodes = validate(
+                        research_episodes(
+                            day=day,
+                            contact_id=contact["id"],
+                            domain=domain,
+                            page=page,
+                            findings=findings,
+                            model_source=llm.source,
+                            created_at=at,
+                        )
+                    )
+                except (SourceError, ModelError, EpisodeError) as exc:
+                    reason, findings = str(exc), None
             if findings is None:
                 _finish_pick(outreach, day, pick["contact_id"], "skipped", reason=reason)
                 reasons[str(pick["contact_id"])] = reason or "unknown"
                 skipped += 1
                 context.log.warning(f"research skipped contact {pick['contact_id']}: {reason}")
                 continue
-            written = append_episodes(
-                memory,
-                research_episodes(
-                    day=day,
-                    contact_id=contact["id"],
-                    domain=domain,
-                    page=page,
-                    findings=findings,
-                    model_source=llm.source,
-                    created_at=at,
-                ),
-                tz=tz,
-            )
+            written = append_episodes(memory, episodes, tz=tz)
             writeback = apply_writeback(crm, contact["id"], findings.corrections)
             for column in writeback.applied:
                 applied[column] = applied.get(column, 0) + 1
@@ -136,7 +136,7 @@ def research_findings(
                 findings=json.dumps([f.model_dump() for f in findings.facts]),
                 writeback=writeback.to_json(),
             )
-            episodes += written.inserted
+            episodes_written += written.inserted
             done += 1
     return dg.MaterializeResult(
         metadata={
@@ -145,7 +145,7 @@ def research_findings(
             "researched": done,
             "skipped": skipped,
             "skip_reasons": reasons,
-            "episodes_written": episodes,
+            "episodes_written": episodes_written,
             "writeback_applied": applied,
             "writeback_rejected": sum(rejected.values()),
             "writeback_rejected_columns": rejected,

@@ -223,15 +223,22 @@ def test_a_huge_or_binary_company_page_skips_that_contact_with_a_reason(data):
     assert not {s["contact_id"] for s in skipped} & {e["contact_id"] for e in episodes}
 
 
-@pytest.mark.parametrize("content", ["not json at all", ""])
-def test_a_model_returning_invalid_json_or_nothing_writes_nothing(data, content):
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ("not json at all", "invalid output"),
+        ("", "invalid output"),
+        (json.dumps({"facts": [{"text": "   ", "about": "company"}]}), "must not be empty"),
+    ],
+)
+def test_a_model_returning_invalid_json_or_nothing_writes_nothing(data, content, complaint):
     with FakeServer() as server, dg.instance_for_test() as instance:
         server.script("/api/chat", Reply(ollama_chat(content)))
         result = run(data, instance, assets=[research_findings], llm=ollama(server))
         assert result.success
         research = meta(result, "research_findings")
     assert research["researched"] == 0 and research["skipped"] == RESEARCH_CAP
-    assert all("invalid output" in r for r in research["skip_reasons"].values())
+    assert all(complaint in r for r in research["skip_reasons"].values())
     assert research_episodes(data) == []
 
 
