@@ -240,7 +240,8 @@ _DIGITS = re.compile(
     r")"
 )
 _WORD_NUMBERS = re.compile(
-    rf"\b(?P<words>(?:(?:{_WORD_NUM})(?:[\s-]+(?:and[\s]+)?)?)+)\b(?:\s?(?P<wpct>%|per ?cent\b))?"
+    rf"(?=[zotfsenhmb])\b(?P<words>(?:(?:{_WORD_NUM})(?:[\s-]+(?:and[\s]+)?)?)+)\b"
+    r"(?:\s?(?P<wpct>%|per ?cent\b))?"
 )
 _ISO_DATE = re.compile(r"(?=\d)\b(?P<iso>(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))\b")
 _LETTERS = re.compile(r"[a-z]+")
@@ -251,7 +252,7 @@ _ORDINAL = re.compile(r"\b(?=[tfsen])(" + "|".join(ORDINALS) + r")\b")
 # "last year": a past time the text asserts; the sources must say the same. (A future one,
 # "next week", proposes rather than claims.)
 _RELATIVE = re.compile(
-    r"\b(?:last|past|previous) (?:week|weekend|month|quarter|year|season"
+    r"(?=[lpy])\b(?:last|past|previous) (?:week|weekend|month|quarter|year|season"
     r"|decade|spring|summer|autumn|winter)\b|\byesterday\b",
 )
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*[\w]|[^\W\d_]|&")
@@ -608,14 +609,17 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
 
     inside_span = _Spans(blocked)
     for start, end, word in _tokens(text):
+        capital = word[0].isupper()
+        if not run and not capital:
+            continue  # the common case: a lower-case word outside any name
         inside = inside_span(start)
-        capital = word[:1].isupper()
-        joined = run and text[run[-1][1] : start] in (" ", "-") and not inside
         lower = word.lower()
+        joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
         if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
             run.append((start, end, word))
         else:
-            yield from flush()
+            if run:
+                yield from flush()
             if capital and not inside and not _ordinary(text, start, word):
                 run.append((start, end, word))
         if run and text[end : end + 1] in (".", "!", "?") and not _is_abbrev(word):
