@@ -193,7 +193,7 @@ def outreach_drafts(
     A follow-up reuses the contact's open thread; a third bump is never drafted.
     """
     day, tz = context.partition_key, settings.timezone()
-    allow = [mailer.sender_name, *mailer.sender_name.split()]
+    allow = [mailer.sender_name]  # the sender's own name is never a claim
     counts = {"ready": 0, "quarantined": 0, "skipped": 0}
     not_drafted: dict[str, str] = {}
     with (
@@ -201,9 +201,9 @@ def outreach_drafts(
         stores.connect(OUTREACH) as outreach,
         stores.connect(MEMORY) as memory,
     ):
-        existing = outreach.execute("SELECT count(*) FROM drafts WHERE day = ?", (day,)).fetchone()[
-            0
-        ]
+        (existing,) = outreach.execute(
+            "SELECT count(*) FROM drafts WHERE day = ?", (day,)
+        ).fetchone()
         picks = outreach.execute(
             "SELECT p.* FROM research_picks p WHERE p.day = ? AND p.status = 'done' AND NOT"
             " EXISTS (SELECT 1 FROM drafts d WHERE d.day = p.day AND d.contact_id = p.contact_id)"
@@ -284,7 +284,7 @@ with warnings.catch_warnings():
         the run, if any draft that is not quarantined has an unsupported claim.
         """
         day = context.partition_key
-        allow = [mailer.sender_name, *mailer.sender_name.split()]
+        allow = [mailer.sender_name]  # the sender's own name is never a claim
         quarantined: list[str] = []
         leaking: list[str] = []
         checked = 0
@@ -345,7 +345,7 @@ def outreach_messages(
     sending; anything doubtful is skipped with its reason, never sent.
     """
     day, tz = context.partition_key, settings.timezone()
-    allow = [mailer.sender_name, *mailer.sender_name.split()]
+    allow = [mailer.sender_name]  # the sender's own name is never a claim
     sent = resumed = 0
     skipped: dict[str, str] = {}
     domain = mailer.sender_email.rpartition("@")[2] or "company-ai.example"

@@ -147,6 +147,17 @@ OUTREACH_V2 = [
     )
     """,
     "CREATE INDEX idx_drafts_day ON drafts(day, status)",
+    # The daily caps are properties of the store, not only of the code that fills it.
+    """
+    CREATE TRIGGER research_picks_daily_cap BEFORE INSERT ON research_picks
+    WHEN (SELECT count(*) FROM research_picks WHERE day = NEW.day) >= 20
+    BEGIN SELECT RAISE(ABORT, 'research cap: at most 20 contacts a day'); END
+    """,
+    """
+    CREATE TRIGGER drafts_daily_cap BEFORE INSERT ON drafts
+    WHEN (SELECT count(*) FROM drafts WHERE day = NEW.day) >= 10
+    BEGIN SELECT RAISE(ABORT, 'draft cap: at most 10 drafts a day'); END
+    """,
     "ALTER TABLE messages ADD COLUMN draft_id INTEGER",
     "CREATE UNIQUE INDEX idx_messages_draft_id ON messages(draft_id)",
 ]

@@ -4,6 +4,7 @@ import pytest
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.drafting import (
+    DRAFT_CAP,
     BumpLimitError,
     compose,
     next_thread,
@@ -169,3 +170,28 @@ def test_a_clean_draft_composes_to_rfc_5322():
     message = compose(draft, to="Ada <ada@b.example>", sender="Sam", sender_email="sam@x.example")
     assert message["Message-ID"] == "<1@x>" and message["Subject"] == "Über uns"
     assert b"Subject: =?utf-8?" in message.as_bytes()
+
+
+def test_the_daily_caps_hold_in_the_store_itself(stores):
+    with stores.connect("outreach") as outreach:
+        for n in range(RESEARCH_CAP):
+            outreach.execute(
+                "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
+                " VALUES ('2026-11-20', ?, ?, ?, ?)",
+                (n + 1, n + 1, NOW, NOW),
+            )
+        with pytest.raises(sqlite3.IntegrityError, match="at most 20 contacts a day"):
+            outreach.execute(
+                "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
+                " VALUES ('2026-11-20', 99, 99, ?, ?)",
+                (NOW, NOW),
+            )
+        row = (
+            "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle, dossier,"
+            " sources, model, verdict, status, created_at, updated_at) VALUES"
+            " ('2026-11-20', ?, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', ?, ?)"
+        )
+        for n in range(DRAFT_CAP):
+            outreach.execute(row, (n + 1, NOW, NOW))
+        with pytest.raises(sqlite3.IntegrityError, match="at most 10 drafts a day"):
+            outreach.execute(row, (99, NOW, NOW))
