@@ -117,7 +117,8 @@ COMMON = set(
     would could might happy glad excited welcome following further finally first second
     third next last lastly another one every everyone anyone someone nothing something
     curious wondering reaching writing sharing following worth imagine picture consider
-    interested interesting keen apologies sorry p.s ps re fwd subject note
+    interested interesting keen apologies sorry p.s ps re fwd subject note call let see
+    check find meet join try read reply book grab feel drop ping ask tell send attached
     """.split()
 )
 HONORIFICS = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame", "lord", "lady"}
@@ -221,6 +222,7 @@ _DATE = re.compile(
     r"(?=[\djfmasondtw])"
     r"(?:"
     rf"\b(?P<iso>(?P<iy>\d{{4}})-(?P<im>\d{{1,2}})-(?P<id>\d{{1,2}}))\b"
+    rf"|\b(?P<sd>\d{{1,2}})[/.](?P<sm>\d{{1,2}})[/.](?P<sy>\d{{4}})\b"
     rf"|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? (?P<m1>{_MONTH})(?:,? (?P<y1>\d{{4}}))?\b"
     rf"|\b(?P<m2>{_MONTH}) (?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?:,? (?P<y2>\d{{4}}))?\b"
     rf"|\b(?P<m3>{_MONTH})(?:,? (?P<y3>\d{{4}}))?\b"
@@ -243,7 +245,10 @@ _WORD_NUMBERS = re.compile(
     rf"(?=[zotfsenhmb])\b(?P<words>(?:(?:{_WORD_NUM})(?:[\s-]+(?:and[\s]+)?)?)+)\b"
     r"(?:\s?(?P<wpct>%|per ?cent\b))?"
 )
-_ISO_DATE = re.compile(r"(?=\d)\b(?P<iso>(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))\b")
+_ISO_DATE = re.compile(
+    r"(?=\d)(?:\b(?P<iso>(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))\b"
+    r"|\b(?P<sd>\d{1,2})[/.](?P<sm>\d{1,2})[/.](?P<sy>\d{4})\b)"
+)
 _LETTERS = re.compile(r"[a-z]+")
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
@@ -310,6 +315,8 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             value = _Value("date", weekday=g["wd"].lower())
         elif g["iso"]:
             value = _Value("date", date=(int(g["iy"]), int(g["im"]), int(g["id"])))
+        elif g.get("sd"):  # 12/03/2025: day first, as written in the UK and most of Europe
+            value = _Value("date", date=(int(g["sy"]), int(g["sm"]), int(g["sd"])))
         else:
             month_text = g["m1"] or g["m2"] or g["m3"]
             month = MONTHS.get(month_text.lower().rstrip("."))
