@@ -9,8 +9,9 @@ written as words) and any named thing (people, companies, products, places, titl
 quoted names). Each is compared with the sources after normalisation, so fair
 paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` = `Acme`,
 `Grace` = `Grace Hopper`, `Welsh` = `Wales`, and a hedged number (`about 900`) may round
-its source (`897`) by up to 10 %. Greeting lines (`Hi Grace,`), the sign-off and the
-signature below it, and any term in `allow` (the sender's own name) are never claims.
+its source (`897`) by up to 10 %. Greeting lines (`Hi Grace,`), the sign-off and a short
+signature below it, and any term in `allow` (the sender's own name) are never claims; nor
+is a proposed time (`next week`, or a weekday in a question: `free on Thursday?`).
 
 Pure code, no model and no third-party package: a deterministic tokeniser recognises
 capitalised sequences, numbers, number words and dates. It cannot know that a named
@@ -673,6 +674,8 @@ def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
         if any(a <= start < b for a, b in exempt):
             continue
         numeric.append((start, end))
+        if value.weekday and _in_question(text, end):
+            continue  # "Are you free on Thursday?" proposes a day; it claims nothing
         before = lowered[max(0, start - 16) : start].split()
         hedged = bool(before) and (
             before[-1] in HEDGES or " ".join(before[-2:]) in HEDGES or before[-1] == "~"
@@ -695,6 +698,12 @@ def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
             claims.append(Claim(text[s:e], _classify(part, before), s, e))
     claims.sort(key=lambda c: c.start)
     return claims
+
+
+def _in_question(text: str, pos: int) -> bool:
+    """Whether the sentence around `pos` ends with a question mark."""
+    ends = [i for i in (text.find(c, pos) for c in ".!?\n") if i >= 0]
+    return bool(ends) and text[min(ends)] == "?"
 
 
 def _offset(segment: str, words: list[str], i: int) -> int:

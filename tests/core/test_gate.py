@@ -24,6 +24,7 @@ def claims(text, sources=SOURCES, **kw):
         "Bluewind Logistics has about 800 people.",  # a hedged round number
         "Your Bristol office opened in March 2025, on March 3.",
         "Call me about the Bristol office (opened 03/03/2025).",
+        "Are you free on Thursday for a call?",  # a proposed day is not a claim
         "Grace, as CTO you will know Bluewind Harbor.",
         "Hopper's team in Leeds must be busy.",
     ],
@@ -42,6 +43,7 @@ def test_fair_paraphrases_are_supported(text):
         ("Founded in 1999, it grew.", [("1999", "date")]),
         ("It opened on 4 March 2025.", [("4 March 2025", "date")]),
         ("It opened on 04/03/2025.", [("04/03/2025", "date")]),
+        ("We met on Thursday.", [("Thursday", "date")]),
         ("Ada Lovelace suggested I write.", [("Ada Lovelace", "person")]),
         ("We work with Globex Systems.", [("Globex Systems", "organisation")]),
         ("Your new office in Manchester looks great.", [("Manchester", "place")]),
