@@ -56,6 +56,31 @@ def _parser() -> argparse.ArgumentParser:
     note.add_argument("text")
     note.set_defaults(run=_note)
 
+    gate = commands.add_parser(
+        "gate",
+        help="the fabrication gate: claims in a text that its sources do not support",
+        description="Print, as JSON, every number and name in TEXTFILE that no --source file"
+        " supports. Exit status 0: none; 2: some were found; 1: an error.",
+    )
+    gate.add_argument("textfile", type=Path, help="the text to check (- for stdin)")
+    gate.add_argument(
+        "--source",
+        dest="sources",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a source the text may draw on (repeat for several)",
+    )
+    gate.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name that is never a claim, e.g. the sender's (repeatable)",
+    )
+    gate.set_defaults(run=_gate)
+
     sample = commands.add_parser("sample", help="load the deterministic sample CRM")
     sample.add_argument("--contacts", type=int, default=2000)
     sample.add_argument(
@@ -121,6 +146,28 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
     state = "noted" if result.inserted else "already noted (same note, same second)"
     print(f"{state}: {contact['name']} <{contact['email']}>, {now}")
     return 0
+
+
+def _gate(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.gate import find_unsupported_claims
+
+    if not args.sources:
+        raise CliError("give at least one --source FILE")
+    text = sys.stdin.read() if str(args.textfile) == "-" else _read_text(args.textfile)
+    claims = find_unsupported_claims(text, [_read_text(p) for p in args.sources], allow=args.allow)
+    print(json.dumps([c.to_json() for c in claims], ensure_ascii=False, indent=2))
+    return 2 if claims else 0
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"no such file: {path}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _sample(stores: Stores, args: argparse.Namespace) -> int:

@@ -3,9 +3,12 @@
 import dagster as dg
 
 from company_ai import settings
-from company_ai.assets import memory, ops
+from company_ai.assets import memory, ops, outreach
 from company_ai.resources.folders import OpsFolders
+from company_ai.resources.llm import LLMResource
+from company_ai.resources.mailer import Mailer
 from company_ai.resources.notifier import Notifier
+from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from company_ai.schedules import jobs, schedules, with_freshness
 from company_ai.sensors.alerts import check_failure_alerts, freshness_alerts, run_failure_alerts
@@ -26,8 +29,8 @@ def notifier() -> Notifier:
 
 
 defs = dg.Definitions(
-    assets=with_freshness(dg.load_assets_from_modules([memory, ops])),
-    asset_checks=[ops.restore_drill],
+    assets=with_freshness(dg.load_assets_from_modules([memory, outreach, ops])),
+    asset_checks=[ops.restore_drill, *dg.load_asset_checks_from_modules([outreach])],
     jobs=jobs,
     schedules=schedules,
     sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
@@ -38,6 +41,19 @@ defs = dg.Definitions(
             snapshot_dir=str(settings.snapshot_dir()),
             snapshot_retention=settings.snapshot_retention(),
             state_dir=str(settings.state_dir()),
+        ),
+        "llm": LLMResource(
+            backend=settings.llm_backend(),
+            host=settings.ollama_host(),
+            model=settings.llm_model(),
+        ),
+        "research_source": ResearchSource(pages_dir=str(settings.data_dir() / "company_pages")),
+        "mailer": Mailer(
+            backend=settings.mailer(),
+            outbox_dir=str(settings.data_dir() / "outbox"),
+            gmail_token=dg.EnvVar("COMPANY_AI_GMAIL_TOKEN") if settings.mailer() == "gmail" else "",
+            sender_name=settings.sender_name(),
+            sender_email=settings.sender_email(),
         ),
     },
 )

@@ -80,28 +80,39 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
 
     from company_ai.constants import DAILY
     from company_ai.definitions import defs
+    from company_ai.schedules import TIMETABLE
 
     instance = dg.DagsterInstance.get()
     partitions = DAILY.get_partition_keys()[-days:]
-    jobs = [job.name for job in defs.jobs or []]
-    _say(f"[2/3] {len(jobs)} job(s) × {len(partitions)} day(s) through Dagster → {home}")
+
+    # A day as the timetable runs it (vault at night, outreach in the morning, the seal
+    # at 23:15), then the jobs that are not daily (the monthly restore drill) once.
+    daily = [entry.job for entry in sorted(TIMETABLE, key=lambda entry: entry.at)]
+    once = [job.name for job in defs.jobs or [] if job.name not in daily]
+    runs = [(job, day) for day in partitions for job in daily] + [(job, None) for job in once]
+    _say(f"[2/3] {len(runs)} runs through Dagster ({len(partitions)} days) → {home}")
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     failed = 0
-    for job_name in jobs:
+    for job_name, day in runs:
         job = defs.resolve_job_def(job_name)
-        # Unpartitioned jobs (the monthly restore drill) run once.
-        for day in partitions if job.partitions_def else [None]:
-            started = time.monotonic()
-            result = job.execute_in_process(
-                partition_key=day, instance=instance, run_config=quiet, raise_on_error=False
-            )
-            checks = result.get_asset_check_evaluations()
-            passed = sum(c.passed for c in checks)
-            failed += not result.success
-            _say(
-                f"      {job_name} {day or '(once)'}: {'ok' if result.success else 'FAILED'} "
-                f"in {time.monotonic() - started:.1f}s, checks {passed}/{len(checks)} passed"
-            )
+        started = time.monotonic()
+        result = job.execute_in_process(
+            partition_key=day, instance=instance, run_config=quiet, raise_on_error=False
+        )
+        checks = result.get_asset_check_evaluations()
+        passed = sum(c.passed for c in checks)
+        failed += not result.success
+        _say(
+            f"      {job_name} {day or '(once)'}: {'ok' if result.success else 'FAILED'} "
+            f"in {time.monotonic() - started:.1f}s, checks {passed}/{len(checks)} passed"
+        )
+        for event in result.get_asset_materialization_events():
+            if event.asset_key.to_user_string() == "outreach_drafts":
+                meta = event.materialization.metadata
+                _say(
+                    f"        drafts: {meta['passed'].value} passed the fabrication gate, "
+                    f"{meta['quarantined'].value} quarantined"
+                )
 
     _say("[3/3] a contact's timeline")
     from company_ai.core.timeline import load_timeline, render_text

@@ -56,6 +56,17 @@ TIMETABLE: list[Entry] = [
     # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
     # still stops a wedged run long before the next night.
     Entry("memory_job", ("contact_episodes",), time(23, 15), 600),
+    # Outreach: 20 research passes + 10 drafts at about a minute of model time each
+    # = 30 min; the gate (pure code, < 1 ms a draft) and 10 sends (a few s each) add
+    # under a minute. 1.5 x headroom for a slow model: 45 min = 2700 s, still well
+    # before the 08:15 snapshot wants the stores quiet.
+    Entry(
+        "outreach_job",
+        ("research_findings", "outreach_drafts", "outreach_messages"),
+        time(7, 55),
+        2700,
+        WEEKDAYS,
+    ),
     # The brief reads ≤500 run records and counts a few tables: well under 5 s. Delivery
     # is one HTTP call with a 10 s timeout per pending alert; 300 s covers ~25 retries.
     Entry("morning_brief_job", ("morning_brief",), time(6, 0), 300),

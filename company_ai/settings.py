@@ -20,6 +20,12 @@ DEFAULTS = {
     "COMPANY_AI_OUTBOX": "",  # empty: <data dir>/outbox.jsonl
     "COMPANY_AI_TELEGRAM_CHAT_ID": "",
     "COMPANY_AI_TELEGRAM_BASE_URL": "https://api.telegram.org",
+    "COMPANY_AI_LLM_BACKEND": "offline",
+    "COMPANY_AI_OLLAMA_HOST": "http://127.0.0.1:11434",
+    "COMPANY_AI_LLM_MODEL": "qwen3:8b",
+    "COMPANY_AI_MAILER": "outbox",
+    "COMPANY_AI_SENDER_NAME": "Sam Rivers",
+    "COMPANY_AI_SENDER_EMAIL": "sam@company-ai.example",
 }
 
 
@@ -84,3 +90,30 @@ def telegram_chat_id() -> str:
 
 def telegram_base_url() -> str:
     return _get("COMPANY_AI_TELEGRAM_BASE_URL")
+
+
+def llm_backend() -> str:
+    """`offline` (deterministic, in core) or `ollama`."""
+    return _get("COMPANY_AI_LLM_BACKEND")
+
+
+def ollama_host() -> str:
+    return _get("COMPANY_AI_OLLAMA_HOST")
+
+
+def llm_model() -> str:
+    return _get("COMPANY_AI_LLM_MODEL")
+
+
+def mailer() -> str:
+    """`outbox` (.eml files under the data directory) or `gmail`."""
+    return _get("COMPANY_AI_MAILER")
+
+
+def sender_name() -> str:
+    """Who outreach email is from; the gate never counts this name as a claim."""
+    return _get("COMPANY_AI_SENDER_NAME")
+
+
+def sender_email() -> str:
+    return _get("COMPANY_AI_SENDER_EMAIL")

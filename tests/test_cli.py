@@ -100,3 +100,18 @@ def test_an_empty_note_is_refused(tmp_path, sample_dir, capsys, text):
     email = first_email(Stores(data))
     assert main(["--data-dir", str(data), "note", email, text]) == 1
     assert "must not be empty" in capsys.readouterr().err
+
+
+def test_gate_prints_unsupported_claims_as_json(tmp_path):
+    source = tmp_path / "page.txt"
+    source.write_text("Acme Inc. raised $1,200,000 and grew twenty percent.")
+    draft = tmp_path / "draft.txt"
+    draft.write_text("Hi Ada,\n\nAcme raised $1.2M, grew 20% and hired 40 people.\n\nBest,\nSam")
+    done = run("gate", "--source", str(source), str(draft))
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout) == [{"text": "40", "kind": "number", "start": 47, "end": 49}]
+    draft.write_text("Acme raised $1.2M.")
+    clean = run("gate", "--source", str(source), str(draft))
+    assert clean.returncode == 0 and json.loads(clean.stdout) == []
+    missing = run("gate", "--source", str(tmp_path / "nope.txt"), str(draft))
+    assert missing.returncode == 1 and "no such file" in missing.stderr

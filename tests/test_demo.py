@@ -28,6 +28,7 @@ def test_the_demo_runs_every_job_through_dagster_and_keeps_the_history(tmp_path)
     assert done.stdout.count(" SUCCESS ") == runs
     assert f"Runs recorded in DAGSTER_HOME: {runs}" in done.stdout
     assert "company_ai digest" in done.stdout and "the scheduler is dark" in done.stdout
+    assert done.stderr.count("passed the fabrication gate") == 2
 
     import dagster as dg
 

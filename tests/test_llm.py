@@ -78,3 +78,26 @@ def test_an_unreachable_server_is_a_model_error():
     llm = LLMResource(backend="ollama", host="http://127.0.0.1:9", backoff_s=0, max_attempts=1)
     with pytest.raises(ModelError, match="failed 1 times"):
         ask(llm)
+
+
+def test_a_model_that_invents_facts_is_answered_validly_and_caught_by_the_gate():
+    from company_ai.core.drafting import Draft, gate_draft
+
+    material = ["CRM: Ada Lovelace, CTO at Bluewind Logistics Ltd, Leeds.", "Bluewind employs 80."]
+    invented = {
+        "subject": "Ada, about Bluewind",
+        "body": "Hi Ada,\n\nBluewind employs 80 people and grew 45% after hiring Tim Cook.\n",
+        "angle": "growth",
+    }
+    with FakeServer() as server:
+        server.script("/api/chat", Reply(ollama_chat(json.dumps(invented))))
+        llm = LLMResource(backend="ollama", host=server.url, backoff_s=0)
+        draft = llm.structured(
+            system="Write.", prompt="\n".join(material), schema=Draft, offline=dict
+        )
+    assert draft.body == invented["body"]  # valid JSON: the resource cannot know it lies
+    claims = gate_draft(draft.subject, draft.body, material, allow=["Sam Rivers"])
+    assert [(c["field"], c["text"], c["kind"]) for c in claims] == [
+        ("body", "45%", "percent"),
+        ("body", "Tim Cook", "person"),
+    ]

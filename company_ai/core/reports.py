@@ -147,6 +147,13 @@ BRIEF_SECTIONS: list[Section] = [
     runs_section,
     replies_section,
     count_section("Brain facts", "brain", "brain_facts", "created_at >= :since"),
+    count_section("Drafts waiting to be sent", "outreach", "drafts", "status = 'ready'"),
+    count_section(
+        "Drafts quarantined by the fabrication gate",
+        "outreach",
+        "drafts",
+        "status = 'quarantined' AND updated_at >= :since",
+    ),
 ]
 
 

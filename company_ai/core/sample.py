@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
+from company_ai.core.research import write_company_pages
 from company_ai.core.times import to_iso, utc_now
 
 FIRST = (
@@ -146,6 +147,7 @@ def load_sample(
         total += append_episodes(memory, episodes, tz=tz).inserted
     store_contacts(stores, people)
     stored_messages = store_messages(stores, messages)
+    write_company_pages(stores)
     if progress:
         progress(len(people), contacts)
     return SampleSummary(len(people), sum(1 for p in people if p[1]), total, stored_messages)

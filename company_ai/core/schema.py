@@ -118,10 +118,71 @@ OPS_V1 = [
     "CREATE INDEX idx_alerts_pending ON alerts(sent_at, id)",
 ]
 
+# The morning outreach run: which contacts each day researched (the per-day cap lives in
+# this table), the drafts with the exact material each was built from and its gate
+# verdict, and the link from a sent message back to its draft (the send ledger).
+OUTREACH_V2 = [
+    """
+    CREATE TABLE research_picks (
+        day         TEXT NOT NULL,             -- the partition that picked the contact
+        contact_id  INTEGER NOT NULL,
+        rank        INTEGER NOT NULL,          -- 1 = the best candidate of the day
+        status      TEXT NOT NULL DEFAULT 'picked'
+                    CHECK (status IN ('picked', 'done', 'skipped')),
+        reason      TEXT,                      -- why a pick was skipped
+        findings    TEXT,                      -- JSON: the facts found, with sources
+        writeback   TEXT,                      -- JSON: CRM corrections applied / rejected
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        PRIMARY KEY (day, contact_id)
+    )
+    """,
+    "CREATE INDEX idx_research_picks_contact ON research_picks(contact_id, day)",
+    """
+    CREATE TABLE drafts (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        day            TEXT NOT NULL,
+        contact_id     INTEGER NOT NULL,
+        thread_id      TEXT NOT NULL,
+        bump           INTEGER NOT NULL CHECK (bump BETWEEN 0 AND 2),
+        subject        TEXT NOT NULL,
+        body           TEXT NOT NULL,
+        angle          TEXT NOT NULL,
+        dossier        TEXT NOT NULL,          -- build_dossier() as the model saw it
+        sources        TEXT NOT NULL,          -- JSON list: the exact material given
+        model          TEXT NOT NULL,          -- LLMResource.source
+        verdict        TEXT NOT NULL CHECK (verdict IN ('pass', 'fail')),
+        unsupported    TEXT NOT NULL DEFAULT '[]',  -- JSON: the gate's claims
+        status         TEXT NOT NULL
+                       CHECK (status IN ('ready', 'quarantined', 'skipped', 'sending', 'sent')),
+        reason         TEXT,                   -- why a draft was skipped
+        rfc_message_id TEXT UNIQUE,            -- fixed before sending: the idempotency key
+        message_id     INTEGER UNIQUE,         -- messages.id once sent
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL,
+        UNIQUE (day, contact_id)
+    )
+    """,
+    "CREATE INDEX idx_drafts_day ON drafts(day, status)",
+    # The daily caps are properties of the store, not only of the code that fills it.
+    """
+    CREATE TRIGGER research_picks_daily_cap BEFORE INSERT ON research_picks
+    WHEN (SELECT count(*) FROM research_picks WHERE day = NEW.day) >= 20
+    BEGIN SELECT RAISE(ABORT, 'research cap: at most 20 contacts a day'); END
+    """,
+    """
+    CREATE TRIGGER drafts_daily_cap BEFORE INSERT ON drafts
+    WHEN (SELECT count(*) FROM drafts WHERE day = NEW.day) >= 10
+    BEGIN SELECT RAISE(ABORT, 'draft cap: at most 10 drafts a day'); END
+    """,
+    "ALTER TABLE messages ADD COLUMN draft_id INTEGER",
+    "CREATE UNIQUE INDEX idx_messages_draft_id ON messages(draft_id)",
+]
+
 MIGRATIONS: dict[str, list[list[str]]] = {
     "crm": [CRM_V1],
     "memory": [MEMORY_V1],
-    "outreach": [OUTREACH_V1],
+    "outreach": [OUTREACH_V1, OUTREACH_V2],
     "brain": [],
     "recall": [],
     "ops": [OPS_V1],

@@ -63,7 +63,7 @@ def test_the_brief_leaves_out_stores_and_tables_that_do_not_exist(sample_stores,
     assert "Runs:\n  1 succeeded, 0 failed" in brief
     assert "Replies:" in brief
     assert "Brain facts" not in brief, "brain.db has no brain_facts table yet"
-    sections = [count_section("Drafts waiting", "outreach", "drafts", "status = 'waiting'")]
+    sections = [count_section("Not yet", "outreach", "no_such_table", "status = 'waiting'")]
     assert build_brief(BriefInput(sample_stores, SINCE, UNTIL, []), sections).count("\n") == 0
     assert "Replies" not in build_brief(BriefInput(stores, SINCE, UNTIL, []))
 

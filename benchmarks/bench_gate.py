@@ -1,0 +1,69 @@
+"""The fabrication gate: precision, recall and speed on labelled drafts, and on EntFA.
+
+    .venv/bin/python benchmarks/bench_gate.py
+    .venv/bin/python benchmarks/bench_gate.py --entfa ../shared/data/entfa/train.json
+
+Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+from company_ai.core.gate import SourceIndex, find_unsupported_claims, unsupported_claims
+from company_ai.core.gate_eval import ALLOW, entfa_scores, gate_scores, labelled_drafts
+
+DEFAULT_ENTFA = Path(__file__).resolve().parents[2] / "shared" / "data" / "entfa" / "train.json"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entfa", type=Path, default=DEFAULT_ENTFA)
+    parser.add_argument("--repeat", type=int, default=20, help="timing passes over the set")
+    args = parser.parse_args()
+
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores,"
+        f" Python {platform.python_version()}"
+    )
+    cases = labelled_drafts()
+    fabricated = sum(c.fabricated for c in cases)
+    print(
+        f"labelled drafts: {len(cases)} ({fabricated} with a fabricated claim,"
+        f" {len(cases) - fabricated} clean)"
+    )
+    print(f"labelled drafts: {gate_scores(cases).line()}")
+
+    # Speed: the whole gate per draft (index its sources, then check), as outreach runs it.
+    started = time.process_time()
+    for _ in range(args.repeat):
+        for case in cases:
+            find_unsupported_claims(case.text, case.sources, allow=ALLOW)
+    elapsed = time.process_time() - started
+    n = args.repeat * len(cases)
+    print(
+        f"speed: {n / elapsed:,.0f} drafts/s ({elapsed / n * 1e6:.0f} µs a draft, sources"
+        f" indexed per draft, one core)"
+    )
+    indexes = [SourceIndex(c.sources, ALLOW) for c in cases]
+    started = time.process_time()
+    for _ in range(args.repeat):
+        for case, index in zip(cases, indexes, strict=True):
+            unsupported_claims(case.text, index)
+    elapsed = time.process_time() - started
+    print(f"speed: {n / elapsed:,.0f} drafts/s with the sources indexed once")
+
+    if args.entfa.is_file():
+        gate, naive = entfa_scores(args.entfa)
+        print(f"EntFA entities, gate (own extractor): {gate.line()}")
+        print(f"EntFA entities, naive baseline (gold entity spans): {naive.line()}")
+    else:
+        print(f"EntFA: {args.entfa} not found; skipped")
+
+
+if __name__ == "__main__":
+    main()

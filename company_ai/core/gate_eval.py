@@ -1,0 +1,181 @@
+"""Measuring the fabrication gate: a labelled set of drafts, EntFA, and the scores.
+
+`labelled_drafts()` builds, deterministically from the sample CRM and its company pages,
+drafts that are clean (fair paraphrases: `$1.2M` for `$1,200,000`, `twenty percent`,
+`Acme` for `Acme Ltd`, a hedged `about 800` for `805`, greetings, sign-offs, the sender's
+own name) and drafts with one fabricated number or name. `entfa_scores()` scores the gate
+on the EntFA entity labels (positives: the two extrinsic hallucination labels) beside the
+naive baseline (an entity is flagged if its lower-cased text is not in the source).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from company_ai.core.gate import find_unsupported_claims
+from company_ai.core.research import MONTH_NAMES, company_facts, company_page, page_text
+from company_ai.core.sample import CITIES, FIRST, LAST, TITLES, iter_sample
+
+SENDER = "Sam Rivers"
+ALLOW = (SENDER, "Company AI")
+NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    " fifteen sixteen seventeen eighteen nineteen"
+).split()
+TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def in_words(n: int) -> str:
+    """0..99 in English words."""
+    if n < 20:
+        return NUMBER_WORDS[n]
+    tens, unit = divmod(n, 10)
+    return TENS_WORDS[tens - 2] + (f"-{NUMBER_WORDS[unit]}" if unit else "")
+
+
+def short_money(amount: int) -> str:
+    if amount >= 1_000_000:
+        return f"${amount / 1_000_000:g}M"
+    return f"${amount // 1000}k"
+
+
+@dataclass(frozen=True)
+class Case:
+    text: str
+    sources: list[str]
+    fabricated: bool
+    what: str  # which template made it
+
+
+def labelled_drafts(n_contacts: int = 160, seed: int = 11) -> list[Case]:
+    """About 1.5 drafts per sampled contact, half with one fabricated claim."""
+    from datetime import UTC, datetime
+
+    rng = random.Random(seed)
+    people = [
+        c for c, _, _ in iter_sample(contacts=n_contacts, as_of=datetime(2026, 11, 30, tzinfo=UTC))
+    ]
+    cases: list[Case] = []
+    for row in people:
+        cid, email, name, company, title, city = row[:6]
+        domain = (email or f"x@{company.split()[0].lower()}.example").rpartition("@")[2]
+        f = company_facts(company, domain)
+        page = page_text(company_page(company, domain, [(name, title, city)]).encode(), domain)
+        crm = f"CRM: {name} <{email}>, {title} at {company}, {city}."
+        sources = [crm, "Dossier:\n" + f"{company} is hiring in {city}.", page]
+        first = name.split()[0]
+        short = company.rsplit(" ", 1)[0]  # "Bluewind Logistics Ltd" -> "Bluewind Logistics"
+        year, month, day = f["office_date"]
+        fair = [
+            f"I saw that {short} now employs {f['people']} people.",
+            f"Congratulations on {in_words(f['growth'])} percent revenue growth last year.",
+            f"Noticed {f['product']} is helping finance teams close the month faster.",
+            f"Raising {short_money(f['raised'])} in {f['raised_year']} must have been a milestone.",
+            f"Since {f['founded']}, {short} has grown to about {round(f['people'], -1)} people.",
+            f"Your new office in {f['office_city']}, opened in {MONTH_NAMES[month - 1]} {year},"
+            " looks like a big step.",
+            f"As {title} in {city}, you probably own this problem.",
+            f"Revenue up {f['growth']}% is impressive for a team of {f['people']}.",
+            f"Opening in {f['office_city']} on {MONTH_NAMES[month - 1]} {day} was a bold move.",
+            f"I'm {SENDER.split()[0]} from Company AI, and we help teams like {short}'s.",
+        ]
+        other_city = rng.choice([c for c in CITIES if c not in (city, f["office_city"])])
+        other_title = rng.choice([t for t in TITLES if t != title])
+        invented_person = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+        fabricated = [
+            f"I saw that {short} now employs {f['people'] + rng.randint(3, 40)} people.",
+            f"Congratulations on {in_words(f['growth'] + 7)} percent revenue growth last year.",
+            f"Raising {short_money(f['raised'] * 2)} in {f['raised_year']} must have been a"
+            " milestone.",
+            f"Since {f['founded'] - 3}, {short} has grown quickly.",
+            f"Your new office in {other_city} looks like a big step.",
+            f"As {other_title}, you probably own this problem.",
+            f"{invented_person} suggested I get in touch.",
+            f"Teams like yours cut reporting time by {rng.randint(20, 60)}% with us.",
+            f"Our customers include {rng.choice(['Northwind Traders', 'Globex', 'Initech'])}.",
+            f'We built "{rng.choice(["FlowDesk", "LedgerLoop", "CloseKit"])}" for teams like'
+            " yours.",
+            f"Opening on {day} {MONTH_NAMES[month % 12]} was a bold move.",
+            f"Since {short} has about {f['people'] * 3} people, this matters.",
+        ]
+        greeting = rng.choice([f"Hi {first},", f"Dear {name},", f"Hello {first},", "Hi there,"])
+        sign = rng.choice(
+            [
+                f"Best,\n{SENDER}",
+                f"Kind regards,\n{SENDER}\nCompany AI",
+                f"Cheers,\n{SENDER.split()[0]}",
+                f"Thanks,\n{SENDER}\n+44 20 7946 0018",
+            ]
+        )
+        filler = rng.choice(
+            [
+                "Would a short call next week be useful?",
+                "Happy to share how other finance teams handle this.",
+                "Worth a quick chat?",
+            ]
+        )
+        for _ in range(2 if cid % 2 else 1):
+            picks = rng.sample(fair, 2)
+            lie = rng.random() < 0.5
+            if lie:
+                picks[rng.randrange(2)] = rng.choice(fabricated)
+            body = "\n".join([greeting, "", " ".join(picks), filler, "", sign])
+            cases.append(Case(body, sources, lie, "fabricated" if lie else "fair"))
+    return cases
+
+
+@dataclass(frozen=True)
+class Scores:
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    def line(self) -> str:
+        return (
+            f"P {self.precision:.3f} R {self.recall:.3f} "
+            f"(tp {self.tp}, fp {self.fp}, fn {self.fn}, tn {self.tn})"
+        )
+
+
+def score(predicted: list[bool], truth: list[bool]) -> Scores:
+    pairs = list(zip(predicted, truth, strict=True))
+    return Scores(
+        sum(p and t for p, t in pairs),
+        sum(p and not t for p, t in pairs),
+        sum(t and not p for p, t in pairs),
+        sum(not p and not t for p, t in pairs),
+    )
+
+
+def gate_scores(cases: list[Case]) -> Scores:
+    predicted = [bool(find_unsupported_claims(c.text, c.sources, allow=ALLOW)) for c in cases]
+    return score(predicted, [c.fabricated for c in cases])
+
+
+EXTRINSIC = {"Factual Hallucination", "Non-factual Hallucination"}
+
+
+def entfa_scores(path: Path) -> tuple[Scores, Scores]:
+    """(gate, naive baseline) at the entity level on EntFA."""
+    docs = json.loads(path.read_text())
+    gate_pred, naive_pred, truth = [], [], []
+    for doc in docs:
+        claims = find_unsupported_claims(doc["prediction"], [doc["source"]])
+        source = doc["source"].lower()
+        for ent in doc["entities"]:
+            truth.append(ent["label"] in EXTRINSIC)
+            naive_pred.append(ent["ent"].lower() not in source)
+            gate_pred.append(any(c.start < ent["end"] and ent["start"] < c.end for c in claims))
+    return score(gate_pred, truth), score(naive_pred, truth)

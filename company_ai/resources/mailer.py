@@ -1,0 +1,72 @@
+import base64
+import json
+import os
+from email import policy
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any, Literal
+
+import dagster as dg
+from pydantic import PrivateAttr
+
+GMAIL_SCOPES = ["https://www.googleapis.com/auth/gmail.send"]
+
+
+class Mailer(dg.ConfigurableResource):
+    """Where outreach email goes. `outbox` (the default, for the demo and the tests):
+    one RFC 5322 `.eml` file per message in `outbox_dir`, written atomically and named by
+    its Message-ID. `gmail`: the Gmail API's `users.messages.send` through
+    google-api-python-client, with OAuth authorized-user JSON from
+    `COMPANY_AI_GMAIL_TOKEN` (bound via `dg.EnvVar`). Both can say whether a Message-ID
+    already went out, which is what makes a resumed send idempotent."""
+
+    backend: Literal["outbox", "gmail"] = "outbox"
+    outbox_dir: str = ""
+    gmail_token: str = ""
+    sender_name: str = "Sam Rivers"
+    sender_email: str = "sam@company-ai.example"
+    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+
+    def send(self, message: EmailMessage) -> str:
+        """Send one message; returns the provider's id for it."""
+        if self.backend == "outbox":
+            path = self._outbox_path(message["Message-ID"])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(message.as_bytes(policy=policy.SMTP))
+            os.replace(tmp, path)
+            return path.name
+        raw = base64.urlsafe_b64encode(message.as_bytes(policy=policy.SMTP)).decode()
+        sent = self._gmail().users().messages().send(userId="me", body={"raw": raw}).execute()
+        return sent["id"]
+
+    def already_sent(self, rfc_message_id: str) -> bool:
+        """Whether a message with this Message-ID already went out (a resumed send)."""
+        if self.backend == "outbox":
+            return self._outbox_path(rfc_message_id).is_file()
+        found = (
+            self._gmail()
+            .users()
+            .messages()
+            .list(userId="me", q=f"rfc822msgid:{rfc_message_id}", includeSpamTrash=True)
+            .execute()
+        )
+        return bool(found.get("messages"))
+
+    def _outbox_path(self, rfc_message_id: str) -> Path:
+        if not self.outbox_dir:
+            raise ValueError("the outbox mailer needs outbox_dir")
+        name = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in rfc_message_id)
+        return Path(self.outbox_dir) / f"{name.strip('_')}.eml"
+
+    def _gmail(self):
+        from googleapiclient.discovery import build
+
+        if self._http is not None:
+            return build("gmail", "v1", http=self._http, static_discovery=True)
+        if not self.gmail_token:
+            raise ValueError("the gmail mailer needs COMPANY_AI_GMAIL_TOKEN (authorized-user JSON)")
+        from google.oauth2.credentials import Credentials
+
+        creds = Credentials.from_authorized_user_info(json.loads(self.gmail_token), GMAIL_SCOPES)
+        return build("gmail", "v1", credentials=creds, static_discovery=True, cache_discovery=False)

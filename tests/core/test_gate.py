@@ -1,0 +1,102 @@
+import pytest
+
+from company_ai.core.gate import KINDS, find_unsupported_claims
+from company_ai.core.gate_eval import gate_scores, labelled_drafts
+
+SOURCES = [
+    "CRM: Grace Hopper <grace@bluewind.example>, CTO at Bluewind Logistics Inc., Leeds.",
+    "Bluewind Logistics Inc. raised $1,200,000 in 2023. Revenue grew twenty percent last"
+    " year. The team lists 805 people. It opened an office in Bristol on 3 March 2025."
+    " Bluewind Harbor is its product.",
+]
+
+
+def claims(text, sources=SOURCES, **kw):
+    return [(c.text, c.kind) for c in find_unsupported_claims(text, sources, **kw)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bluewind raised $1.2M in 2023.",  # $1.2M = 1,200,000; Inc. dropped
+        "Revenue grew 20% last year.",  # 20% = twenty percent
+        "Acme Inc. is not mentioned, but Bluewind Logistics is.".replace("Acme Inc. is", "it is"),
+        "Bluewind Logistics has about 800 people.",  # a hedged round number
+        "Your Bristol office opened in March 2025, on March 3.",
+        "Call me about the Bristol office (opened 03/03/2025).",
+        "Are you free on Thursday for a call?",  # a proposed day is not a claim
+        "Grace, as CTO you will know Bluewind Harbor.",
+        "Hopper's team in Leeds must be busy.",
+    ],
+)
+def test_fair_paraphrases_are_supported(text):
+    assert claims(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Bluewind raised $2.5M last year.", [("$2.5M", "money")]),
+        ("Revenue grew 35% last year.", [("35%", "percent")]),
+        ("The team lists 950 people.", [("950", "number")]),
+        ("The team lists nine hundred people.", [("nine hundred", "number")]),
+        ("Founded in 1999, it grew.", [("1999", "date")]),
+        ("It opened on 4 March 2025.", [("4 March 2025", "date")]),
+        ("It opened on 04/03/2025.", [("04/03/2025", "date")]),
+        ("We met on Thursday.", [("Thursday", "date")]),
+        ("Ada Lovelace suggested I write.", [("Ada Lovelace", "person")]),
+        ("We work with Globex Systems.", [("Globex Systems", "organisation")]),
+        ("Your new office in Manchester looks great.", [("Manchester", "place")]),
+        ('You will like "FlowDesk" for this.', [("FlowDesk", "product")]),
+        ("As CFO, you own this.", [("CFO", "other")]),
+    ],
+)
+def test_fabricated_numbers_and_names_are_caught_with_their_kind(text, expected):
+    assert claims(text) == expected
+
+
+def test_offsets_point_into_the_text():
+    text = "Hi Grace,\n\nBluewind grew 35% and hired Ada Lovelace in Manchester.\n"
+    found = find_unsupported_claims(text, SOURCES)
+    assert [c.text for c in found] == ["35%", "Ada Lovelace", "Manchester"]
+    assert all(text[c.start : c.end] == c.text for c in found)
+    assert {c.kind for c in found} <= set(KINDS)
+    assert found[0].to_json() == {"text": "35%", "kind": "percent", "start": 25, "end": 28}
+
+
+def test_greetings_sign_offs_and_the_sender_are_not_claims():
+    text = (
+        "Dear Grace Hopper,\n\nI'm Sam from Company AI. Congratulations on Bluewind Harbor.\n"
+        "Would a short call next week be useful?\n\nKind regards,\nSam Rivers\nCompany AI\n"
+        "+44 20 7946 0018\n"
+    )
+    assert claims(text, allow=["Sam Rivers", "Company AI"]) == []
+    assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam") == []
+    assert claims("I'm Sam from Company AI.") == [("Sam", "other"), ("Company AI", "organisation")]
+
+
+def test_claims_hidden_after_a_sign_off_are_still_claims():
+    text = "Hi Ada,\n\nHello.\n\nBest,\nSam Rivers We saved Globex 70% of their costs.\n"
+    assert claims(text, allow=["Sam Rivers"]) == [("Globex", "other"), ("70%", "percent")]
+    text = "Hi Ada,\n\nHello.\n\nBest,\nSam\nCompany AI\nLondon\n\nPS: Globex loves us.\n"
+    assert claims(text) == [("Globex", "other")]
+
+
+def test_a_known_first_name_with_a_known_surname_is_not_a_known_person():
+    sources = ["John Doe met Jane Smith."]
+    assert [c for c, _ in claims("John Smith called.", sources)] == ["John"]
+    assert claims("Smith called John.", sources) == []
+
+
+def test_an_acronym_needs_its_capitals_in_the_sources():
+    assert claims("As IT Manager, you own it.", ["it is done. Product Manager"]) == [
+        ("IT", "other")
+    ]
+
+
+def test_the_gate_meets_its_targets_on_the_labelled_set():
+    cases = labelled_drafts()
+    assert len(cases) >= 200
+    assert 0.35 < sum(c.fabricated for c in cases) / len(cases) < 0.65
+    scores = gate_scores(cases)
+    assert scores.recall >= 0.95 and scores.precision >= 0.90, scores.line()

@@ -1,0 +1,197 @@
+import sqlite3
+
+import pytest
+
+from company_ai.core.db import Stores, transaction
+from company_ai.core.drafting import (
+    DRAFT_CAP,
+    BumpLimitError,
+    compose,
+    next_thread,
+    text_problem,
+)
+from company_ai.core.research import (
+    RESEARCH_CAP,
+    SourceError,
+    apply_writeback,
+    page_text,
+    pick_for_day,
+    read_page,
+    select_candidates,
+)
+
+NOW = "2026-11-20T09:00:00Z"
+
+
+@pytest.fixture
+def stores(tmp_path):
+    stores = Stores(tmp_path / "data")
+    with stores.connect("crm") as crm, transaction(crm):
+        crm.executemany(
+            "INSERT INTO contacts (id, email, name, company, title, city, warmth, source,"
+            " created_at, updated_at) VALUES (?, ?, ?, 'Acme Ltd', 'CTO', 'Leeds', ?,"
+            " 'sample', ?, ?)",
+            [
+                (i, None if i == 1 else f"p{i}@acme.example", f"Person {i}", 100 - i, NOW, NOW)
+                for i in range(1, 41)
+            ],
+        )
+    return stores
+
+
+def add_message(stores, contact_id, sent_at, *, thread=None, bounce="none", replied=None, bump=0):
+    with stores.connect("outreach") as outreach, transaction(outreach):
+        outreach.execute(
+            "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, replied_at,"
+            " bounce_status, bump_count) VALUES (?, ?, 'Hello', 'Body', ?, ?, ?, ?)",
+            (contact_id, thread or f"t-{contact_id}", sent_at, replied, bounce, bump),
+        )
+
+
+def chosen(stores, day="2026-11-20"):
+    with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
+        return [c.contact_id for c in select_candidates(crm, outreach, day, "UTC")]
+
+
+def test_the_selection_rule_excludes_whom_it_must_and_prefers_warmth(stores):
+    add_message(stores, 2, "2025-01-01T09:00:00Z", bounce="hard")  # bounced, long ago
+    add_message(stores, 3, "2026-11-15T09:00:00Z")  # written to 5 days ago
+    add_message(stores, 4, "2026-10-01T09:00:00Z", replied="2026-10-02T09:00:00Z")
+    add_message(stores, 5, "2026-10-01T09:00:00Z", bump=2)  # politely twice: done
+    add_message(stores, 6, "2026-10-01T09:00:00Z", bump=1)  # may still get a last bump
+    add_message(stores, 7, "2026-11-25T09:00:00Z")  # after the day: does not count yet
+    picked = chosen(stores)
+    assert len(picked) == RESEARCH_CAP
+    assert not {1, 2, 3, 4, 5} & set(picked)  # no email, bounced, recent, replied, bumped
+    assert picked[:3] == [6, 7, 8]  # warmest first (warmth 100 - id)
+
+
+def test_each_days_picks_are_stored_once_and_capped_even_when_days_are_caught_up(stores):
+    with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
+        days = ["2026-11-18", "2026-11-19", "2026-11-20"]
+        first = {d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC")] for d in days}
+        again = {d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC")] for d in days}
+        assert first == again
+        assert all(len(p) <= RESEARCH_CAP for p in first.values())
+        # 39 contacts with email: 20 on the first day, 19 on the next, none left after.
+        assert [len(first[d]) for d in days] == [20, 19, 0]
+        assert not set(first[days[0]]) & set(first[days[1]])
+        per_day = outreach.execute(
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM research_picks GROUP BY day)"
+        ).fetchone()[0]
+        assert per_day <= RESEARCH_CAP
+
+
+@pytest.mark.parametrize(
+    "proposal",
+    [{"email": "evil@x.example"}, {"warmth": "100"}, {"id": "999"}, {"favourite_colour": "red"}],
+)
+def test_writeback_outside_the_whitelist_changes_nothing(stores, proposal):
+    with stores.connect("crm") as crm:
+        before = [tuple(r) for r in crm.execute("SELECT * FROM contacts ORDER BY id")]
+        result = apply_writeback(crm, 5, proposal)
+        after = [tuple(r) for r in crm.execute("SELECT * FROM contacts ORDER BY id")]
+    assert after == before
+    assert result.applied == {} and set(result.rejected) == set(proposal)
+
+
+def test_writeback_inside_the_whitelist_is_applied_and_the_rest_refused(stores):
+    with stores.connect("crm") as crm:
+        result = apply_writeback(crm, 5, {"city": "York", "title": "CEO", "email": "x@y.z"})
+        row = crm.execute("SELECT city, title, email FROM contacts WHERE id = 5").fetchone()
+    assert tuple(row) == ("York", "CEO", "p5@acme.example")
+    assert result.applied == {"city": "York", "title": "CEO"}
+    assert result.rejected == {"email": "x@y.z"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "complaint"),
+    [
+        (b"<p>" + b"x" * 300_000 + b"</p>", "over the"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        (b"\xff\xfe<p>hi</p>", "not UTF-8"),
+        (b"<html><script>var a = 1;</script></html>", "no readable text"),
+    ],
+)
+def test_huge_binary_or_empty_pages_are_refused(raw, complaint):
+    with pytest.raises(SourceError, match=complaint):
+        page_text(raw, "acme.example.html")
+
+
+def test_a_missing_or_odd_page_is_refused(tmp_path):
+    with pytest.raises(SourceError, match="no company page"):
+        read_page(tmp_path, "acme.example")
+    with pytest.raises(SourceError, match="not a company domain"):
+        read_page(tmp_path, "../etc/passwd")
+
+
+def test_a_third_bump_cannot_be_drafted_or_stored(stores):
+    add_message(stores, 6, "2026-10-01T09:00:00Z", thread="t-6", bump=0)
+    with stores.connect("outreach") as outreach:
+        assert next_thread(outreach, 6, "2026-11-20", "UTC").bump == 1
+    add_message(stores, 6, "2026-10-20T09:00:00Z", thread="t-6", bump=1)
+    add_message(stores, 6, "2026-11-01T09:00:00Z", thread="t-6", bump=2)
+    with stores.connect("outreach") as outreach:
+        with pytest.raises(BumpLimitError, match="no third bump"):
+            next_thread(outreach, 6, "2026-11-20", "UTC")
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            outreach.execute(
+                "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
+                " bump_count) VALUES (6, 't-6', 's', 'b', ?, 3)",
+                (NOW,),
+            )
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "complaint"),
+    [
+        ("Hello\r\nBcc: all@example.com", "Hi", "header injection"),
+        ("Hello\nthere", "Hi", "header injection"),
+        ("<b>Hello</b>", "Hi", "HTML"),
+        ("Hello", "<p>Hi</p>", "HTML"),
+        ("Hello", "Hi &nbsp; there", "HTML"),
+        ("", "Hi", "empty"),
+    ],
+)
+def test_html_and_header_injection_are_refused(subject, body, complaint):
+    assert complaint in text_problem(subject, body)
+    draft = {"subject": subject, "body": body, "rfc_message_id": "<1@x>", "thread_id": "t"}
+    with pytest.raises(ValueError, match=complaint):
+        compose(draft, to="a@b.example", sender="Sam", sender_email="sam@x.example")
+
+
+def test_a_clean_draft_composes_to_rfc_5322():
+    draft = {
+        "subject": "Über uns",
+        "body": "Hi Ada,\n\nHello.\n",
+        "rfc_message_id": "<1@x>",
+        "thread_id": "t-1",
+    }
+    message = compose(draft, to="Ada <ada@b.example>", sender="Sam", sender_email="sam@x.example")
+    assert message["Message-ID"] == "<1@x>" and message["Subject"] == "Über uns"
+    assert b"Subject: =?utf-8?" in message.as_bytes()
+
+
+def test_the_daily_caps_hold_in_the_store_itself(stores):
+    with stores.connect("outreach") as outreach:
+        for n in range(RESEARCH_CAP):
+            outreach.execute(
+                "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
+                " VALUES ('2026-11-20', ?, ?, ?, ?)",
+                (n + 1, n + 1, NOW, NOW),
+            )
+        with pytest.raises(sqlite3.IntegrityError, match="at most 20 contacts a day"):
+            outreach.execute(
+                "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
+                " VALUES ('2026-11-20', 99, 99, ?, ?)",
+                (NOW, NOW),
+            )
+        row = (
+            "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle, dossier,"
+            " sources, model, verdict, status, created_at, updated_at) VALUES"
+            " ('2026-11-20', ?, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', ?, ?)"
+        )
+        for n in range(DRAFT_CAP):
+            outreach.execute(row, (n + 1, NOW, NOW))
+        with pytest.raises(sqlite3.IntegrityError, match="at most 10 drafts a day"):
+            outreach.execute(row, (99, NOW, NOW))
