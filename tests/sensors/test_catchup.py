@@ -20,7 +20,14 @@ from company_ai.resources.notifier import Notifier
 from company_ai.schedules import Entry, _job, _schedule
 from company_ai.sensors.catchup import build_catchup_sensor
 
-FAILING: set[str] = set()  # partitions of `early` that fail, to test retries
+FAILING: set[str] = set()
+
+
+def utc(*args):
+    return datetime(*args, tzinfo=UTC)
+
+
+# partitions of `early` that fail, to test retries
 
 
 @dg.asset(
@@ -53,21 +60,21 @@ ENTRIES = [
     Entry("brief_job", ("brief",), time(6, 0), 60),
 ]
 JOBS = {e.job: _job(e) for e in ENTRIES}
-# The instance's history starts on 2026-03-01: the look-back reaches no further.
+# Short look-backs keep the simulated history (real runs) small: it starts at START.
+START = utc(2026, 3, 3, 6, 30)
 SENSOR = build_catchup_sensor(
-    ENTRIES, list(JOBS.values()), name="test_catchup", lookback=timedelta(days=4)
+    ENTRIES, list(JOBS.values()), name="test_catchup", lookback=timedelta(days=2)
+)
+LONG_SENSOR = build_catchup_sensor(
+    ENTRIES, list(JOBS.values()), name="test_catchup_long", lookback=timedelta(days=4)
 )
 SCHEDULES = {e.job: _schedule(e, JOBS[e.job]) for e in ENTRIES}
 DEFS = dg.Definitions(
     assets=[nightly, early, brief],
     jobs=list(JOBS.values()),
     schedules=list(SCHEDULES.values()),
-    sensors=[SENSOR],
+    sensors=[SENSOR, LONG_SENSOR],
 )
-
-
-def utc(*args):
-    return datetime(*args, tzinfo=UTC)
 
 
 class Daemon:
@@ -75,7 +82,8 @@ class Daemon:
 
     def __init__(self, instance, monkeypatch):
         self.instance = instance
-        self.now = utc(2026, 3, 1, 6, 30)
+        self.now = START
+        self.sensor = SENSOR
         self.requested: list[list[dg.RunRequest]] = []
         monkeypatch.setattr(times, "utc_now", lambda: self.now)
 
@@ -114,7 +122,7 @@ class Daemon:
 
     def sensor_tick(self) -> list[dg.RunRequest]:
         context = dg.build_sensor_context(instance=self.instance, definitions=DEFS)
-        requests = SENSOR.evaluate_tick(context).run_requests or []
+        requests = self.sensor.evaluate_tick(context).run_requests or []
         self.requested.append(requests)
         for request in requests:
             if self.instance.get_runs(dg.RunsFilter(tags={"dagster/run_key": request.run_key})):
@@ -149,7 +157,7 @@ def daemon(monkeypatch):
 def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
     daemon.up_until(utc(2026, 3, 5, 1, 59))
     before = {job: partitions(daemon.instance, job) for job in JOBS}
-    assert before["nightly_job"] == ["2026-03-01", "2026-03-02", "2026-03-03"]
+    assert before["nightly_job"] == ["2026-03-03"]
 
     daemon.comes_back(utc(2026, 3, 5, 6, 0), sensor_first=sensor_first)
     daemon.sensor_until(utc(2026, 3, 5, 7, 0))
@@ -163,6 +171,7 @@ def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
 
 
 def test_down_for_three_days_every_slot_runs_once_in_order(daemon):
+    daemon.now, daemon.sensor = utc(2026, 3, 1, 6, 30), LONG_SENSOR
     daemon.up_until(utc(2026, 3, 2, 1, 59))
     daemon.comes_back(utc(2026, 3, 5, 6, 0))
     daemon.sensor_until(utc(2026, 3, 5, 8, 0))
