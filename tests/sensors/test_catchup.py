@@ -84,6 +84,7 @@ class Daemon:
         self.instance = instance
         self.now = START
         self.sensor = SENSOR
+        self.cursor: str | None = None
         self.requested: list[list[dg.RunRequest]] = []
         monkeypatch.setattr(times, "utc_now", lambda: self.now)
 
@@ -103,7 +104,9 @@ class Daemon:
             self.execute(job, request.partition_key, request.tags)
 
     def up_until(self, end: datetime) -> None:
-        """Every tick from now to `end` runs on time."""
+        """Every tick from now to `end` runs on time (the sensor first ran at the start)."""
+        if self.cursor is None:
+            self.sensor_tick()
         for due in ledger.due(ENTRIES, self.now, end + ledger.GRACE):
             self.now = due.tick
             self.schedule_tick(due.job, due.tick)
@@ -121,8 +124,12 @@ class Daemon:
             self.schedule_tick(due.job, due.tick)
 
     def sensor_tick(self) -> list[dg.RunRequest]:
-        context = dg.build_sensor_context(instance=self.instance, definitions=DEFS)
-        requests = self.sensor.evaluate_tick(context).run_requests or []
+        context = dg.build_sensor_context(
+            instance=self.instance, definitions=DEFS, cursor=self.cursor
+        )
+        data = self.sensor.evaluate_tick(context)
+        self.cursor = data.cursor or self.cursor
+        requests = data.run_requests or []
         self.requested.append(requests)
         for request in requests:
             if self.instance.get_runs(dg.RunsFilter(tags={"dagster/run_key": request.run_key})):
@@ -258,3 +265,14 @@ def test_the_digest_lists_what_was_recovered(daemon, tmp_path):
         "- early_job 2026-03-04",
     ]
     assert "the scheduler is dark" in (tmp_path / "outbox.jsonl").read_text()
+
+
+def test_a_fresh_deployment_owes_nothing_from_before_the_sensor_first_ran(daemon):
+    daemon.now = utc(2026, 3, 5, 6, 30)
+    assert daemon.sensor_tick() == [], "first evaluation: only remembers when it started"
+    assert daemon.cursor == "2026-03-05T06:30:00Z"
+    daemon.now = utc(2026, 3, 6, 4, 0)
+    assert [(r.job_name, r.partition_key) for r in daemon.sensor_tick()] == [
+        ("nightly_job", "2026-03-05"),
+        ("early_job", "2026-03-05"),
+    ]
