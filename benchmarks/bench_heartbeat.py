@@ -92,7 +92,9 @@ def catchup(days: int, evaluations: int) -> None:
     timings, requested = [], 0
     repository = dg.Definitions.merge(defs, dg.Definitions(sensors=[sensor]))
     for _ in range(evaluations):
-        context = dg.build_sensor_context(instance=instance, definitions=repository)
+        context = dg.build_sensor_context(
+            instance=instance, definitions=repository, cursor="2026-01-01T00:00:00Z"
+        )
         started = time.perf_counter()
         result = sensor.evaluate_tick(context)
         timings.append(time.perf_counter() - started)

@@ -54,7 +54,8 @@ class Entry:
 TIMETABLE: list[Entry] = [
     # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
     # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
-    # still stops a wedged run long before the next night.
+    # still stops a wedged run long before the next night. (At 23:15 the last complete
+    # day is yesterday: today's episodes are sealed tomorrow night, late arrivals included.)
     Entry("memory_job", ("contact_episodes",), time(23, 15), 600),
     # Outreach: 20 research passes + 10 drafts at about a minute of model time each
     # = 30 min; the gate (pure code, < 1 ms a draft) and 10 sends (a few s each) add
@@ -73,8 +74,8 @@ TIMETABLE: list[Entry] = [
     # Counting every table of six stores: ~0.5 s on the demo, ~5 s on a 1.5M-episode
     # memory; four small files. 300 s.
     Entry("state_export_job", ("state_export",), time(6, 15), 300),
-    # The backup API copies at disk speed: ~1 GB of stores ≈ 10-20 s, plus a sha256 pass
-    # (~2 s/GB) and a count(*) per table. 1800 s leaves 50x headroom for a slow disk.
+    # Measured: 5.8 MB of stores copied, hashed and counted in 0.25 s on a loaded 2-core
+    # box (BENCHMARKS.md), i.e. ~45 s per GB. A 2 GB data dir ≈ 90 s; 1800 s is 20x that.
     Entry("snapshots_job", ("db_snapshots",), time(8, 15), 1800),
     # Like the brief: ≤500 run records, the timetable for one day, one send. 300 s.
     Entry("digest_job", ("daily_digest",), time(9, 5), 300),

@@ -7,7 +7,8 @@ and one at a time for jobs whose assets depend on their previous day. The decisi
 read afresh from Dagster's run history on every tick (no cursor), so running it again
 never double-fires and slots that fall due meanwhile are picked up on the next pass. A
 failed slot is retried up to `max_attempts` runs in all; the attempt is part of the run
-key because a sensor's run keys dedupe forever.
+key because a sensor's run keys dedupe forever. The cursor only records when the sensor
+first ran: slots due before that are not its business.
 """
 
 from datetime import timedelta
@@ -15,7 +16,7 @@ from datetime import timedelta
 import dagster as dg
 
 from company_ai import ledger
-from company_ai.core.times import to_iso
+from company_ai.core.times import parse_utc, to_iso
 from company_ai.core.timetable import plan_catchup
 from company_ai.schedules import JOBS, TIMETABLE, Entry
 
@@ -50,7 +51,11 @@ def build_catchup_sensor(
     )
     def _catchup(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         now = ledger.now()
-        slots = ledger.due(entries, now - lookback, now)
+        if not context.cursor:
+            # Like a schedule turned on, the sensor owes nothing from before it first ran:
+            # a fresh deployment does not replay a week of reports.
+            return dg.SensorResult(skip_reason="watching from now on", cursor=to_iso(now))
+        slots = ledger.due(entries, max(now - lookback, parse_utc(context.cursor)), now)
         facts, busy = ledger.slot_facts(context.instance, entries, slots)
         plan = plan_catchup(
             slots,

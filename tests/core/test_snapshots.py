@@ -1,5 +1,6 @@
 import errno
 import json
+import os
 import shutil
 
 import pytest
@@ -93,19 +94,25 @@ def test_a_snapshot_folder_under_a_file_fails_clearly(data, tmp_path):
     assert "Nothing was published" in str(err.value)
 
 
-def test_a_full_disk_fails_clearly_and_publishes_nothing(data, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [(errno.ENOSPC, "the disk is full"), (errno.EROFS, "it is read-only")],
+)
+def test_a_full_or_read_only_disk_fails_clearly_and_publishes_nothing(
+    data, tmp_path, monkeypatch, code, reason
+):
     root = tmp_path / "snaps"
     take_snapshot(data, root, "2026-11-28", keep=3)
     copied = []
 
     def full(source, target):
         if copied:
-            raise OSError(errno.ENOSPC, "No space left on device")
+            raise OSError(code, os.strerror(code))
         copied.append(source)
         shutil.copyfile(source, target)
 
     monkeypatch.setattr(snapshots, "_copy_db", full)
-    with pytest.raises(SnapshotError, match="the disk is full"):
+    with pytest.raises(SnapshotError, match=reason):
         take_snapshot(data, root, "2026-11-29", keep=3)
     assert snapshot_days(root) == ["2026-11-28"]
     assert sorted(p.name for p in root.iterdir()) == ["2026-11-28"], "no staging left behind"

@@ -20,7 +20,14 @@ from company_ai.resources.notifier import Notifier
 from company_ai.schedules import Entry, _job, _schedule
 from company_ai.sensors.catchup import build_catchup_sensor
 
-FAILING: set[str] = set()  # partitions of `early` that fail, to test retries
+FAILING: set[str] = set()
+
+
+def utc(*args):
+    return datetime(*args, tzinfo=UTC)
+
+
+# partitions of `early` that fail, to test retries
 
 
 @dg.asset(
@@ -53,21 +60,21 @@ ENTRIES = [
     Entry("brief_job", ("brief",), time(6, 0), 60),
 ]
 JOBS = {e.job: _job(e) for e in ENTRIES}
-# The instance's history starts on 2026-03-01: the look-back reaches no further.
+# Short look-backs keep the simulated history (real runs) small: it starts at START.
+START = utc(2026, 3, 3, 6, 30)
 SENSOR = build_catchup_sensor(
-    ENTRIES, list(JOBS.values()), name="test_catchup", lookback=timedelta(days=4)
+    ENTRIES, list(JOBS.values()), name="test_catchup", lookback=timedelta(days=2)
+)
+LONG_SENSOR = build_catchup_sensor(
+    ENTRIES, list(JOBS.values()), name="test_catchup_long", lookback=timedelta(days=4)
 )
 SCHEDULES = {e.job: _schedule(e, JOBS[e.job]) for e in ENTRIES}
 DEFS = dg.Definitions(
     assets=[nightly, early, brief],
     jobs=list(JOBS.values()),
     schedules=list(SCHEDULES.values()),
-    sensors=[SENSOR],
+    sensors=[SENSOR, LONG_SENSOR],
 )
-
-
-def utc(*args):
-    return datetime(*args, tzinfo=UTC)
 
 
 class Daemon:
@@ -75,7 +82,9 @@ class Daemon:
 
     def __init__(self, instance, monkeypatch):
         self.instance = instance
-        self.now = utc(2026, 3, 1, 6, 30)
+        self.now = START
+        self.sensor = SENSOR
+        self.cursor: str | None = None
         self.requested: list[list[dg.RunRequest]] = []
         monkeypatch.setattr(times, "utc_now", lambda: self.now)
 
@@ -95,7 +104,9 @@ class Daemon:
             self.execute(job, request.partition_key, request.tags)
 
     def up_until(self, end: datetime) -> None:
-        """Every tick from now to `end` runs on time."""
+        """Every tick from now to `end` runs on time (the sensor first ran at the start)."""
+        if self.cursor is None:
+            self.sensor_tick()
         for due in ledger.due(ENTRIES, self.now, end + ledger.GRACE):
             self.now = due.tick
             self.schedule_tick(due.job, due.tick)
@@ -113,8 +124,12 @@ class Daemon:
             self.schedule_tick(due.job, due.tick)
 
     def sensor_tick(self) -> list[dg.RunRequest]:
-        context = dg.build_sensor_context(instance=self.instance, definitions=DEFS)
-        requests = SENSOR.evaluate_tick(context).run_requests or []
+        context = dg.build_sensor_context(
+            instance=self.instance, definitions=DEFS, cursor=self.cursor
+        )
+        data = self.sensor.evaluate_tick(context)
+        self.cursor = data.cursor or self.cursor
+        requests = data.run_requests or []
         self.requested.append(requests)
         for request in requests:
             if self.instance.get_runs(dg.RunsFilter(tags={"dagster/run_key": request.run_key})):
@@ -149,7 +164,7 @@ def daemon(monkeypatch):
 def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
     daemon.up_until(utc(2026, 3, 5, 1, 59))
     before = {job: partitions(daemon.instance, job) for job in JOBS}
-    assert before["nightly_job"] == ["2026-03-01", "2026-03-02", "2026-03-03"]
+    assert before["nightly_job"] == ["2026-03-03"]
 
     daemon.comes_back(utc(2026, 3, 5, 6, 0), sensor_first=sensor_first)
     daemon.sensor_until(utc(2026, 3, 5, 7, 0))
@@ -163,6 +178,7 @@ def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
 
 
 def test_down_for_three_days_every_slot_runs_once_in_order(daemon):
+    daemon.now, daemon.sensor = utc(2026, 3, 1, 6, 30), LONG_SENSOR
     daemon.up_until(utc(2026, 3, 2, 1, 59))
     daemon.comes_back(utc(2026, 3, 5, 6, 0))
     daemon.sensor_until(utc(2026, 3, 5, 8, 0))
@@ -249,3 +265,14 @@ def test_the_digest_lists_what_was_recovered(daemon, tmp_path):
         "- early_job 2026-03-04",
     ]
     assert "the scheduler is dark" in (tmp_path / "outbox.jsonl").read_text()
+
+
+def test_a_fresh_deployment_owes_nothing_from_before_the_sensor_first_ran(daemon):
+    daemon.now = utc(2026, 3, 5, 6, 30)
+    assert daemon.sensor_tick() == [], "first evaluation: only remembers when it started"
+    assert daemon.cursor == "2026-03-05T06:30:00Z"
+    daemon.now = utc(2026, 3, 6, 4, 0)
+    assert [(r.job_name, r.partition_key) for r in daemon.sensor_tick()] == [
+        ("nightly_job", "2026-03-05"),
+        ("early_job", "2026-03-05"),
+    ]
