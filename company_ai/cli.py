@@ -123,7 +123,7 @@ def _dossier(stores: Stores, args: argparse.Namespace) -> int:
 
 def _note(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.episodes import append_episodes
-    from company_ai.core.times import local_day, to_iso, utc_now
+    from company_ai.core.times import to_iso, utc_now
 
     with stores.connect("crm", readonly=True) as crm:
         contact = find_contact(crm, args.email)
@@ -139,9 +139,9 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
                     "source": "manual",
                     "confidence": 1.0,
                     "created_at": now,
-                    "day": local_day(now, settings.timezone()),
                 }
             ],
+            tz=settings.timezone(),
         )
     state = "noted" if result.inserted else "already noted (same note, same second)"
     print(f"{state}: {contact['name']} <{contact['email']}>, {now}")

@@ -34,7 +34,6 @@ from company_ai.core.research import (
     pick_for_day,
     research_episodes,
     research_prompt,
-    stamp_in_day,
     unsendable_reason,
 )
 from company_ai.core.times import to_iso, utc_now
@@ -67,7 +66,7 @@ def research_findings(
     to `crm.db`, every other proposal is rejected, logged and counted here.
     """
     day, tz = context.partition_key, settings.timezone()
-    at = stamp_in_day(day, tz)
+    at = to_iso(utc_now())  # the episode's day is the day it is recorded
     done = skipped = episodes_written = 0
     reasons: dict[str, str] = {}
     applied: dict[str, int] = {}
@@ -396,7 +395,7 @@ def outreach_messages(
             mailer.send(message)
             record_sent(outreach, draft, to_iso(utc_now()))
             sent += 1
-        written = append_episodes(memory, outreach_episodes(outreach, day, tz), tz=tz)
+        written = append_episodes(memory, outreach_episodes(outreach, day), tz=tz)
         total = outreach.execute(
             "SELECT count(*) FROM drafts WHERE day = ? AND status = 'sent'", (day,)
         ).fetchone()[0]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from company_ai.core.db import transaction
 from company_ai.core.gate import Claim, SourceIndex, unsupported_claims
-from company_ai.core.research import MAX_BUMPS, stamp_in_day
+from company_ai.core.research import MAX_BUMPS
 from company_ai.core.times import day_window, to_iso, utc_now
 
 DRAFT_CAP = 10
@@ -271,10 +271,8 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, sent_at: str) 
     return int(message_id)
 
 
-def outreach_episodes(outreach: sqlite3.Connection, day: str, tz: str) -> list[dict]:
-    """The `outreach` episode of every message the day's drafts sent (recorded in the day;
-    the content keeps the true send time)."""
-    at = stamp_in_day(day, tz)
+def outreach_episodes(outreach: sqlite3.Connection, day: str) -> list[dict]:
+    """The `outreach` episode of every message the day's drafts sent, dated when it was sent."""
     return [
         {
             "contact_id": r["contact_id"],
@@ -283,9 +281,8 @@ def outreach_episodes(outreach: sqlite3.Connection, day: str, tz: str) -> list[d
             f" bump {r['bump_count']}) at {r['sent_at']}.",
             "source": "outreach",
             "confidence": 1.0,
-            "created_at": min(at, r["sent_at"]),
+            "created_at": r["sent_at"],
             "natural_key": f"outreach:message:{r['id']}",
-            "day": day,
         }
         for r in outreach.execute(
             "SELECT m.* FROM messages m JOIN drafts d ON d.message_id = m.id"

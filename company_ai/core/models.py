@@ -48,7 +48,7 @@ class Episode(BaseModel):
     created_at: UtcTimestamp
     # Unique per event; defaults to a hash of the event's own fields (see episodes.py).
     natural_key: Annotated[str, Field(min_length=1, max_length=300)] | None = None
-    # The partition (local date) that recorded it; defaults to created_at's local date.
+    # The local date it was recorded on: created_at's date in the partitions' timezone.
     day: Annotated[str, Field(pattern=_DAY.pattern)] | None = None
 
     @model_validator(mode="after")

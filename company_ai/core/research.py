@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from company_ai.core.db import Stores, transaction
-from company_ai.core.times import day_window, parse_utc, to_iso, utc_now
+from company_ai.core.times import day_window, to_iso, utc_now
 
 RESEARCH_CAP = 20
 RECENT_DAYS = 14
@@ -315,7 +315,6 @@ def research_episodes(
                 "confidence": EXTRACTED_CONFIDENCE if verbatim else MODEL_CONFIDENCE,
                 "created_at": created_at,
                 "natural_key": f"{kind}:{day}:{contact_id}:{n}",
-                "day": day,
             }
         )
     return episodes
@@ -361,13 +360,3 @@ def apply_writeback(
                     (applied[column], to_iso(utc_now()), contact_id),
                 )
     return Writeback(applied, rejected)
-
-
-def stamp_in_day(day: str, tz: str) -> str:
-    """When a partition's work is recorded: now, clamped into the day's window (a
-    backfilled or next-morning run still records its episodes inside their day)."""
-    start, end = day_window(day, tz)
-    now = to_iso(utc_now())
-    if now >= end:
-        return to_iso(parse_utc(end) - timedelta(seconds=1))
-    return max(now, start)

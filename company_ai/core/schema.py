@@ -37,8 +37,8 @@ CRM_V1 = [
 
 MEMORY_V1 = [
     # The shape of contact_episodes is fixed by the design; natural_key and day are
-    # the only additions, and both exist for idempotency: a writer re-running a
-    # partition finds its rows by day and cannot insert the same event twice.
+    # the only additions. The natural key makes every write idempotent; day (the local
+    # date the episode was recorded) is what contact_episodes seals one partition by.
     f"""
     CREATE TABLE contact_episodes (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
