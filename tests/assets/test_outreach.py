@@ -116,10 +116,10 @@ def test_a_day_is_researched_drafted_gated_and_sent_within_its_caps(data):
     }
     assert {f"outreach:message:{m['id']}" for m in messages} <= keys
     # Dated when it really happened, never back-dated into the partition's day.
-    sent = {f"outreach:message:{m['id']}": m["sent_at"] for m in messages}
+    sent_at = {f"outreach:message:{m['id']}": m["sent_at"] for m in messages}
     for r in rows(data, "memory", "SELECT natural_key, created_at FROM contact_episodes"):
-        if r["natural_key"] in sent:
-            assert r["created_at"] == sent[r["natural_key"]]
+        if r["natural_key"] in sent_at:
+            assert r["created_at"] == sent_at[r["natural_key"]]
 
     with dg.instance_for_test() as instance:
         again = run(data, instance)
