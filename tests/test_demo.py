@@ -23,6 +23,8 @@ def test_the_demo_runs_every_job_through_dagster_and_keeps_the_history(tmp_path)
     assert "loading: 150/150 contacts" in done.stderr
     assert done.stdout.count(" SUCCESS ") == 4  # memory_job and vault_job, 2 days each
     assert "Runs recorded in DAGSTER_HOME: 4" in done.stdout
+    assert "Vault: 21 notes staged" in done.stdout and "21 recall pages" in done.stdout
+    assert "1. Elena Voss (person), as of " in done.stdout
 
     import dagster as dg
 
