@@ -48,6 +48,12 @@ def vault_staging(
     )
 
 
+class RecallPagesConfig(dg.Config):
+    # At most this many model calls in one run (0: no cap); the rest wait for the next run,
+    # and every finished page is already committed (a checkpoint per page).
+    max_pages: int = 0
+
+
 @dg.asset(
     partitions_def=DAILY,
     group_name=VAULT,
@@ -70,7 +76,10 @@ def vault_staging(
     ],
 )
 def recall_pages(
-    context: dg.AssetExecutionContext, llm: LLMResource, stores: StoresResource
+    context: dg.AssetExecutionContext,
+    config: RecallPagesConfig,
+    llm: LLMResource,
+    stores: StoresResource,
 ) -> dg.MaterializeResult:
     """Recall pages: one read-only page per staged note, distilled by the language model.
 
@@ -94,7 +103,13 @@ def recall_pages(
     staging = staging_dir(stores.data_dir)
     with stores.connect(RECALL) as conn:
         result = distill_staging(
-            conn, str(staging), day=day, distill=distill, source=llm.source, log=context.log.info
+            conn,
+            str(staging),
+            day=day,
+            distill=distill,
+            source=llm.source,
+            max_pages=config.max_pages,
+            log=context.log.info,
         )
         unsupported = _published_unsupported(conn, staging)
     return dg.MaterializeResult(
@@ -104,6 +119,7 @@ def recall_pages(
             "withheld": len(result.withheld),
             "model_failures": len(result.failed),
             "removed": len(result.removed),
+            "deferred": result.deferred,
             "entities": result.entities,
         },
         check_results=[

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from company_ai.core.db import transaction
 from company_ai.core.retrieval import Doc, Searcher, rebuild_docs, update_vectors
@@ -78,7 +78,7 @@ def recall(
     limit: int = 5,
 ) -> Answer:
     titles = searcher.hybrid(question, limit)
-    stale = {p.title for p in stale_pages(conn, now, max_age_days)}
+    stale = {p.title for p in stale_pages(conn, now, max_age_days, titles=titles)}
     hits = []
     for title in titles:
         row = conn.execute("SELECT * FROM entities WHERE title = ?", (title,)).fetchone()
@@ -95,9 +95,9 @@ def recall(
 
 def neighbourhood(conn: sqlite3.Connection, title: str) -> list[tuple[str, str, str, bool]]:
     """One hop from `title`: its relations out, and the entities that relate to it."""
-    known = {r[0] for r in conn.execute("SELECT title FROM entities")}
     out = conn.execute(
-        "SELECT r.relation, r.target FROM relations r JOIN entities e ON e.id = r.entity_id"
+        "SELECT r.relation, r.target, t.id IS NOT NULL FROM relations r"
+        " JOIN entities e ON e.id = r.entity_id LEFT JOIN entities t ON t.title = r.target"
         " WHERE e.title = ? ORDER BY r.rowid",
         (title,),
     ).fetchall()
@@ -106,7 +106,7 @@ def neighbourhood(conn: sqlite3.Connection, title: str) -> list[tuple[str, str, 
         " WHERE r.target = ? ORDER BY e.title",
         (title,),
     ).fetchall()
-    return [(rel, "out", other, other in known) for rel, other in out] + [
+    return [(rel, "out", other, bool(exists)) for rel, other, exists in out] + [
         (rel, "in", other, True) for rel, other in into
     ]
 
@@ -149,28 +149,38 @@ class StalePage:
     observations: list[tuple[str, str]]  # (category, text) of the status/goal lines
 
 
-def stale_pages(conn: sqlite3.Connection, now: datetime, max_age_days: int) -> list[StalePage]:
+def stale_pages(
+    conn: sqlite3.Connection,
+    now: datetime,
+    max_age_days: int,
+    *,
+    titles: list[str] | None = None,
+) -> list[StalePage]:
     """Pages whose status or goal observations come from a note untouched for longer than
     `max_age_days` (a note that stopped being true is never re-staged, so it never
-    changes on its own): the oldest first, for review in the morning brief."""
+    changes on its own): the oldest first, for review in the morning brief. `titles`
+    limits the look to those pages."""
     today = now.date()
+    cutoff = (today - timedelta(days=max_age_days)).isoformat()
+    only = f" AND e.title IN ({', '.join('?' * len(titles))})" if titles is not None else ""
     found = []
     for row in conn.execute(
-        "SELECT id, title, derived_from, note_touched FROM entities ORDER BY note_touched, title"
+        "SELECT e.id, e.title, e.derived_from, e.note_touched FROM entities e"
+        " WHERE e.note_touched < ? AND EXISTS (SELECT 1 FROM observations o"
+        " WHERE o.entity_id = e.id AND o.category IN ('status', 'goal'))"
+        f"{only} ORDER BY e.note_touched, e.title",
+        (cutoff, *(titles or [])),
     ):
         age = (today - date.fromisoformat(row["note_touched"])).days
-        if age <= max_age_days:
-            continue
         marks = conn.execute(
             "SELECT category, text FROM observations WHERE entity_id = ? AND category IN"
             f" ({', '.join('?' * len(STALE_CATEGORIES))}) ORDER BY position",
             (row["id"], *STALE_CATEGORIES),
         ).fetchall()
-        if marks:
-            found.append(
+        found.append(
                 StalePage(row["title"], row["derived_from"], row["note_touched"], age,
-                          [(m[0], m[1]) for m in marks])
-            )  # fmt: skip
+                      [(m[0], m[1]) for m in marks])
+        )  # fmt: skip
     return found
 
 

@@ -26,6 +26,11 @@ from company_ai.core.db import transaction
 RRF_K = 60
 CANDIDATES = 100  # taken from each ranking before fusion
 _TERM = re.compile(r"\w+", re.UNICODE)
+# Function words match nearly every document: they cost bm25 time and add no signal.
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i in is it its of on or our "
+    "the their them they this to was we what when where which who whom why will with you".split()
+)
 
 
 class IndexModelMismatch(ValueError):
@@ -112,8 +117,10 @@ def update_vectors(
 
 
 def keyword_search(conn: sqlite3.Connection, query: str, limit: int = CANDIDATES) -> list[str]:
-    """Document keys by bm25 (title weighted double), best first; any term may match."""
-    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(query)))
+    """Document keys by bm25 (title weighted double), best first; any term may match
+    (function words are dropped unless the query has nothing else)."""
+    words = list(dict.fromkeys(t.lower() for t in _TERM.findall(query)))
+    terms = [w for w in words if w not in STOPWORDS] or words
     if not terms:
         return []
     match = " OR ".join(f'"{t}"' for t in terms)

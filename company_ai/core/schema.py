@@ -153,6 +153,7 @@ RECALL_V1 = [
     )
     """,
     "CREATE INDEX idx_relations_target ON relations(target)",
+    "CREATE INDEX idx_entities_note_touched ON entities(note_touched)",
     # The search index (core/retrieval.py), shared by recall and eval-retrieval: documents,
     # their full-text index, and dense vectors cached by the hash of the embedded text.
     """

@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
@@ -110,35 +110,26 @@ def stage_vault(
     # Private content is remembered after it moves or goes: a renamed private folder
     # must still be recognised (by hash; no path is kept).
     new_private: dict[str, dict] = dict(old_private)
-    candidates: list[tuple[str, Path]] = []
+    candidates: list[tuple[str, Path, os.DirEntry]] = []
 
-    for dirpath, dirnames, filenames in os.walk(vault):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(vault)
-        for name in list(dirnames):
-            if (here / name).is_symlink():
-                dirnames.remove(name)  # never followed: it may lead out of the vault
-                log(f"ignored symlinked folder {(rel_dir / name).as_posix()}/")
+    for rel_dir, entry in _scan(vault, PurePosixPath(), log):
         is_private = any(part.lower() in private for part in rel_dir.parts)
-        for name in sorted(filenames):
-            rel = (rel_dir / name).as_posix()
-            if not name.lower().endswith(NOTE_SUFFIX) or name.startswith("."):
-                result.ignored += not is_private
-                continue
-            if is_private:
-                result.private_skipped += 1
-                _remember_private(here / name, rel, old_private, new_private)
-            else:
-                candidates.append((rel, here / name))
-        dirnames.sort()
+        rel = (rel_dir / entry.name).as_posix()
+        if not entry.name.lower().endswith(NOTE_SUFFIX) or entry.name.startswith("."):
+            result.ignored += not is_private
+        elif is_private:
+            result.private_skipped += 1
+            _remember_private(Path(entry.path), rel, old_private, new_private)
+        else:
+            candidates.append((rel, Path(entry.path), entry))
 
     private_hashes = {entry["sha256"] for entry in new_private.values()}
     if result.private_skipped:
         log(f"skipped {result.private_skipped} notes in private folders (not named here)")
     tainted: set[str] = set()
     loaded: list[tuple[str, Path, os.stat_result, bytes | None]] = []
-    for rel, path in candidates:
-        problem, stat, data = _check(path, root, private, max_note_bytes)
+    for rel, path, dir_entry in candidates:
+        problem, stat, data = _check(path, dir_entry, root, private, max_note_bytes)
         if problem:
             result.rejected[rel] = problem
             continue
@@ -213,7 +204,9 @@ def stage_vault(
     for rel in notes:
         deleted.pop(rel, None)
     _prune_empty_dirs(target)
-    write_manifest(staging, {"notes": notes, "deleted": deleted, "private": new_private})
+    updated = {"notes": notes, "deleted": deleted, "private": new_private}
+    if updated != manifest:  # an unchanged rerun writes nothing at all
+        write_manifest(staging, updated)
     log(
         f"staged {len(result.staged)}, unchanged {result.unchanged}, deleted "
         f"{len(result.deleted)}, rejected {len(result.rejected)}, ignored {result.ignored}"
@@ -227,18 +220,34 @@ def _folder_of(rel: str) -> str:
     return rel if parent == "." else parent + "/"
 
 
+def _scan(
+    top: Path, rel: PurePosixPath, log: Callable[[str], None]
+) -> Iterator[tuple[PurePosixPath, os.DirEntry]]:
+    """Every file under `top` in name order, as (folder relative to the vault, entry).
+    Symlinked folders are never followed: they may lead out of the vault."""
+    with os.scandir(top) as entries:
+        ordered = sorted(entries, key=lambda e: e.name)
+    for entry in ordered:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _scan(Path(entry.path), rel / entry.name, log)
+        elif entry.is_symlink() and Path(entry.path).is_dir():
+            log(f"ignored symlinked folder {(rel / entry.name).as_posix()}/")
+        else:
+            yield rel, entry
+
+
 def _check(
-    path: Path, root: Path, private: set[str], max_bytes: int
+    path: Path, entry: os.DirEntry, root: Path, private: set[str], max_bytes: int
 ) -> tuple[str | None, os.stat_result | None, bytes | None]:
     """(problem, stat, bytes if they had to be read); symlinks are resolved and re-gated."""
-    if path.is_symlink():
+    if entry.is_symlink():
         real = path.resolve()
         if not real.is_relative_to(root):
             return "a symlink to a file outside the vault", None, None
         if any(part.lower() in private for part in real.relative_to(root).parts[:-1]):
             return "a symlink into a private folder", None, None
     try:
-        stat = path.stat()
+        stat = path.stat() if entry.is_symlink() else entry.stat(follow_symlinks=False)
     except OSError as exc:
         return f"unreadable ({exc.strerror})", None, None
     if stat.st_size > max_bytes:

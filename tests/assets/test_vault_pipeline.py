@@ -116,3 +116,29 @@ def test_a_model_that_invents_facts_gets_its_pages_withheld(instance, tmp_path, 
     with Stores(tmp_path / "data").connect("recall") as conn:
         row = conn.execute("SELECT generated_by, published FROM pages LIMIT 1").fetchone()
         assert tuple(row) == ("model:qwen3:8b", 0)
+
+
+def test_a_capped_run_defers_the_rest_to_the_next_run(instance, tmp_path, vault, minilm):
+    res = resources(tmp_path, vault)
+    capped = {"ops": {"recall_pages": {"config": {"max_pages": 5}}}}
+    first = dg.materialize(
+        ASSETS, partition_key=DAY, resources=res, instance=instance, run_config=capped
+    )
+    assert metadata(first, "recall_pages")["distilled"] == 5
+    assert metadata(first, "recall_pages")["deferred"] == 16
+    assert metadata(first, "recall_index")["dagster/row_count"] == 5
+    rest = run(instance, res)
+    assert metadata(rest, "recall_pages")["distilled"] == 16
+    assert metadata(rest, "recall_pages")["entities"] == 21
+
+
+def test_the_vault_job_runs_nightly_at_0030_with_a_max_runtime():
+    from company_ai.definitions import defs
+
+    job = defs.resolve_job_def("vault_job")
+    assert int(job.tags["dagster/max_runtime"]) == 3600
+    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} >= {
+        "vault_staging", "recall_pages", "recall_index"
+    }  # fmt: skip
+    schedule = defs.resolve_schedule_def("vault_schedule")
+    assert schedule.cron_schedule == "30 0 * * *" and schedule.job_name == "vault_job"
