@@ -32,6 +32,7 @@ NOTES = "notes"
 DEFAULT_PRIVATE_FOLDERS = ("private", "journal")
 DEFAULT_MAX_NOTE_BYTES = 1_000_000
 NOTE_SUFFIX = ".md"
+TAINTED = "in a folder holding notes last seen in a private folder"
 
 
 class FrontMatterError(ValueError):
@@ -158,7 +159,7 @@ def stage_vault(
         if rel in tainted or any(
             rel.startswith(folder) for folder in tainted if folder.endswith("/")
         ):
-            result.rejected[rel] = "in a folder holding notes last seen in a private folder"
+            result.rejected[rel] = TAINTED
             continue
         old = old_notes.get(rel)
         if data is None:  # same size and mtime as staged: unchanged, not even read
@@ -194,7 +195,8 @@ def stage_vault(
                 reason += "; kept the last staged version"
             else:
                 (target / rel).unlink(missing_ok=True)
-        log(f"rejected {rel}: {reason}")
+        if reason != TAINTED:  # those are named by folder only: their names were private
+            log(f"rejected {rel}: {reason}")
 
     deleted = manifest["deleted"]
     for rel in sorted(set(old_notes) - set(notes)):

@@ -116,6 +116,7 @@ def test_a_private_folder_renamed_to_a_public_name_is_not_staged(vault, tmp_path
     }
     assert PRIVATE_CANARY not in all_text(staging)
     assert any("refused diary-2026/" in line for line in logs)
+    assert not any("health" in line or "new-entry" in line for line in logs)
 
 
 def test_duplicate_titles_in_different_folders_both_survive(vault, tmp_path):
