@@ -29,7 +29,11 @@ vault_job = dg.define_asset_job(
     tags={"dagster/max_runtime": str(VAULT_MAX_RUNTIME_S)},
 )
 vault_schedule = dg.build_schedule_from_partitioned_job(
-    vault_job, hour_of_day=0, minute_of_hour=30, name="vault_schedule"
+    vault_job,
+    hour_of_day=0,
+    minute_of_hour=30,
+    name="vault_schedule",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
 )
 
 jobs = [memory_job, vault_job]

@@ -30,7 +30,7 @@ TYPES = ("person", "anchor", "thread", "context", "note")
 CATEGORIES = ("context", "decision", "pattern", "constraint", "status", "goal")
 RELATIONS = ("part_of", "depends_on", "relates_to", "maintains")
 # Bumped when the offline extraction or the page shape changes: every page is redone.
-DISTILLER_VERSION = "1"
+DISTILLER_VERSION = "2"
 
 PageType = Literal[TYPES]  # type: ignore[valid-type]
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
@@ -180,6 +180,8 @@ def offline_page(path: str, text: str) -> Page:
         recall += f" To help usefully, keep this in mind: {_lower_first(constraint)}"
     if goal:
         recall += f" The goal: {_lower_first(goal)}"
+    if not constraint and not goal:
+        recall += " To help usefully, read its observations below before acting on it."
     return Page(type=kind, tags=tags, recall=recall, observations=observations, relations=relations)
 
 
