@@ -24,7 +24,10 @@ def test_the_demo_runs_every_job_through_dagster_and_keeps_the_history(tmp_path)
     assert done.stdout.count(" SUCCESS ") == 4  # memory_job and vault_job, 2 days each
     assert "Runs recorded in DAGSTER_HOME: 4" in done.stdout
     assert "Vault: 21 notes staged" in done.stdout and "21 recall pages" in done.stdout
-    assert "1. Elena Voss (person), as of " in done.stdout
+    assert (
+        "$ company-ai recall 'Who should I talk to about the Signalcrest renewal?'" in done.stdout
+    )
+    assert "1. " in done.stdout and ", as of 2026-" in done.stdout and "Around " in done.stdout
 
     import dagster as dg
 
