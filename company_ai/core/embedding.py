@@ -57,7 +57,6 @@ class MiniLM:
     dim = MINILM_DIM
 
     def __init__(self, model: Path, tokenizer: Path, batch_size: int = 32):
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         for path in (model, tokenizer):
@@ -69,35 +68,48 @@ class MiniLM:
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self._model = model
+        self._session = self._open(threads=0)  # onnxruntime's default: every core
+        self._single = None  # a one-thread session for single texts, opened on first use
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.batch_size = batch_size
+
+    def _open(self, threads: int):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = threads
+        return ort.InferenceSession(
+            str(self._model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
 
     def embed(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray:
+        if len(texts) == 1:
+            # A query: one short text is faster on one thread than split across cores
+            # (measured: recall p50 13.5 ms against 33 ms on a busy 2-core machine).
+            self._single = self._single or self._open(threads=1)
+            return self._encode(list(texts), self._single)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Batches of similar length waste little on padding; results go back in order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
-            out[chunk] = self._encode([texts[i] for i in chunk])
+            out[chunk] = self._encode([texts[i] for i in chunk], self._session)
             if progress:
                 progress(min(start + self.batch_size, len(order)), len(order))
         return out
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], session) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalise(pooled)
