@@ -144,7 +144,11 @@ def stage_vault(
                 tainted.add(_folder_of(rel))
             loaded.append((rel, path, stat, None))
             continue
-        data = data if data is not None else path.read_bytes()
+        try:
+            data = data if data is not None else path.read_bytes()
+        except OSError as exc:
+            result.rejected[rel] = f"unreadable ({exc.strerror})"
+            continue
         if hashlib.sha256(data).hexdigest() in private_hashes:
             tainted.add(_folder_of(rel))
         loaded.append((rel, path, stat, data))
@@ -273,6 +277,8 @@ def _remember_private(path: Path, rel: str, old: dict, new: dict) -> None:
         stat = path.stat()
     except OSError:
         return
+    if stat.st_size == 0:
+        return  # an empty note holds nothing private, and would match every empty note
     prev = old.get(key)
     if prev and (prev["size"], prev["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         new[key] = prev
