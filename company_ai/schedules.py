@@ -15,12 +15,13 @@ memory_job = dg.define_asset_job(
     tags={"dagster/max_runtime": str(MEMORY_MAX_RUNTIME_S)},
 )
 
-# The vault pipeline (staging -> pages -> index). Measured (BENCHMARKS.md): staging a
-# 10,000-note vault cold ~4 s, the offline distiller ~0.3 s a page changed, embedding
-# ~25 ms a page. A heavy night, 500 changed notes through Ollama at ~20 s each = 10,000 s,
-# is beyond any sane window, so the budget is sized for 100 changed notes: 100 x 20 s
-# = 2,000 s + 10,000 pages re-embedded after a model change (250 s) + staging (5 s),
-# about 2,300 s; 3,600 s leaves headroom and still ends before the 02:00 aging job.
+# The vault pipeline (staging -> pages -> index). Measured at 10,000 notes on 2 busy cores
+# (BENCHMARKS.md): staging cold 4-12 s, the offline distiller 2 ms a page, embedding up to
+# 48 ms a page. Sized for a heavy night through Ollama: 100 changed notes x ~20 s a page =
+# 2,000 s, + all 10,000 pages re-embedded (a rebuild) x 48 ms = 480 s, + staging 12 s and
+# the fabrication re-check 20 s: about 2,500 s. 3,600 s leaves headroom and still ends
+# before the 02:00 aging job; `recall_pages`' max_pages caps the model calls of a bigger
+# backlog, which the next nights finish (every page is committed as it is done).
 VAULT_MAX_RUNTIME_S = 3600
 
 vault_job = dg.define_asset_job(

@@ -95,7 +95,10 @@ def test_symlinks_out_of_the_vault_or_into_a_private_folder_are_refused(vault, t
     (vault / "notes" / "escape.md").symlink_to(outside)
     (vault / "notes" / "peek.md").symlink_to(vault / "private" / "salary-review.md")
     (vault / "linked").symlink_to(tmp_path, target_is_directory=True)
+    (vault / "notes" / "dangling.md").symlink_to(vault / "notes" / "missing.md")
     result = stage(vault, tmp_path / "staging")
+    assert result.rejected["notes/dangling.md"] == "unreadable (No such file or directory)"
+    assert len(result.staged) == 21
     assert "outside the vault" in result.rejected["notes/escape.md"]
     assert "private folder" in result.rejected["notes/peek.md"]
     assert PRIVATE_CANARY not in all_text(tmp_path / "staging")
