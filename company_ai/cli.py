@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stores = Stores(args.data_dir or settings.data_dir())
     try:
         return args.run(stores, args)
-    except (CliError, StoreError, UnknownContactError, ValueError) as exc:
+    except (CliError, StoreError, UnknownContactError, ValueError, RuntimeError) as exc:
         print(f"company-ai: error: {exc}", file=sys.stderr)
         return 1
 
@@ -88,6 +88,32 @@ def _parser() -> argparse.ArgumentParser:
     )
     sample.add_argument("--seed", type=int, default=7)
     sample.set_defaults(run=_sample)
+
+    recall = commands.add_parser("recall", help="ask the recall pages a question")
+    recall.add_argument("question")
+    recall.add_argument("--limit", type=int, default=5, help="how many pages (default 5)")
+    recall.add_argument("--json", action="store_true", help="print JSON for machines")
+    recall.set_defaults(run=_recall)
+
+    page = commands.add_parser("page", help="print one recall page")
+    page.add_argument("title")
+    page.set_defaults(run=_page)
+
+    stale = commands.add_parser("stale", help="pages whose status or goal may be out of date")
+    stale.set_defaults(run=_stale)
+
+    evaluate = commands.add_parser(
+        "eval-retrieval", help="nDCG@10 and Recall@100 of keyword, dense and hybrid search"
+    )
+    evaluate.add_argument(
+        "dir",
+        type=Path,
+        nargs="?",
+        help="a BEIR folder; omit it to score the recall index "
+        "against the sample vault's questions",
+    )
+    evaluate.add_argument("--json", action="store_true", help="print JSON for machines")
+    evaluate.set_defaults(run=_eval_retrieval)
 
     demo = commands.add_parser("demo", help="fresh sample data, every asset run through Dagster")
     demo.add_argument(
@@ -188,16 +214,86 @@ def _sample(stores: Stores, args: argparse.Namespace) -> int:
     return 0
 
 
+def _recall(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.recall import answer_json, recall, render_answer
+    from company_ai.core.times import utc_now
+
+    with stores.connect("recall", readonly=True) as conn:
+        answer = recall(
+            conn,
+            _searcher(conn),
+            args.question,
+            now=utc_now(),
+            max_age_days=settings.recall_stale_days(),
+            limit=args.limit,
+        )
+    print(answer_json(answer) if args.json else render_answer(answer))
+    return 0
+
+
+def _searcher(conn):
+    from company_ai.core.embedding import embedder_for
+    from company_ai.core.retrieval import Searcher, index_model
+
+    model = index_model(conn)
+    if model is None:
+        raise CliError("the recall index is empty: run the vault job (or `company-ai demo`)")
+    return Searcher(conn, embedder_for(*model, settings.ollama_host()))
+
+
+def _page(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.recall import page_markdown
+
+    with stores.connect("recall", readonly=True) as conn:
+        try:
+            print(page_markdown(conn, args.title), end="")
+        except LookupError as exc:
+            raise CliError(str(exc)) from None
+    return 0
+
+
+def _stale(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.recall import stale_pages
+    from company_ai.core.times import utc_now
+
+    days = settings.recall_stale_days()
+    with stores.connect("recall", readonly=True) as conn:
+        pages = stale_pages(conn, utc_now(), days)
+    for page in pages:
+        print(f"{page.title}: note untouched for {page.age_days} days ({page.derived_from})")
+        for category, text in page.observations:
+            print(f"  - [{category}] {text}")
+    print(f"{len(pages)} stale pages (status or goal from notes untouched over {days} days)")
+    return 0
+
+
+def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.embedding import load_minilm
+    from company_ai.core.evaluation import evaluate_beir, evaluate_recall, render
+
+    if args.dir is None:
+        with stores.connect("recall", readonly=True) as conn:
+            results = evaluate_recall(conn, _searcher(conn).embedder)
+    else:
+        report = _progress("embedding", unit="documents")
+        try:
+            results = evaluate_beir(args.dir, load_minilm(), progress=report)
+        except FileNotFoundError as exc:
+            raise CliError(str(exc)) from None
+    print(json.dumps(results, indent=2) if args.json else render(results))
+    return 0
+
+
 def _demo(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.demo import run_demo
 
     return run_demo(args.dir, contacts=args.contacts, days=args.days)
 
 
-def _progress(label: str):
+def _progress(label: str, unit: str = "contacts"):
     def report(done: int, total: int) -> None:
         end = "\n" if done == total else ""
-        print(f"\r{label}: {done:,}/{total:,} contacts", end=end, file=sys.stderr, flush=True)
+        print(f"\r{label}: {done:,}/{total:,} {unit}", end=end, file=sys.stderr, flush=True)
 
     return report
 

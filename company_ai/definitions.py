@@ -3,13 +3,15 @@
 import dagster as dg
 
 from company_ai import settings
-from company_ai.assets import memory, ops, outreach
+from company_ai.assets import memory, ops, outreach, vault
+from company_ai.resources.embedder import Embedder
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
+from company_ai.resources.vault import VaultResource
 from company_ai.schedules import jobs, schedules, with_freshness
 from company_ai.sensors.alerts import check_failure_alerts, freshness_alerts, run_failure_alerts
 from company_ai.sensors.catchup import catchup_sensor
@@ -29,8 +31,8 @@ def notifier() -> Notifier:
 
 
 defs = dg.Definitions(
-    assets=with_freshness(dg.load_assets_from_modules([memory, outreach, ops])),
-    asset_checks=[ops.restore_drill, *dg.load_asset_checks_from_modules([outreach])],
+    assets=with_freshness(dg.load_assets_from_modules([memory, outreach, vault, ops])),
+    asset_checks=[ops.restore_drill, *dg.load_asset_checks_from_modules([outreach, vault])],
     jobs=jobs,
     schedules=schedules,
     sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
@@ -46,6 +48,10 @@ defs = dg.Definitions(
             backend=settings.llm_backend(),
             host=settings.ollama_host(),
             model=settings.llm_model(),
+        ),
+        "embedder": Embedder(backend=settings.embedder_backend(), host=settings.ollama_host()),
+        "vault": VaultResource(
+            path=str(settings.vault_dir()), private_folders=list(settings.vault_private_folders())
         ),
         "research_source": ResearchSource(pages_dir=str(settings.data_dir() / "company_pages")),
         "mailer": Mailer(

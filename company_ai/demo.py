@@ -119,11 +119,42 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
 
     print(render_text(load_timeline(stores, _showcase_email(stores))))
     print()
+    print(_vault_summary(stores))
+    print()
     print(_run_summary(instance))
     print()
     print(_latest_digest(instance))
     print("\nOpen the UI on this history: scripts/ui   (then http://127.0.0.1:3000)")
     return 1 if failed else 0
+
+
+def _vault_summary(stores) -> str:
+    """One line on the vault pipeline, then one recall answer as `company-ai recall` gives."""
+    from company_ai import settings
+    from company_ai.core.embedding import embedder_for
+    from company_ai.core.recall import recall, render_answer
+    from company_ai.core.retrieval import Searcher, index_model
+    from company_ai.core.times import utc_now
+    from company_ai.core.vault import read_manifest, staging_dir
+
+    staged = len(read_manifest(staging_dir(stores.data_dir))["notes"])
+    with stores.connect("recall", readonly=True) as conn:
+        pages = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        vectors = conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0]
+        model = index_model(conn)
+        if model is None:
+            return "Vault: nothing indexed."
+        question = "Who should I talk to about the Signalcrest renewal?"
+        searcher = Searcher(conn, embedder_for(*model, settings.ollama_host()))
+        answer = recall(
+            conn, searcher, question, now=utc_now(),
+            max_age_days=settings.recall_stale_days(), limit=3,
+        )  # fmt: skip
+    return (
+        f"Vault: {staged} notes staged from {settings.vault_dir()}, {pages} recall pages, "
+        f"{vectors} vectors ({model[0]}, {model[1]}-d)\n\n"
+        f"$ company-ai recall {question!r}\n{render_answer(answer)}"
+    )
 
 
 def _showcase_email(stores) -> str:

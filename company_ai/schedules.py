@@ -5,11 +5,7 @@
 default, in `COMPANY_AI_TIMEZONE`) and the freshness policy of its assets; the catch-up
 sensor and the digest read the same list to know which slots should have run. A tick
 processes the last complete local day (the partition Dagster calls "last"). Weekday
-entries (`WEEKDAYS`) do not run at weekends. Adding a job is one entry, e.g.
-
-    Entry("outreach_job", ("research_findings", "outreach_drafts", "outreach_messages"),
-          time(7, 55), 2700, WEEKDAYS),
-    Entry("vault_job", ("vault_staging", "recall_pages", "recall_index"), time(0, 30), 1800),
+entries (`WEEKDAYS`) do not run at weekends. Adding a job is one entry.
 """
 
 from dataclasses import dataclass
@@ -68,6 +64,14 @@ TIMETABLE: list[Entry] = [
         2700,
         WEEKDAYS,
     ),
+    # The vault pipeline (staging -> pages -> index). Measured at 10,000 notes on 2 busy
+    # cores (BENCHMARKS.md): staging cold 4-12 s, the offline distiller 2 ms a page,
+    # embedding up to 48 ms a page. Sized for a heavy night through Ollama: 100 changed
+    # notes x ~20 s a page = 2,000 s, + all 10,000 pages re-embedded (a rebuild) x 48 ms
+    # = 480 s, + staging 12 s and the fabrication re-check 20 s: about 2,500 s. 3,600 s
+    # leaves headroom; `recall_pages`' max_pages caps the model calls of a bigger backlog,
+    # which the next nights finish (every page is committed as it is done).
+    Entry("vault_job", ("vault_staging", "recall_pages", "recall_index"), time(0, 30), 3600),
     # The brief reads ≤500 run records and counts a few tables: well under 5 s. Delivery
     # is one HTTP call with a 10 s timeout per pending alert; 300 s covers ~25 retries.
     Entry("morning_brief_job", ("morning_brief",), time(6, 0), 300),

@@ -26,6 +26,10 @@ DEFAULTS = {
     "COMPANY_AI_MAILER": "outbox",
     "COMPANY_AI_SENDER_NAME": "Sam Rivers",
     "COMPANY_AI_SENDER_EMAIL": "sam@company-ai.example",
+    "COMPANY_AI_VAULT_DIR": str(Path(__file__).parent / "sample_vault"),
+    "COMPANY_AI_VAULT_PRIVATE_FOLDERS": "private,journal",
+    "COMPANY_AI_RECALL_STALE_DAYS": "90",
+    "COMPANY_AI_EMBEDDER_BACKEND": "offline",
 }
 
 
@@ -97,10 +101,6 @@ def llm_backend() -> str:
     return _get("COMPANY_AI_LLM_BACKEND")
 
 
-def ollama_host() -> str:
-    return _get("COMPANY_AI_OLLAMA_HOST")
-
-
 def llm_model() -> str:
     return _get("COMPANY_AI_LLM_MODEL")
 
@@ -117,3 +117,30 @@ def sender_name() -> str:
 
 def sender_email() -> str:
     return _get("COMPANY_AI_SENDER_EMAIL")
+
+
+def vault_dir() -> Path:
+    """The owner's Markdown vault (default: the sample vault shipped for the demo)."""
+    return Path(_get("COMPANY_AI_VAULT_DIR")).expanduser().resolve()
+
+
+def vault_private_folders() -> tuple[str, ...]:
+    """Folder names never staged, at any depth, with everything under them."""
+    return tuple(
+        n.strip() for n in _get("COMPANY_AI_VAULT_PRIVATE_FOLDERS").split(",") if n.strip()
+    )
+
+
+def recall_stale_days() -> int:
+    """A page's status/goal lines are stale when their note is untouched this many days."""
+    return int(_get("COMPANY_AI_RECALL_STALE_DAYS"))
+
+
+def ollama_host() -> str:
+    """Where an Ollama server answers, for the `ollama` backends."""
+    return _get("COMPANY_AI_OLLAMA_HOST")
+
+
+def embedder_backend() -> str:
+    """`offline` (all-MiniLM-L6-v2, int8 ONNX, shipped) or `ollama` (bge-m3)."""
+    return _get("COMPANY_AI_EMBEDDER_BACKEND")

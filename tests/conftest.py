@@ -1,4 +1,5 @@
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,24 @@ def sample_dir(tmp_path_factory):
 @pytest.fixture
 def sample_stores(sample_dir):
     return Stores(sample_dir)
+
+
+SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "company_ai" / "sample_vault"
+# Every private note of the sample vault carries this word, and no public note does.
+PRIVATE_CANARY = "quartzheron"
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The offline embedding model, loaded once per test session."""
+    from company_ai.core.embedding import load_minilm
+
+    return load_minilm()
+
+
+@pytest.fixture
+def vault(tmp_path):
+    """A private copy of the sample vault that a test may edit."""
+    import shutil
+
+    return Path(shutil.copytree(SAMPLE_VAULT, tmp_path / "vault"))

@@ -29,6 +29,11 @@ def test_the_demo_runs_every_job_through_dagster_and_keeps_the_history(tmp_path)
     assert f"Runs recorded in DAGSTER_HOME: {runs}" in done.stdout
     assert "company_ai digest" in done.stdout and "the scheduler is dark" in done.stdout
     assert done.stderr.count("passed the fabrication gate") == 2
+    assert "Vault: 21 notes staged" in done.stdout and "21 recall pages" in done.stdout
+    assert (
+        "$ company-ai recall 'Who should I talk to about the Signalcrest renewal?'" in done.stdout
+    )
+    assert "1. " in done.stdout and ", as of 2026-" in done.stdout and "Around " in done.stdout
 
     import dagster as dg
 

@@ -2,7 +2,7 @@ from datetime import timedelta
 
 import dagster as dg
 
-from company_ai import ledger
+from company_ai import ledger, settings
 from company_ai.constants import DAILY, OPS, OWNER
 from company_ai.core import snapshots
 from company_ai.core.reports import BriefInput, build_brief, build_digest
@@ -64,7 +64,9 @@ def morning_brief(
     until = ledger.now()
     since = until - BRIEF_WINDOW
     runs = ledger.runs_since(context.instance, since, exclude=context.run.run_id)
-    text = build_brief(BriefInput(stores.stores(), since, until, runs))
+    text = build_brief(
+        BriefInput(stores.stores(), since, until, runs, settings.recall_stale_days())
+    )
     sent = notifier.send(f"brief:{context.partition_key}", text)
     return dg.MaterializeResult(
         metadata={"brief": dg.MetadataValue.md(f"```\n{text}\n```"), **_delivery(sent)}

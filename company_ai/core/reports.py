@@ -3,10 +3,7 @@
 Both are plain text built from plain records: `RunInfo` (read off Dagster's run history
 by the Dagster layer) and `Due` slots from the timetable. The morning brief is a list of
 sections (`BRIEF_SECTIONS`); each section returns None when its store or table does not
-exist yet, so a store added later joins the brief with one line, e.g.
-
-    count_section("Drafts waiting", "outreach", "drafts", "status = 'waiting'"),
-    count_section("Stale recall pages", "recall", "pages", "stale = 1"),
+exist yet, so a store added later joins the brief with one line.
 """
 
 from __future__ import annotations
@@ -16,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from company_ai.core.db import StoreError, Stores
+from company_ai.core.db import StoreError, Stores, table_exists
+from company_ai.core.recall import stale_pages
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due
 
@@ -88,6 +86,7 @@ class BriefInput:
     since: datetime
     until: datetime
     runs: list[RunInfo]
+    stale_after_days: int = 90  # recall pages whose status/goal notes are older: review
 
 
 Section = Callable[[BriefInput], tuple[str, list[str]] | None]
@@ -143,6 +142,19 @@ def replies_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     return "Replies", [f"{len(rows)} new"] + [f"{r[1]} re: {r[0]}" for r in rows[:10]]
 
 
+def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
+    """Recall pages to review: status or goal lines from notes untouched too long."""
+    if not brief.stores.path("recall").is_file():
+        return None
+    with brief.stores.connect("recall", readonly=True) as conn:
+        if not table_exists(conn, "entities"):
+            return None
+        pages = stale_pages(conn, brief.until, brief.stale_after_days)
+    return "Stale recall pages to review", [f"{len(pages)}"] + [
+        f"{p.title} ({p.derived_from}, untouched {p.age_days} days)" for p in pages[:10]
+    ]
+
+
 BRIEF_SECTIONS: list[Section] = [
     runs_section,
     replies_section,
@@ -154,6 +166,7 @@ BRIEF_SECTIONS: list[Section] = [
         "drafts",
         "status = 'quarantined' AND updated_at >= :since",
     ),
+    stale_pages_section,
 ]
 
 

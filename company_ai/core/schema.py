@@ -179,11 +179,90 @@ OUTREACH_V2 = [
     "CREATE UNIQUE INDEX idx_messages_draft_id ON messages(draft_id)",
 ]
 
+RECALL_V1 = [
+    # The distiller's output, one row per title (idempotent by title). A page that failed
+    # the fabrication check is kept here unpublished, with the claims it could not support.
+    """
+    CREATE TABLE pages (
+        title        TEXT PRIMARY KEY,
+        note_path    TEXT NOT NULL,            -- the staged note it was derived from
+        note_hash    TEXT NOT NULL,            -- sha256 of that note when distilled
+        distilled    TEXT NOT NULL,            -- the day (partition) it was distilled
+        generated_by TEXT NOT NULL,            -- model:<name>
+        page         TEXT NOT NULL,            -- JSON: type, tags, recall, observations, relations
+        markdown     TEXT NOT NULL,            -- Basic-Memory-compatible page text
+        published    INTEGER NOT NULL CHECK (published IN (0, 1)),
+        problems     TEXT NOT NULL DEFAULT '[]' -- JSON: unsupported claims when unpublished
+    )
+    """,
+    # What recall reads: rebuilt in full from the published pages each night, so a
+    # deleted note's page disappears in the same transaction.
+    """
+    CREATE TABLE entities (
+        id           INTEGER PRIMARY KEY,
+        title        TEXT NOT NULL UNIQUE,
+        type         TEXT NOT NULL
+                     CHECK (type IN ('person', 'anchor', 'thread', 'context', 'note')),
+        tags         TEXT NOT NULL,            -- JSON list
+        derived_from TEXT NOT NULL,            -- vault path of the note
+        note_touched TEXT NOT NULL,            -- YYYY-MM-DD the note was last touched
+        distilled    TEXT NOT NULL,
+        recall       TEXT NOT NULL,
+        markdown     TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE observations (
+        entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        position  INTEGER NOT NULL,
+        category  TEXT NOT NULL CHECK (category IN
+                  ('context', 'decision', 'pattern', 'constraint', 'status', 'goal')),
+        text      TEXT NOT NULL,
+        PRIMARY KEY (entity_id, position)
+    )
+    """,
+    """
+    CREATE TABLE relations (
+        entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        relation  TEXT NOT NULL CHECK (relation IN
+                  ('part_of', 'depends_on', 'relates_to', 'maintains')),
+        target    TEXT NOT NULL,               -- a title; may not exist (yet)
+        PRIMARY KEY (entity_id, relation, target)
+    )
+    """,
+    "CREATE INDEX idx_relations_target ON relations(target)",
+    "CREATE INDEX idx_entities_note_touched ON entities(note_touched)",
+    # The search index (core/retrieval.py), shared by recall and eval-retrieval: documents,
+    # their full-text index, and dense vectors cached by the hash of the embedded text.
+    """
+    CREATE TABLE search_docs (
+        id        INTEGER PRIMARY KEY,
+        key       TEXT NOT NULL UNIQUE,        -- the entity title (or a corpus _id)
+        title     TEXT NOT NULL,
+        body      TEXT NOT NULL,
+        text_hash TEXT NOT NULL                -- sha256 of the embedded text
+    )
+    """,
+    """
+    CREATE VIRTUAL TABLE search_fts USING fts5(
+        title, body, content='search_docs', content_rowid='id', tokenize='porter unicode61'
+    )
+    """,
+    """
+    CREATE TABLE search_vectors (
+        text_hash TEXT PRIMARY KEY,
+        vector    BLOB NOT NULL                -- float32, L2-normalised
+    )
+    """,
+    # One model per index: its name and dimension, checked before any vector is mixed in.
+    "CREATE TABLE search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+]
+
 MIGRATIONS: dict[str, list[list[str]]] = {
     "crm": [CRM_V1],
     "memory": [MEMORY_V1],
     "outreach": [OUTREACH_V1, OUTREACH_V2],
     "brain": [],
-    "recall": [],
+    "recall": [RECALL_V1],
     "ops": [OPS_V1],
 }

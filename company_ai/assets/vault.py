@@ -1,0 +1,196 @@
+import dagster as dg
+
+from company_ai import settings
+from company_ai.constants import DAILY, OWNER, VAULT
+from company_ai.core.distill import (
+    SYSTEM_PROMPT,
+    Page,
+    claim_text,
+    distill_staging,
+    offline_page,
+    unsupported_claims,
+)
+from company_ai.core.recall import index_entities, stale_pages
+from company_ai.core.times import utc_now
+from company_ai.core.vault import stage_vault, staged_notes, staging_dir
+from company_ai.resources.embedder import Embedder
+from company_ai.resources.llm import LLMResource
+from company_ai.resources.stores import StoresResource
+from company_ai.resources.vault import VaultResource
+
+RECALL = "recall"
+
+
+@dg.asset(partitions_def=DAILY, group_name=VAULT, kinds={"python", "markdown"}, owners=[OWNER])
+def vault_staging(
+    context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
+) -> dg.MaterializeResult:
+    """The vault's publishable notes, staged: the only copy of the vault anything else reads.
+
+    Source: the owner's Markdown vault (`COMPANY_AI_VAULT_DIR`). Deterministic gate: private
+    folders (`COMPANY_AI_VAULT_PRIVATE_FOLDERS`, any depth, everything under them) are
+    dropped before anything is read; symlinks out of the vault, binary, non-UTF-8 and
+    enormous files, broken front matter and content last seen in a private folder are
+    refused and logged. Grain: one note per file; a sha256 manifest stages only new or
+    changed notes and records deletions. Lives in `<data dir>/vault_staging/`.
+    """
+    result = stage_vault(
+        vault.root(),
+        staging_dir(stores.data_dir),
+        private_folders=tuple(vault.private_folders),
+        max_note_bytes=vault.max_note_bytes,
+        day=context.partition_key,
+        log=context.log.info,
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "staged": len(result.staged),
+            "unchanged": result.unchanged,
+            "deleted": len(result.deleted),
+            "rejected": len(result.rejected),
+            "private_skipped": result.private_skipped,
+            "published_notes": result.published,
+        }
+    )
+
+
+class RecallPagesConfig(dg.Config):
+    # At most this many model calls in one run (0: no cap); the rest wait for the next run,
+    # and every finished page is already committed (a checkpoint per page).
+    max_pages: int = 0
+
+
+@dg.asset(
+    partitions_def=DAILY,
+    group_name=VAULT,
+    kinds={"sqlite", "markdown"},
+    owners=[OWNER],
+    pool="recall_db",
+    deps=[vault_staging],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "published_pages_are_supported_by_their_notes",
+            asset="recall_pages",
+            blocking=True,
+            description="Every number and name on every published page is in its note.",
+        ),
+        dg.AssetCheckSpec(
+            "no_page_was_withheld",
+            asset="recall_pages",
+            description="Warns when a distilled page failed the fabrication check.",
+        ),
+    ],
+)
+def recall_pages(
+    context: dg.AssetExecutionContext,
+    config: RecallPagesConfig,
+    llm: LLMResource,
+    stores: StoresResource,
+) -> dg.MaterializeResult:
+    """Recall pages: one read-only page per staged note, distilled by the language model.
+
+    Source: the staging folder only (never the vault). Grain: one page per title, updated
+    in place (idempotent by title): type, tags, a recall paragraph for a reader with no
+    context, tagged observations and typed relations, as Basic-Memory-compatible Markdown
+    with the note it was derived from and the day it was distilled. A page with a number
+    or name not in its note is not published. The entities table is rebuilt in full each
+    run so deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`).
+    """
+    day = context.partition_key
+
+    def distill(title: str, path: str, text: str) -> Page:
+        return llm.structured(
+            system=SYSTEM_PROMPT,
+            prompt=f"Title: {title}\nPath: {path}\n\n{text}",
+            schema=Page,
+            offline=lambda: offline_page(path, text),
+        )
+
+    staging = staging_dir(stores.data_dir)
+    with stores.connect(RECALL) as conn:
+        result = distill_staging(
+            conn,
+            str(staging),
+            day=day,
+            distill=distill,
+            source=llm.source,
+            max_pages=config.max_pages,
+            log=context.log.info,
+        )
+        unsupported = _published_unsupported(conn, staging)
+    return dg.MaterializeResult(
+        metadata={
+            "distilled": len(result.distilled),
+            "unchanged": result.unchanged,
+            "withheld": len(result.withheld),
+            "model_failures": len(result.failed),
+            "removed": len(result.removed),
+            "deferred": result.deferred,
+            "entities": result.entities,
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="published_pages_are_supported_by_their_notes",
+                passed=not unsupported,
+                metadata={"offenders": len(unsupported), "examples": str(unsupported[:5])},
+            ),
+            dg.AssetCheckResult(
+                check_name="no_page_was_withheld",
+                passed=not result.withheld,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"withheld": str(sorted(result.withheld))[:2000]},
+            ),
+        ],
+    )
+
+
+def _published_unsupported(conn, staging) -> list[str]:
+    """Re-run the check over every published entity against its staged note."""
+    notes = staged_notes(staging)
+    offenders = []
+    for title, path, markdown in conn.execute("SELECT title, derived_from, markdown FROM entities"):
+        source = notes.get(path, (None, ""))[1]
+        if unsupported_claims(claim_text(markdown), [source]):
+            offenders.append(title)
+    return offenders
+
+
+class RecallIndexConfig(dg.Config):
+    rebuild: bool = False  # drop every vector first (required to change embedding model)
+
+
+@dg.asset(
+    partitions_def=DAILY,
+    group_name=VAULT,
+    kinds={"sqlite"},
+    owners=[OWNER],
+    pool="recall_db",
+    deps=[recall_pages],
+)
+def recall_index(
+    context: dg.AssetExecutionContext,
+    config: RecallIndexConfig,
+    embedder: Embedder,
+    stores: StoresResource,
+) -> dg.MaterializeResult:
+    """The recall search index: full text (FTS5, bm25) and dense vectors over the pages.
+
+    Source: the `entities` table of `recall.db`. Grain: one search document per entity
+    (title, recall paragraph, observations, relations), rebuilt in full each run so deleted
+    pages leave the index; vectors are cached by text hash, so only new text is embedded.
+    The embedding model's name and dimension are recorded and another model's vectors are
+    refused. Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`).
+    """
+    with stores.connect(RECALL) as conn:
+        summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
+        stale = stale_pages(conn, utc_now(), settings.recall_stale_days())
+    if stale:
+        context.log.info(f"{len(stale)} stale pages: {', '.join(p.title for p in stale[:10])}")
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": summary["documents"],
+            "embedded": summary["embedded"],
+            "model": summary["model"],
+            "stale_pages": len(stale),
+        }
+    )

@@ -1,0 +1,377 @@
+"""The distiller: one recall page per staged note, idempotent by title.
+
+A page has one shape (`Page`): a type, tags, a recall paragraph written for a reader with
+no context, tagged observations and typed relations. A model proposes it (the caller
+passes `distill`, e.g. the LLM resource with `offline_page` as its offline answer); code
+decides: the fabrication gate (`unsupported_claims`) runs on the rendered page
+against its note, and a page that fails is kept unpublished. Pages are written one
+transaction each, so a run that dies keeps what it finished; then the entities (what
+recall reads) are rebuilt in full from the published pages, so deletions are honoured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from company_ai.core.db import transaction
+from company_ai.core.gate import find_unsupported_claims
+from company_ai.core.vault import FrontMatterError, split_front_matter, staged_notes
+
+TYPES = ("person", "anchor", "thread", "context", "note")
+CATEGORIES = ("context", "decision", "pattern", "constraint", "status", "goal")
+RELATIONS = ("part_of", "depends_on", "relates_to", "maintains")
+# Bumped when the offline extraction or the page shape changes: every page is redone.
+DISTILLER_VERSION = "2"
+
+PageType = Literal[TYPES]  # type: ignore[valid-type]
+Category = Literal[CATEGORIES]  # type: ignore[valid-type]
+RelationType = Literal[RELATIONS]  # type: ignore[valid-type]
+
+
+class Observation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    category: Category
+    text: str = Field(min_length=1, max_length=1000)
+
+
+class Relation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    relation: RelationType
+    target: str = Field(min_length=1, max_length=200)
+
+
+class Page(BaseModel):
+    """What the model writes for one note (the title, provenance and dates are code's)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: PageType
+    tags: list[str] = Field(default_factory=list, max_length=20)
+    recall: str = Field(min_length=1, max_length=3000)
+    observations: list[Observation] = Field(default_factory=list, max_length=60)
+    relations: list[Relation] = Field(default_factory=list, max_length=60)
+
+
+SYSTEM_PROMPT = """You distil one Markdown note into a recall page for assistants.
+Write `recall` for a reader with no context: first what this is, then how to help usefully.
+Observations: short facts from the note, each tagged context, decision, pattern, constraint,
+status or goal. Relations: part_of, depends_on, relates_to or maintains, to titles the note
+links with [[...]]. Type: person, anchor (a stable thing others hang off: a system, a client),
+thread (ongoing work), context (background, a policy) or note.
+Use only names and numbers that appear in the note; never add any."""
+
+_FOLDER_TYPES = {
+    "people": "person",
+    "person": "person",
+    "systems": "anchor",
+    "clients": "anchor",
+    "products": "anchor",
+    "projects": "thread",
+    "threads": "thread",
+    "context": "context",
+    "policies": "context",
+}
+_HEADING_CATEGORIES = {
+    "status": "status",
+    "goals": "goal",
+    "goal": "goal",
+    "decisions": "decision",
+    "decision": "decision",
+    "constraints": "constraint",
+    "rules": "constraint",
+    "patterns": "pattern",
+    "habits": "pattern",
+}
+_CUES = (
+    ("constraint", r"\b(must|never|only|at most|no more than|needs?|caps?|limit)\b"),
+    ("decision", r"\b(decided|chose|agreed|dropped)\b"),
+    ("goal", r"\b(goal|aim|target|by (the end of )?(january|february|march|april|q\d))\b"),
+    ("status", r"\b(waiting|currently|in progress|negotiating|blocked|now)\b"),
+    ("pattern", r"\b(usually|always|prefers?|likes?|often|mostly|every)\b"),
+)
+_RELATION_CUES = (
+    ("maintains", r"\b(maintains?|owns?|looks after|runs)\b"),
+    ("depends_on", r"\b(depends on|relies on|built on|runs on|on top of)\b"),
+    ("part_of", r"\b(part of|belongs to|within)\b"),
+)
+_LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]")
+_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
+_EXPLICIT_CATEGORY = re.compile(r"^\[(\w+)\]\s*(.+)$")
+_EXPLICIT_RELATION = re.compile(r"^(\w+)\s+\[\[([^\]]+)\]\]\s*$")
+
+
+def unsupported_claims(page_text: str, source_texts: list[str]) -> list[str]:
+    """The page's numbers and named claims its notes do not support (the fabrication gate)."""
+    return [f"{c.kind} {c.text}" for c in find_unsupported_claims(page_text, source_texts)]
+
+
+def note_title(path: str, meta: dict, body: str) -> str:
+    """The note's own title: front matter `title`, else its first `# ` heading, else its name."""
+    if isinstance(meta.get("title"), str) and meta["title"].strip():
+        return meta["title"].strip()
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return PurePosixPath(path).stem.replace("-", " ").replace("_", " ").strip().title()
+
+
+def assign_titles(
+    notes: dict[str, str], log: Callable[[str], None] = lambda _: None
+) -> dict[str, str]:
+    """Vault path -> page title. Titles shared by notes in different folders are qualified
+    with the folder (`Budget (finance)`), so no note silently overwrites another's page."""
+    raw = {}
+    for path, text in notes.items():
+        try:
+            meta, body = split_front_matter(text)
+        except FrontMatterError:
+            meta, body = {}, text
+        raw[path] = note_title(path, meta, body)
+    counts = Counter(title.lower() for title in raw.values())
+    titles = {}
+    for path, title in raw.items():
+        if counts[title.lower()] > 1:
+            titles[path] = f"{title} ({PurePosixPath(path).parent.as_posix()})"
+            log(f"duplicate title {title!r}: {path} is published as {titles[path]!r}")
+        else:
+            titles[path] = title
+    return titles
+
+
+def offline_page(path: str, text: str) -> Page:
+    """The deterministic distiller: the page read off the note's own structure."""
+    meta, body = split_front_matter(text)
+    kind = meta.get("type") if meta.get("type") in TYPES else None
+    folders = [p.lower() for p in PurePosixPath(path).parts[:-1]]
+    kind = kind or next((_FOLDER_TYPES[f] for f in folders if f in _FOLDER_TYPES), "note")
+    tags = meta.get("tags") or []
+    tags = [str(t) for t in (tags if isinstance(tags, list) else [tags])]
+
+    paragraphs, observations, relations = [], [], []
+    heading, current = None, []
+    for line in body.splitlines() + [""]:
+        bullet = _BULLET.match(line)
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip().lower()
+        elif bullet:
+            _read_bullet(bullet.group(1).strip(), heading, observations, relations)
+        elif line.strip():
+            current.append(line.strip())
+            continue
+        if current:
+            paragraphs.append(" ".join(current))
+            current = []
+    related = {r.target for r in relations}  # an explicit relation wins over a prose link
+    for paragraph in paragraphs:
+        for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
+            for target in (t.strip() for t in _LINK.findall(sentence)):
+                if target not in related:
+                    related.add(target)
+                    relation = _cue(sentence, _RELATION_CUES, "relates_to")
+                    relations.append(Relation(relation=relation, target=target))
+    first = _plain(paragraphs[0]) if paragraphs else _plain(f"{kind} note")
+    recall = first
+    constraint = next((o.text for o in observations if o.category == "constraint"), None)
+    goal = next((o.text for o in observations if o.category == "goal"), None)
+    if constraint:
+        recall += f" To help usefully, keep this in mind: {_lower_first(constraint)}"
+    if goal:
+        recall += f" The goal: {_lower_first(goal)}"
+    if not constraint and not goal:
+        recall += " To help usefully, read its observations below before acting on it."
+    return Page(type=kind, tags=tags, recall=recall, observations=observations, relations=relations)
+
+
+def _read_bullet(text: str, heading: str | None, observations: list, relations: list) -> None:
+    explicit = _EXPLICIT_RELATION.match(text)
+    if explicit and explicit.group(1) in RELATIONS:
+        relations.append(Relation(relation=explicit.group(1), target=explicit.group(2).strip()))
+        return
+    tagged = _EXPLICIT_CATEGORY.match(text)
+    if tagged and tagged.group(1).lower() in CATEGORIES:
+        category, text = tagged.group(1).lower(), tagged.group(2)
+    else:
+        category = _HEADING_CATEGORIES.get(heading or "") or _cue(text, _CUES, "context")
+    observations.append(Observation(category=category, text=_plain(text)))
+
+
+def _cue(text: str, cues: tuple, default: str) -> str:
+    lowered = text.lower()
+    return next((name for name, pattern in cues if re.search(pattern, lowered)), default)
+
+
+def _plain(text: str) -> str:
+    """Prose safe for Basic Memory: no wikilinks, no #tags, no trailing (context)."""
+    text = _LINK.sub(lambda m: m.group(1).strip(), text)
+    text = re.sub(r"#(?=\w)", "", text).strip()
+    if text.endswith(")"):
+        text += "."
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _lower_first(text: str) -> str:
+    word = text.split(" ", 1)[0]
+    # Keep names and acronyms as written: only a plain capitalised word is lowered.
+    return text[0].lower() + text[1:] if word.istitle() and len(word) > 1 else text
+
+
+def render_markdown(
+    title: str, page: Page, *, derived_from: str, distilled: str, note_hash: str, source: str
+) -> str:
+    """The page as Basic-Memory-compatible Markdown (front matter, observations, relations)."""
+    permalink = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    front = {
+        "title": title,
+        "type": page.type,
+        "permalink": permalink,
+        "tags": page.tags,
+        "derived_from": [derived_from],
+        "distilled": distilled,
+        "note_sha256": note_hash,
+        "generated_by": source,
+    }
+    lines = ["---", *(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items())]
+    lines += ["---", "", f"# {title}", "", page.recall, "", "## Observations"]
+    lines += [f"- [{o.category}] {o.text}" for o in page.observations]
+    lines += ["", "## Relations"]
+    lines += [f"- {r.relation} [[{r.target}]]" for r in page.relations]
+    return "\n".join(lines) + "\n"
+
+
+_TEMPLATE_HEADINGS = {"## Observations", "## Relations"}
+_OBSERVATION = re.compile(r"^- \[\w+\] ")
+
+
+def claim_text(markdown: str) -> str:
+    """What a page claims, for the fabrication gate: everything after its front matter,
+    without the template's own headings and observation tags (no claims of the note's);
+    each observation is left as the plain sentence it is."""
+    body = markdown.split("\n---\n", 1)[1] if markdown.startswith("---\n") else markdown
+    return "\n".join(
+        _OBSERVATION.sub("", line) for line in body.split("\n") if line not in _TEMPLATE_HEADINGS
+    )
+
+
+@dataclass
+class DistillResult:
+    distilled: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    withheld: dict[str, list[str]] = field(default_factory=dict)  # title -> claims
+    failed: dict[str, str] = field(default_factory=dict)  # title -> model error
+    removed: list[str] = field(default_factory=list)
+    deferred: int = 0
+    entities: int = 0
+
+
+def distill_staging(
+    conn: sqlite3.Connection,
+    staging: str,
+    *,
+    day: str,
+    distill: Callable[[str, str, str], Page],
+    source: str,
+    max_pages: int = 0,
+    log: Callable[[str], None] = lambda _: None,
+) -> DistillResult:
+    """Bring `pages` in line with the staged notes, then rebuild the entities.
+
+    `distill(title, path, text)` returns a Page (it may raise: that page is left as it
+    was and reported). Only new or changed notes are distilled; `max_pages` (0: no cap)
+    bounds one run's model calls, the rest wait for the next run.
+    """
+    notes = staged_notes(staging)
+    titles = assign_titles({path: text for path, (_, text) in notes.items()}, log)
+    for title, count in Counter(t.lower() for t in titles.values()).items():
+        if count > 1:  # "A (x)" from a note titled "A (x)" and a qualified duplicate "A"
+            raise ValueError(f"two notes still share the title {title!r}: rename one")
+    result = DistillResult()
+    existing = {
+        row["title"]: row
+        for row in conn.execute("SELECT title, note_path, note_hash, page FROM pages")
+    }
+    version = f"{source}|{DISTILLER_VERSION}"
+    for path, (entry, text) in notes.items():
+        title = titles[path]
+        old = existing.get(title)
+        same = old and (old["note_path"], old["note_hash"]) == (path, entry["sha256"])
+        if same and json.loads(old["page"]).get("_version") == version:
+            result.unchanged += 1
+            continue
+        if max_pages and len(result.distilled) + len(result.failed) >= max_pages:
+            result.deferred += 1
+            continue
+        try:
+            page = distill(title, path, text)
+        except Exception as exc:  # a model failure costs this page, not the night
+            result.failed[title] = f"{type(exc).__name__}: {exc}"
+            log(f"could not distil {path}: {result.failed[title]}")
+            continue
+        markdown = render_markdown(
+            title, page, derived_from=path, distilled=day, note_hash=entry["sha256"], source=source
+        )
+        problems = unsupported_claims(claim_text(markdown), [text])
+        if problems:
+            result.withheld[title] = problems
+            log(f"withheld {title!r}: unsupported {', '.join(problems[:5])}")
+        stored = page.model_dump() | {"_version": version}
+        with transaction(conn):
+            conn.execute(
+                "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
+                " markdown, published, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
+                " note_hash = excluded.note_hash, distilled = excluded.distilled,"
+                " generated_by = excluded.generated_by, page = excluded.page,"
+                " markdown = excluded.markdown, published = excluded.published,"
+                " problems = excluded.problems",
+                (title, path, entry["sha256"], day, source, json.dumps(stored), markdown,
+                 int(not problems), json.dumps(problems)),
+            )  # fmt: skip
+        result.distilled.append(title)
+
+    gone = sorted(set(existing) - set(titles.values()))
+    with transaction(conn):
+        conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in gone])
+        result.entities = rebuild_entities(conn, {titles[p]: e for p, (e, _) in notes.items()})
+    result.removed = gone
+    return result
+
+
+def rebuild_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> int:
+    """Replace entities, observations and relations with the published pages (inside the
+    caller's transaction). `entries`: title -> the note's manifest entry."""
+    conn.execute("DELETE FROM relations")
+    conn.execute("DELETE FROM observations")
+    conn.execute("DELETE FROM entities")
+    rows = conn.execute(
+        "SELECT title, note_path, distilled, page, markdown FROM pages"
+        " WHERE published = 1 ORDER BY title"
+    ).fetchall()
+    for row in rows:
+        if row["title"] not in entries:
+            continue
+        page = Page.model_validate(
+            {k: v for k, v in json.loads(row["page"]).items() if k[0] != "_"}
+        )
+        entity_id = conn.execute(
+            "INSERT INTO entities (title, type, tags, derived_from, note_touched, distilled,"
+            " recall, markdown) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (row["title"], page.type, json.dumps(page.tags), row["note_path"],
+             entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"]),
+        ).lastrowid  # fmt: skip
+        conn.executemany(
+            "INSERT INTO observations (entity_id, position, category, text) VALUES (?, ?, ?, ?)",
+            [(entity_id, i, o.category, o.text) for i, o in enumerate(page.observations)],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO relations (entity_id, relation, target) VALUES (?, ?, ?)",
+            [(entity_id, r.relation, r.target) for r in page.relations],
+        )
+    return conn.execute("SELECT count(*) FROM entities").fetchone()[0]

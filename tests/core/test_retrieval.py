@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+
+from company_ai.core.db import transaction
+from company_ai.core.retrieval import (
+    Doc,
+    IndexModelMismatch,
+    Searcher,
+    rebuild_docs,
+    rrf,
+    update_vectors,
+)
+
+DOCS = [
+    Doc("1", "Billing Platform", "issues every invoice and collects card payments"),
+    Doc("2", "Support Rota", "who answers client tickets out of hours"),
+    Doc("3", "Pricing Policy", "monthly and annual plans, discounts need the founders"),
+]
+
+
+class Counting:
+    """Wraps an embedder and counts the texts it was asked to embed."""
+
+    def __init__(self, inner, name=None):
+        self.inner, self.texts = inner, []
+        self.name, self.dim = name or inner.name, inner.dim
+
+    def embed(self, texts):
+        self.texts += list(texts)
+        return self.inner.embed(texts)
+
+
+def build(stores, embedder, docs=DOCS):
+    conn = stores.open("recall")
+    with transaction(conn):
+        rebuild_docs(conn, docs)
+    update_vectors(conn, embedder)
+    return conn
+
+
+def test_rrf_sums_reciprocal_ranks_with_k_60():
+    fused = rrf([["a", "b", "c"], ["c", "a"]])
+    assert fused == ["a", "c", "b"]
+    assert rrf([["x"]], k=60) == ["x"]
+
+
+def test_keyword_dense_and_hybrid_find_the_right_document(stores, minilm):
+    conn = build(stores, minilm)
+    searcher = Searcher(conn, minilm)
+    assert searcher.keyword("invoices")[0] == "1"  # porter stemming
+    assert searcher.dense_only("who is on call at night?")[0] == "2"
+    assert searcher.hybrid("how much can we discount the annual plan")[0] == "3"
+    assert searcher.keyword("") == [] and searcher.keyword('"; DROP TABLE') == []
+
+
+def test_unchanged_documents_are_never_embedded_twice(stores, minilm):
+    counting = Counting(minilm)
+    conn = build(stores, counting)
+    assert len(counting.texts) == 3
+    changed = [*DOCS[:2], Doc("3", "Pricing Policy", "prices rise every April")]
+    with transaction(conn):
+        rebuild_docs(conn, changed)
+    assert update_vectors(conn, counting) == 1
+    assert counting.texts[-1].endswith("prices rise every April")
+    assert conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0] == 3
+
+
+def test_two_models_are_never_mixed_in_one_index(stores, minilm):
+    conn = build(stores, minilm)
+    other = Counting(minilm, name="another-model")
+    with pytest.raises(IndexModelMismatch, match="holds all-MiniLM-L6-v2-onnx-int8"):
+        update_vectors(conn, other)
+    with pytest.raises(IndexModelMismatch, match="use the same model"):
+        Searcher(conn, other)
+    assert update_vectors(conn, other, rebuild=True) == 3
+    assert conn.execute("SELECT value FROM search_meta WHERE key = 'model'").fetchone()[0] == (
+        "another-model"
+    )
+
+
+def test_dense_search_is_exact_cosine(stores, minilm):
+    conn = build(stores, minilm)
+    searcher = Searcher(conn, minilm)
+    query = minilm.embed(["card payments for invoices"])[0]
+    expected = np.argsort(-(searcher.dense.matrix @ query))
+    assert searcher.dense.search(query) == [searcher.dense.keys[i] for i in expected]

@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, EmbedderError, MiniLM, minilm_files
+from company_ai.resources.embedder import Embedder
+from tests.fakes import FakeServer, Reply, ollama_embed
+
+
+def test_the_offline_model_is_a_real_semantic_model(minilm):
+    vectors = minilm.embed(
+        ["Who writes the invoice code?", "the billing engineer", "a recipe for lentil soup"]
+    )
+    assert vectors.shape == (3, MINILM_DIM) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > unrelated + 0.2
+    assert minilm.name == MINILM_NAME and minilm.dim == 384
+
+
+def test_a_text_embeds_the_same_alone_and_in_a_padded_batch(minilm):
+    alone = minilm.embed(["short"])[0]
+    batched = minilm.embed(["a much longer sentence that forces padding of the short one", "short"])
+    assert np.allclose(alone, batched[1], atol=1e-4)
+
+
+def test_a_wrong_model_file_is_refused(tmp_path):
+    _, tokenizer = minilm_files()
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the model")
+    with pytest.raises(EmbedderError, match="not the pinned"):
+        MiniLM(fake, tokenizer)
+
+
+def test_the_resource_defaults_to_the_offline_model(minilm):
+    assert Embedder().embedder is minilm
+
+
+def test_ollama_bge_m3_is_asked_through_api_embed_and_normalised():
+    with FakeServer() as server:
+        server.script("/api/embed", Reply(ollama_embed([[3.0, 4.0] + [0.0] * 1022] * 2)))
+        embedder = Embedder(backend="ollama", host=server.url).embedder
+        vectors = embedder.embed(["eins", "zwei"])
+        path, request = server.requests[0]
+        assert path == "/api/embed" and request["model"] == "bge-m3"
+        assert request["input"] == ["eins", "zwei"]
+        assert vectors.shape == (2, 1024) and np.isclose(vectors[0][0], 0.6)
+        assert embedder.name == "ollama:bge-m3" and embedder.dim == 1024
+
+
+def test_ollama_vectors_of_the_wrong_size_or_an_error_are_clear_errors():
+    with FakeServer() as server:
+        server.script("/api/embed", Reply(ollama_embed([[1.0, 0.0]])))
+        embedder = Embedder(backend="ollama", host=server.url).embedder
+        with pytest.raises(EmbedderError, match=r"shape \(1, 2\), expected \(1, 1024\)"):
+            embedder.embed(["x"])
+        server.script("/api/embed", Reply({"error": "model not found"}, status=404))
+        with pytest.raises(EmbedderError, match="model not found"):
+            embedder.embed(["x"])
