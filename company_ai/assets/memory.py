@@ -1,7 +1,9 @@
+from contextlib import nullcontext
+
 import dagster as dg
 
 from company_ai import settings
-from company_ai.constants import DAILY, MEMORY, OWNER
+from company_ai.constants import DAILY, MEMORY, OUTREACH, OWNER
 from company_ai.core.episodes import DayAudit, audit_day, seal_day
 from company_ai.resources.stores import StoresResource
 
@@ -10,6 +12,9 @@ EPISODE_CHECKS = {
     "confidences_are_in_range": "Every episode's confidence is a number in [0, 1].",
     "episodes_fall_within_their_day": (
         "Every episode's created_at is well-formed ISO-8601 UTC and inside its day's window."
+    ),
+    "every_send_has_its_episode": (
+        "Every message sent that day has its `outreach:message:<id>` episode in memory."
     ),
 }
 
@@ -32,15 +37,21 @@ def contact_episodes(
 
     Source: the append-only `contact_episodes` table in `memory.db` (written by research,
     outreach, inbox, engagement and manual notes; every row carries `source` and
-    `confidence`). Grain: one partition per local day; an episode belongs to the day its
-    writer recorded it for. Materialising a day counts its episodes by type and source and
+    `confidence`). Grain: one partition per local day; an episode belongs to the day it
+    was recorded on. Materialising a day counts its episodes by type and source and
     records a seal (count, last id, sha256 digest) in `day_seals`, so later changes to a
-    sealed day show up as a changed digest. Re-running a day only replaces its seal.
+    sealed day show up as a changed digest, and audits it (checks below), including that
+    every message sent that day (`outreach.db`) has its episode. Re-running a day only
+    replaces its seal.
     """
     day = context.partition_key
-    with stores.connect(MEMORY) as conn:
+    sent = stores.stores().path(OUTREACH).is_file()  # nothing was ever sent without it
+    with (
+        stores.connect(MEMORY) as conn,
+        stores.connect(OUTREACH, readonly=True) if sent else nullcontext() as outreach,
+    ):
         seal = seal_day(conn, day)
-        audit = audit_day(conn, day, settings.timezone())
+        audit = audit_day(conn, day, settings.timezone(), outreach)
     if seal.changed:
         context.log.warning(f"day {day} changed since it was last sealed")
     return dg.MaterializeResult(
@@ -61,6 +72,7 @@ def _check_results(audit: DayAudit) -> list[dg.AssetCheckResult]:
         "episodes_are_unique": [ids for ids in audit.duplicates],
         "confidences_are_in_range": audit.confidence_out_of_range,
         "episodes_fall_within_their_day": audit.outside_day,
+        "every_send_has_its_episode": audit.sends_without_episode,
     }
     return [
         dg.AssetCheckResult(

@@ -150,15 +150,19 @@ class DayAudit:
     duplicates: list[list[int]] = field(default_factory=list)  # one group per repeated event
     confidence_out_of_range: list[int] = field(default_factory=list)
     outside_day: list[int] = field(default_factory=list)
+    sends_without_episode: list[int] = field(default_factory=list)  # outreach message ids
 
 
-def audit_day(conn: sqlite3.Connection, day: str, tz: str) -> DayAudit:
+def audit_day(
+    conn: sqlite3.Connection, day: str, tz: str, outreach: sqlite3.Connection | None = None
+) -> DayAudit:
     """Audit one day's episodes.
 
     - duplicates: the same event (contact, type, source, time, content) stored under
       different natural keys, which the unique index cannot catch;
     - confidence outside [0, 1] (or missing), from writers that bypassed validation;
-    - created_at malformed or outside the day's window in the partitions' timezone.
+    - created_at malformed or outside the day's window in the partitions' timezone;
+    - with the outreach store: messages sent that day without their `outreach` episode.
     """
     duplicates = [
         [int(i) for i in ids.split(",")]
@@ -187,4 +191,24 @@ def audit_day(conn: sqlite3.Connection, day: str, tz: str) -> DayAudit:
             (day, ISO_GLOB, start, end),
         )
     ]
-    return DayAudit(duplicates, bad_confidence, outside)
+    unrecorded = [] if outreach is None else _sends_without_episode(conn, outreach, start, end)
+    return DayAudit(duplicates, bad_confidence, outside, unrecorded)
+
+
+def _sends_without_episode(
+    memory: sqlite3.Connection, outreach: sqlite3.Connection, start: str, end: str
+) -> list[int]:
+    """Messages sent in [start, end) that have no `outreach:message:<id>` episode."""
+    sent = outreach.execute(
+        "SELECT id, contact_id FROM messages WHERE sent_at >= ? AND sent_at < ? ORDER BY id",
+        (start, end),
+    ).fetchall()
+    return [
+        message_id
+        for message_id, contact_id in sent
+        if memory.execute(
+            "SELECT 1 FROM contact_episodes WHERE contact_id = ? AND natural_key = ?",
+            (contact_id, f"outreach:message:{message_id}"),
+        ).fetchone()
+        is None
+    ]

@@ -66,6 +66,37 @@ def test_faulty_rows_fail_the_checks_and_name_the_episodes(data):
             "episodes_are_unique": True,
             "confidences_are_in_range": False,
             "episodes_fall_within_their_day": False,
+            "every_send_has_its_episode": True,
         }
         failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
         assert all(str(bad_id) in c.metadata["examples"].value for c in failed)
+
+
+def test_a_send_without_its_episode_fails_the_audit(data):
+    from company_ai.core.db import Stores
+
+    with Stores(data).connect("outreach") as outreach:
+        outreach.execute(
+            "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at)"
+            " VALUES (1, 't-x', 'Hello', 'Hi', '2026-11-20T09:00:00Z')"
+        )
+        lost = outreach.execute("SELECT max(id) FROM messages").fetchone()[0]
+    with dg.instance_for_test() as instance:
+        result = materialize(data, "2026-11-20", instance)
+        assert checks(result)["every_send_has_its_episode"] is False
+        [failed] = [c for c in result.get_asset_check_evaluations() if not c.passed]
+        assert failed.metadata["examples"].value == str([lost])
+        assert checks(materialize(data, "2026-11-19", instance))["every_send_has_its_episode"]
+
+
+def test_a_memory_without_an_outreach_store_is_still_sealed(tmp_path):
+    from company_ai.core.db import Stores
+    from company_ai.core.episodes import append_episodes
+    from tests.conftest import episode
+
+    data = tmp_path / "fresh"
+    with Stores(data).connect("memory") as memory:
+        append_episodes(memory, [episode()])
+    with dg.instance_for_test() as instance:
+        result = materialize(data, "2026-11-29", instance)
+        assert result.success and all(checks(result).values())
