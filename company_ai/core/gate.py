@@ -199,14 +199,17 @@ DEMONYMS = {
     "australian": "australia",
     "canadian": "canada",
 }
+# Only the salutation itself is exempt ("Hi Ada," "Dear Ada Lovelace,"): a greeting word and
+# at most four name words up to the first punctuation, never the rest of its line.
 GREETING = re.compile(
-    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings)\b[^\n]{0,60}$",
+    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings)\b"
+    r"(?:[ \t]+(?!\d)[^\s,!:;.]+){0,4}[ \t]*[,!:;.]?",
     re.IGNORECASE,
 )
 SIGN_OFF = re.compile(
     r"^\s*(best( wishes| regards)?|(kind|warm|warmest|many)? ?regards|many thanks|thanks"
     r"( again| so much)?|thank you|cheers|sincerely|yours( sincerely| truly)?|all the best"
-    r"|talk soon|speak soon|take care)\s*[,.!-]*\s*([^\n]{0,40})$",
+    r"|talk soon|speak soon|take care)\s*[,.!-]*\s*((?:[^\d\s,.;:!?]+[ \t]*){0,4})[.!]?\s*$",
     re.IGNORECASE,
 )
 
@@ -542,8 +545,9 @@ def _exempt_spans(text: str) -> list[tuple[int, int]]:
             signature -= 1
         elif stripped:
             signature = -1
-            if first and GREETING.match(stripped):
-                spans.append((offset, end))
+            greeting = GREETING.match(line) if first else None
+            if greeting:
+                spans.append((offset, offset + greeting.end()))
             elif SIGN_OFF.match(stripped) and len(stripped.split()) <= 8:
                 spans.append((offset, end))
                 signature = SIGNATURE_LINES

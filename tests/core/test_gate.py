@@ -82,6 +82,14 @@ def test_claims_hidden_after_a_sign_off_are_still_claims():
     assert claims(text) == [("Globex", "other")]
 
 
+def test_claims_on_the_greeting_or_sign_off_line_are_still_claims():
+    # Only the salutation is exempt, never the rest of its line.
+    text = "Hi Ada, we saved Globex 70% of their costs. Best, Sam Rivers"
+    assert claims(text, allow=["Sam Rivers"]) == [("Globex", "other"), ("70%", "percent")]
+    text = "Hi Ada,\n\nHello.\n\nThanks again for the 2024 order from Globex\nSam\n"
+    assert [c for c, _ in claims(text)] == ["2024", "Globex", "Sam"]
+
+
 def test_a_known_first_name_with_a_known_surname_is_not_a_known_person():
     sources = ["John Doe met Jane Smith."]
     assert [c for c, _ in claims("John Smith called.", sources)] == ["John"]
