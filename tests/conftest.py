@@ -1,3 +1,4 @@
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,6 +36,14 @@ def sample_dir(tmp_path_factory):
 
 
 @pytest.fixture
+def data(tmp_path, sample_dir):
+    """A private copy of the sample data directory, for tests that write to it."""
+    target = tmp_path / "data"
+    shutil.copytree(sample_dir, target)
+    return target
+
+
+@pytest.fixture
 def sample_stores(sample_dir):
     return Stores(sample_dir)
 
@@ -55,6 +64,4 @@ def minilm():
 @pytest.fixture
 def vault(tmp_path):
     """A private copy of the sample vault that a test may edit."""
-    import shutil
-
     return Path(shutil.copytree(SAMPLE_VAULT, tmp_path / "vault"))

@@ -70,11 +70,7 @@ def test_read_commands_do_not_import_the_heavy_libraries(sample_stores):
     assert done.returncode == 0, done.stderr
 
 
-def test_note_appends_a_manual_episode_that_the_timeline_shows(tmp_path, sample_dir, capsys):
-    import shutil
-
-    data = tmp_path / "data"
-    shutil.copytree(sample_dir, data)
+def test_note_appends_a_manual_episode_that_the_timeline_shows(data, capsys):
     from company_ai.core.db import Stores
 
     email = first_email(Stores(data))
@@ -90,11 +86,7 @@ def test_note_appends_a_manual_episode_that_the_timeline_shows(tmp_path, sample_
 
 
 @pytest.mark.parametrize("text", ["", "   "])
-def test_an_empty_note_is_refused(tmp_path, sample_dir, capsys, text):
-    import shutil
-
-    data = tmp_path / "data"
-    shutil.copytree(sample_dir, data)
+def test_an_empty_note_is_refused(data, capsys, text):
     from company_ai.core.db import Stores
 
     email = first_email(Stores(data))

@@ -10,28 +10,16 @@ a torn one. Files: `stores.json` (row counts per table of every store), `memory.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from company_ai.core.files import write_atomic
 from company_ai.core.reports import query
 from company_ai.core.schema import DOMAINS
 from company_ai.core.snapshots import load_manifest, row_counts, snapshot_days
 
 
 def write_json_atomic(path: Path, data: object) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:

@@ -27,6 +27,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from company_ai.core.files import write_atomic
+
 MANIFEST = "manifest.json"
 NOTES = "notes"
 DEFAULT_PRIVATE_FOLDERS = ("private", "journal")
@@ -188,7 +190,7 @@ def stage_vault(
         if old and old["sha256"] == digest and (target / rel).is_file():
             result.unchanged += 1  # touched but not changed
             continue
-        _write_atomic(target / rel, text.encode("utf-8"))
+        write_atomic(target / rel, text.encode("utf-8"), durable=False)
         result.staged.append(rel)
 
     for rel, reason in sorted(result.rejected.items()):
@@ -301,7 +303,9 @@ def read_manifest(staging: str | Path) -> dict:
 
 
 def write_manifest(staging: str | Path, manifest: dict) -> None:
-    _write_atomic(Path(staging) / MANIFEST, json.dumps(manifest, sort_keys=True).encode())
+    write_atomic(
+        Path(staging) / MANIFEST, json.dumps(manifest, sort_keys=True).encode(), durable=False
+    )
 
 
 def staged_notes(staging: str | Path) -> dict[str, tuple[dict, str]]:
@@ -312,13 +316,6 @@ def staged_notes(staging: str | Path) -> dict[str, tuple[dict, str]]:
         rel: (entry, (staging / NOTES / rel).read_text(encoding="utf-8"))
         for rel, entry in sorted(notes.items())
     }
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _prune_empty_dirs(top: Path) -> None:

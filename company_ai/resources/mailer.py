@@ -1,6 +1,5 @@
 import base64
 import json
-import os
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -8,6 +7,8 @@ from typing import Any, Literal
 
 import dagster as dg
 from pydantic import PrivateAttr
+
+from company_ai.core.files import write_atomic
 
 GMAIL_SCOPES = ["https://www.googleapis.com/auth/gmail.send"]
 
@@ -31,10 +32,7 @@ class Mailer(dg.ConfigurableResource):
         """Send one message; returns the provider's id for it."""
         if self.backend == "outbox":
             path = self._outbox_path(message["Message-ID"])
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(message.as_bytes(policy=policy.SMTP))
-            os.replace(tmp, path)
+            write_atomic(path, message.as_bytes(policy=policy.SMTP))
             return path.name
         raw = base64.urlsafe_b64encode(message.as_bytes(policy=policy.SMTP)).decode()
         sent = self._gmail().users().messages().send(userId="me", body={"raw": raw}).execute()

@@ -1,17 +1,7 @@
-import shutil
-
 import dagster as dg
-import pytest
 
 from company_ai.assets.memory import EPISODE_CHECKS, contact_episodes
 from company_ai.resources.stores import StoresResource
-
-
-@pytest.fixture
-def data(tmp_path, sample_dir):
-    target = tmp_path / "data"
-    shutil.copytree(sample_dir, target)
-    return target
 
 
 def materialize(data, day, instance):

@@ -1,5 +1,4 @@
 import json
-import shutil
 
 import dagster as dg
 import pytest
@@ -21,13 +20,6 @@ from tests.fakes import FakeServer, Reply
 from tests.test_notifier import TOKEN, telegram, telegram_ok
 
 DAY = "2026-11-29"
-
-
-@pytest.fixture
-def data(tmp_path, sample_dir):
-    target = tmp_path / "data"
-    shutil.copytree(sample_dir, target)
-    return target
 
 
 def resources(data, snapshot_dir=None, notifier=None):

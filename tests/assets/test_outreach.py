@@ -1,5 +1,4 @@
 import json
-import shutil
 
 import dagster as dg
 import pytest
@@ -21,13 +20,6 @@ from tests.fakes import FakeServer, Reply, ollama_chat
 
 DAY = "2026-11-27"
 ALL = [research_findings, outreach_drafts, fabrication_gate, outreach_messages]
-
-
-@pytest.fixture
-def data(tmp_path, sample_dir):
-    target = tmp_path / "data"
-    shutil.copytree(sample_dir, target)
-    return target
 
 
 def resources(data, llm=None):

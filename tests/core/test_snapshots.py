@@ -17,10 +17,9 @@ from company_ai.core.snapshots import (
 
 
 @pytest.fixture
-def data(tmp_path, sample_dir):
-    target = tmp_path / "data"
-    shutil.copytree(sample_dir, target)
-    return Stores(target)
+def data(data):
+    """The sample copy, as its stores."""
+    return Stores(data)
 
 
 def test_a_snapshot_copies_every_store_with_a_manifest_that_matches(data, tmp_path):
