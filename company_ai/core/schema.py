@@ -179,6 +179,13 @@ OUTREACH_V2 = [
     "CREATE UNIQUE INDEX idx_messages_draft_id ON messages(draft_id)",
 ]
 
+# A follow-up of a thread goes out once, whichever day's draft carries it: the store refuses a
+# second message with the same thread and bump.
+OUTREACH_V3 = [
+    "CREATE UNIQUE INDEX idx_messages_thread_bump ON messages(thread_id, bump_count)",
+    "CREATE INDEX idx_messages_sent_at ON messages(sent_at)",
+]
+
 RECALL_V1 = [
     # The distiller's output, one row per title (idempotent by title). A page that failed
     # the fabrication check is kept here unpublished, with the claims it could not support.
@@ -261,7 +268,7 @@ RECALL_V1 = [
 MIGRATIONS: dict[str, list[list[str]]] = {
     "crm": [CRM_V1],
     "memory": [MEMORY_V1],
-    "outreach": [OUTREACH_V1, OUTREACH_V2],
+    "outreach": [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3],
     "brain": [],
     "recall": [RECALL_V1],
     "ops": [OPS_V1],
