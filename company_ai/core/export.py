@@ -112,7 +112,7 @@ def slug(text: str, fallback: str = "contact") -> str:
 
 def contact_file(name: str | None, contact_id: int) -> str:
     """A contact's file name: the slug of the name and the id, unique and stable."""
-    return f"{slug(name or '')}-{contact_id}.md"
+    return f"{slug(name or '').rstrip('-')}-{contact_id}.md"  # with an id, CON-7 is safe
 
 
 def inline(text: object) -> str:
@@ -312,8 +312,8 @@ def _contact_page(day: str, tz: str, end: str, contact: _Contact, timeline: list
         + (f", {inline(contact.email)}" if contact.email else "")
         + f". Touched on [{day}](../{INDEX}).",
         "",
-        f"Everything recorded up to the end of {day} ({inline(tz)}): {episodes} episodes,"
-        f" {len(timeline) - episodes} messages.",
+        f"Everything recorded up to the end of {day} ({inline(tz)}):"
+        f" {_count(episodes, 'episode')}, {_count(len(timeline) - episodes, 'message')}.",
     ]
     shown_day = None
     for at, kind, _id, local, row in timeline:
@@ -343,6 +343,10 @@ def _contact_page(day: str, tz: str, end: str, contact: _Contact, timeline: list
             "",
         ]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # --- writing -----------------------------------------------------------------------------

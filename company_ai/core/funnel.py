@@ -29,6 +29,8 @@ def weekly_funnel(
     outreach: sqlite3.Connection, week_start: date, tz: str, cutoff_iso: str
 ) -> pd.DataFrame:
     """The week's funnel: one row for all angles, then one per angle (by name)."""
+    if not isinstance(week_start, date):
+        raise TypeError(f"week_start must be a date, not {week_start!r}")
     cutoff = canonical_utc(cutoff_iso)
     start, _ = day_window(week_start.isoformat(), tz)
     end, _ = day_window((week_start + timedelta(days=7)).isoformat(), tz)
