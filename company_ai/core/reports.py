@@ -22,14 +22,24 @@ FAILED = ("FAILURE", "CANCELED")
 DARK = "If this digest does not arrive one morning, the scheduler is dark: check dagster-daemon."
 
 
+CHECK_SEVERITIES = ("WARN", "ERROR")
+
+
 @dataclass(frozen=True)
 class CheckInfo:
-    """One asset-check result of a run."""
+    """One asset check evaluated in a run: passed or not, and how bad a failure is."""
 
     asset: str
     name: str
     passed: bool
-    severity: str  # "WARN" or "ERROR"
+    severity: str  # AssetCheckSeverity value: WARN or ERROR
+
+    def __post_init__(self) -> None:
+        if self.severity not in CHECK_SEVERITIES:
+            raise ValueError(
+                f"check {self.asset}/{self.name}: severity {self.severity!r} is not one of "
+                f"{', '.join(CHECK_SEVERITIES)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class RunInfo:
     status: str  # DagsterRunStatus value: SUCCESS, FAILURE, CANCELED, STARTED, QUEUED…
     catchup_attempt: int | None = None  # set on runs the catch-up sensor launched
     error: str | None = None
-    started_at: str | None = None  # ISO UTC
+    started_at: str | None = None  # ISO-8601 UTC, as stored (core/times.py)
     ended_at: str | None = None
     checks: tuple[CheckInfo, ...] = ()
 
