@@ -21,6 +21,9 @@ from dagster._core.workspace.load_target import ModuleTarget
 
 LOCATION = "company_ai"
 TERMINATE_GRACE_S = 10.0
+# Run workers print their events to the console of whoever launched them; the event log
+# keeps every event whatever this level says.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass
@@ -29,8 +32,15 @@ class Launcher:
     workspace: object  # WorkspaceRequestContext
     in_flight: set[str]
 
-    def launch(self, job_name: str, partition: str | None = None, tags: dict | None = None) -> str:
+    def launch(
+        self,
+        job_name: str,
+        partition: str | None = None,
+        tags: dict | None = None,
+        run_config: dict | None = None,
+    ) -> str:
         """Create a run of `job_name` (for `partition`) and hand it to the run launcher."""
+        run_config = QUIET if run_config is None else run_config
         location = self.workspace.get_code_location(LOCATION)
         repo = next(iter(location.get_repositories().values()))
         job = location.get_job(
@@ -42,7 +52,7 @@ class Launcher:
             )
         )
         plan = location.get_execution_plan(
-            job, {}, step_keys_to_execute=None, known_state=None, instance=self.instance
+            job, run_config, step_keys_to_execute=None, known_state=None, instance=self.instance
         ).execution_plan_snapshot
         run_tags = {**job.tags, **(tags or {})}
         if partition is not None:
@@ -50,7 +60,7 @@ class Launcher:
         run = self.instance.create_run(
             job_name=job_name,
             run_id=None,
-            run_config={},
+            run_config=run_config,
             resolved_op_selection=None,
             step_keys_to_execute=plan.step_keys_to_execute,
             op_selection=None,
@@ -107,7 +117,9 @@ def launcher(instance: dg.DagsterInstance) -> Iterator[Launcher]:
     """A code server for `company_ai.definitions` (as workspace.yaml names it), for the
     duration of the block."""
     target = ModuleTarget("company_ai.definitions", None, None, LOCATION)
-    with WorkspaceProcessContext(instance, target) as process_context:
+    with WorkspaceProcessContext(
+        instance, target, code_server_log_level="WARNING"
+    ) as process_context:
         workspace = process_context.create_request_context()
         errors = workspace.code_location_errors()
         if errors:

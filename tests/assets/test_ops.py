@@ -1,4 +1,5 @@
 import json
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
@@ -20,6 +21,14 @@ from tests.fakes import FakeServer, Reply
 from tests.test_notifier import TOKEN, telegram, telegram_ok
 
 DAY = "2026-11-29"
+# 09:00 the next morning: the 08:15 snapshot and the 06:15 export of DAY are current, and
+# DAY's 09:05 digest is the next one due (so it is the one that sends).
+MORNING = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def morning(clock):
+    clock(MORNING)
 
 
 def resources(data, snapshot_dir=None, notifier=None):
@@ -29,6 +38,7 @@ def resources(data, snapshot_dir=None, notifier=None):
             snapshot_dir=str(snapshot_dir or data / "snapshots"),
             snapshot_retention=2,
             state_dir=str(data / "state"),
+            export_dir=str(data / "exports"),
         ),
         "notifier": notifier
         or Notifier(data_dir=str(data), outbox_path=str(data / "outbox.jsonl")),
@@ -102,7 +112,9 @@ def test_the_restore_drill_fails_loudly_on_a_corrupted_snapshot_and_is_alerted(d
             instance=instance, definitions=defs, resources=resources(data)
         )
         check_failure_alerts(context)
-    assert any(t.startswith("CHECK FAILED db_snapshots:restore_drill") for t in outbox(data))
+    assert any(
+        t.startswith("ERROR: check failed: db_snapshots:restore_drill") for t in outbox(data)
+    )
 
 
 def test_a_notifier_that_is_down_does_not_fail_the_report_and_sends_it_later(data):

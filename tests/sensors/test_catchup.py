@@ -15,10 +15,11 @@ from company_ai import ledger
 from company_ai.assets.ops import daily_digest
 from company_ai.constants import DAILY
 from company_ai.core import times
-from company_ai.core.timetable import partition_for
+from company_ai.core.timetable import Entry, partition_for
 from company_ai.resources.notifier import Notifier
-from company_ai.schedules import Entry, _job, _schedule
+from company_ai.schedules import _job, _schedule
 from company_ai.sensors.catchup import build_catchup_sensor
+from tests.ledger_time import backdate_run
 
 FAILING: set[str] = set()
 
@@ -86,12 +87,16 @@ class Daemon:
         self.sensor = SENSOR
         self.cursor: str | None = None
         self.requested: list[list[dg.RunRequest]] = []
+        self.executed = 0
         monkeypatch.setattr(times, "utc_now", lambda: self.now)
 
     def execute(self, job: str, partition: str, tags: dict) -> None:
-        DEFS.resolve_job_def(job).execute_in_process(
+        result = DEFS.resolve_job_def(job).execute_in_process(
             partition_key=partition, instance=self.instance, tags=tags, raise_on_error=False
         )
+        # Runs made at one fake instant keep the order they were made in.
+        self.executed += 1
+        backdate_run(self.instance, result.run_id, self.now + timedelta(milliseconds=self.executed))
 
     def schedule_tick(self, job: str, tick: datetime) -> None:
         context = dg.build_schedule_context(
