@@ -9,11 +9,12 @@ Never staged:
 - private folders (by name, at any depth, with everything under them): nothing in them is
   read except to hash it; hidden folders (`.trash/`, `.obsidian/`, `.git/`) unless asked
   for; dot-files;
-- whatever was private at the last run under another name (`_formerly_private`): a folder
-  that is the same directory as a private one (device and inode), or a new folder that
-  holds most of the note names of a private folder gone since, or a note of that content
-  or at a path that was once private. Refused whole, named by folder only, and treated
-  as private from then on: later edits and renames do not publish it;
+- whatever was private at the last run under another name (`_Memory.formerly_private`):
+  a renamed private folder (the same directory by device and inode, or a new folder
+  holding most of the note names of a private folder gone since, or a new folder holding
+  a note that was private) is refused whole; a note moved out of a private folder (its
+  content or its path was private) is refused alone. They are named by folder only and
+  treated as private from then on: later edits and renames do not publish them;
 - a note with the same content as a private note (a shared template): that note only, and
   only while the private note exists;
 - anything it cannot stage safely, each refused with a reason while the rest go on:
