@@ -54,7 +54,9 @@ defs = dg.Definitions(
         ),
         "embedder": Embedder(backend=settings.embedder_backend(), host=settings.ollama_host()),
         "vault": VaultResource(
-            path=str(settings.vault_dir()), private_folders=list(settings.vault_private_folders())
+            path=str(settings.vault_dir()),
+            private_folders=list(settings.vault_private_folders()),
+            include_hidden_folders=settings.vault_include_hidden_folders(),
         ),
         "research_source": ResearchSource(pages_dir=str(settings.data_dir() / "company_pages")),
         "mailer": Mailer(

@@ -29,6 +29,7 @@ DEFAULTS = {
     "COMPANY_AI_SENDER_EMAIL": "sam@company-ai.example",
     "COMPANY_AI_VAULT_DIR": str(Path(__file__).parent / "sample_vault"),
     "COMPANY_AI_VAULT_PRIVATE_FOLDERS": "private,journal",
+    "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": "false",
     "COMPANY_AI_RECALL_STALE_DAYS": "90",
     "COMPANY_AI_EMBEDDER_BACKEND": "offline",
 }
@@ -138,6 +139,16 @@ def vault_private_folders() -> tuple[str, ...]:
     return tuple(
         n.strip() for n in _get("COMPANY_AI_VAULT_PRIVATE_FOLDERS").split(",") if n.strip()
     )
+
+
+def vault_include_hidden_folders() -> bool:
+    """Whether hidden folders (`.trash/`, `.obsidian/`, `.git/`) are staged like any other."""
+    value = _get("COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS").strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(
+            f"COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS must be true or false, not {value!r}"
+        )
+    return value == "true"
 
 
 def recall_stale_days() -> int:

@@ -27,6 +27,14 @@ RECALL = "recall"
     kinds={"python", "markdown"},
     owners=[OWNER],
     metadata=CAPTURE_META,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "no_note_was_refused",
+            asset="vault_staging",
+            description="Warns when a note was refused: named with its reason, or counted "
+            "by folder when it was private at the last run (a renamed private folder).",
+        )
+    ],
 )
 def vault_staging(
     context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
@@ -35,11 +43,14 @@ def vault_staging(
 
     Source: the owner's Markdown vault (`COMPANY_AI_VAULT_DIR`). Deterministic gate: private
     folders (`COMPANY_AI_VAULT_PRIVATE_FOLDERS`, any depth, everything under them) are
-    dropped before anything is read; symlinks out of the vault, binary, non-UTF-8 and
-    enormous files, broken front matter and content last seen in a private folder are
-    refused and logged. Grain: one note per file; a sha256 manifest stages only new or
-    changed notes and records deletions. Lives in `<data dir>/vault_staging/`. A capture:
-    it copies the vault as it is when it runs, so it runs for its current day only.
+    dropped before anything is read, and so are hidden folders (`.trash/`, `.obsidian/`;
+    `COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS`); a renamed or moved private folder is
+    recognised and refused (named by folder only); symlinks out of the vault, named pipes,
+    binary, non-UTF-8 and enormous files, broken front matter and copies of private notes
+    are refused with a reason, and the rest go on. Grain: one note per file; a sha256
+    manifest stages only new or changed notes and records deletions. Lives in
+    `<data dir>/vault_staging/`. A capture: it copies the vault as it is when it runs, so
+    it runs for its current day only.
     """
     day = days.require_current(context, "the vault as it is")
     result = stage_vault(
@@ -47,18 +58,37 @@ def vault_staging(
         staging_dir(stores.data_dir),
         private_folders=tuple(vault.private_folders),
         max_note_bytes=vault.max_note_bytes,
+        include_hidden_folders=vault.include_hidden_folders,
         day=day,
         log=context.log.info,
     )
+    reasons = dict(list(result.rejected.items())[:100])
+    formerly_private = sum(result.formerly_private.values())
     return dg.MaterializeResult(
         metadata={
             "staged": len(result.staged),
             "unchanged": result.unchanged,
             "deleted": len(result.deleted),
             "rejected": len(result.rejected),
+            "refused_notes": reasons,
+            "formerly_private": formerly_private,
             "private_skipped": result.private_skipped,
+            "hidden_folders": result.hidden_folders,
             "published_notes": result.published,
-        }
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="no_note_was_refused",
+                passed=not result.rejected and not formerly_private,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "refused": len(result.rejected),
+                    "reasons": reasons,
+                    "formerly_private_notes": formerly_private,
+                    "folders": sorted(result.formerly_private),
+                },
+            )
+        ],
     )
 
 
