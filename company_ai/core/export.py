@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 
 from company_ai.core.brain import (
@@ -72,9 +73,20 @@ WINDOWS_RESERVED = frozenset(
     | {f"lpt{n}" for n in "0123456789¹²³"}
 )
 # Control, format and bidirectional characters: never let a name reorder or split a line.
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_INVISIBLE = [
+    *range(0x20),
+    *range(0x7F, 0xA0),
+    0x061C,
+    *range(0x200B, 0x2010),
+    *range(0x2028, 0x202F),
+    *range(0x2060, 0x2070),
+    0xFEFF,
+]
+# One table for one line of text: invisibles become spaces, markup characters are escaped.
+_MARKUP = "\\`*_[]<>|#&~!"
+_INLINE = str.maketrans({**dict.fromkeys(_INVISIBLE, " "), **{c: "\\" + c for c in _MARKUP}})
+_NEEDS_INLINE = re.compile("[" + re.escape("".join(map(chr, _INVISIBLE)) + _MARKUP) + "]")
 _BODY_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e]")
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>|#&~!])")
 
 
 class ExportError(Exception):
@@ -117,8 +129,10 @@ def contact_file(name: str | None, contact_id: int) -> str:
 
 def inline(text: object) -> str:
     """Text for one line of Markdown: controls become spaces, markup characters escaped."""
-    flat = " ".join(_INVISIBLE.sub(" ", str(text)).split())
-    return _MARKDOWN.sub(r"\\\1", flat)
+    text = str(text)
+    if _NEEDS_INLINE.search(text):  # most text needs nothing: skip the slower translate
+        text = text.translate(_INLINE)
+    return " ".join(text.split())
 
 
 def fenced(body: str) -> str:
@@ -138,7 +152,7 @@ class _Contact:
     name: str | None
     email: str | None
 
-    @property
+    @cached_property
     def file(self) -> str:
         return contact_file(self.name, self.id)
 
