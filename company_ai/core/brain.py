@@ -296,7 +296,8 @@ def _rows(
     return conn.execute(sql, params).fetchall()
 
 
-def _chunks(ids: Iterable[int]) -> Iterator[list[int]]:
+def id_chunks(ids: Iterable[int]) -> Iterator[list[int]]:
+    """Sorted distinct ids in lists short enough for one `IN (...)` query each."""
     ordered = sorted(set(ids))
     for start in range(0, len(ordered), _CHUNK):
         yield ordered[start : start + _CHUNK]
@@ -313,7 +314,7 @@ def _contacts(crm, ids: set[int], missing: list[str]) -> dict[int, sqlite3.Row]:
         missing.append("no contacts table yet")
         return {}
     found = {}
-    for chunk in _chunks(ids):
+    for chunk in id_chunks(ids):
         for row in crm.execute(
             f"SELECT id, name, company, warmth FROM contacts WHERE id IN ({_in(chunk)})", chunk
         ):
@@ -343,7 +344,7 @@ def _reply_threads(outreach, episodes: list[sqlite3.Row], day: str, tz: str) -> 
         return {}
     _, end = day_window(day, tz)
     sent: dict[int, list[tuple[str, str]]] = {}
-    for chunk in _chunks(e["contact_id"] for e in replies):
+    for chunk in id_chunks(e["contact_id"] for e in replies):
         for contact_id, thread_id, sent_at in outreach.execute(
             f"SELECT contact_id, thread_id, sent_at FROM messages WHERE contact_id IN"
             f" ({_in(chunk)}) AND sent_at < ? ORDER BY contact_id, sent_at, id",

@@ -102,6 +102,11 @@ def seed_day(stores: Stores) -> Seeded:
         ).lastrowid
         outreach.execute("UPDATE drafts SET message_id = ? WHERE id = ?", (message, drafts[a]))
         outreach.execute(
+            "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
+            " VALUES (?, 'later', 'Sent the next day', 'Later body', 'x', ?)",
+            (a, f"{NEXT_DAY}T00:05:00Z"),
+        )
+        outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
             " replied_at) VALUES (?, 'reply-thread', 'Earlier', 'Earlier body', 'x', ?, ?)",
             (r, f"{DAY}T11:00:00Z", f"{DAY}T12:00:00Z"),
@@ -114,7 +119,7 @@ def seed_day(stores: Stores) -> Seeded:
                 _episode(r, "engagement", "Viewed the pricing page (2 pages).", "12:30"),
                 _episode(r, "engagement", "Viewed the security page (1 pages).", "13:00"),
                 _episode(a, "outreach", "Sent a note.", "08:05"),
-                _episode(a, "note", "Recorded after the day.", "10:00", NEXT_DAY),
+                _episode(a, "engagement", "Recorded after the day.", "00:10", NEXT_DAY),
             ],
         )
     with stores.connect("recall") as recall, transaction(recall):

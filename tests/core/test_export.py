@@ -96,6 +96,7 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
     assert "A body with ``` fences." in text
     assert "opened" not in text  # it was opened the next day: not known that night
     assert "Recorded after the day" not in text  # an episode of the next day
+    assert "Sent the next day" not in text  # a message of the next day
     with stores.connect("memory", readonly=True) as memory:
         (earlier,) = memory.execute(
             "SELECT count(*) FROM contact_episodes WHERE contact_id = ? AND day <= ?",
@@ -105,6 +106,7 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
     export_day(stores, NEXT_DAY, "UTC", tmp_path)
     later = (tmp_path / NEXT_DAY / "contacts" / page.name).read_text()
     assert "Recorded after the day" in later and "opened 2026-11-30T09:00:00Z" in later
+    assert "Sent the next day" in later
 
 
 def test_re_exporting_gives_byte_identical_files_and_writes_nothing(seeded, tmp_path):
