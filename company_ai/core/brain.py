@@ -28,7 +28,9 @@ Importance (1-5) is the rule's, by kind (`rule_importance`):
   2  a research pick; a pick or draft skipped; a draft written; a CRM correction applied;
      a contact's engagement; a recall page distilled; a run not finished yet
   1  a routine successful run; a check that passed
-An edge takes the highest importance of the rows it came from. A model may propose
+An edge takes the importance of the row that made it (a contact's company edge: the
+contact's most important row); an edge made again, by a job run twice for one partition,
+gathers the sources of both. A model may propose
 another importance for a fact or decision; `bound_importance` lets the proposal move the
 rule's value by one step at most and never outside 1-5: the model proposes, code bounds.
 """
@@ -184,8 +186,8 @@ class _Day:
 
     def edge(self, src: str, relation: str, dst: str, kind: str, sources: Iterable[str]) -> None:
         old = self.edges.get((src, relation, dst))
-        importance = max(rule_importance(kind), old.importance if old else MIN_IMPORTANCE)
-        merged = _sorted([*sources, *(old.sources if old else ())])
+        importance = old.importance if old else rule_importance(kind)
+        merged = _sorted([*(old.sources if old else ()), *sources])
         self.edges[(src, relation, dst)] = Edge(src, relation, dst, importance, merged)
 
     def result(self, proposals: Mapping[str, int]) -> BrainDay:
@@ -378,7 +380,7 @@ def _duration(run: RunInfo) -> str:
 
 
 def _add_runs(brain: _Day, runs: list[RunInfo]) -> None:
-    for run in sorted(runs, key=lambda r: (r.started_at or "", r.run_id)):
+    for run in runs:  # every row is keyed by its run id: the order given does not matter
         source = f"dagster.run:{run.run_id}"
         job, partition = f"job:{run.job}", run.partition or "-"
         if run.status == "SUCCESS":

@@ -23,6 +23,7 @@ class Seeded:
     quarantined: int  # picked, researched, draft quarantined
     draft_skipped: int  # picked, researched, draft skipped
     replier: int  # replied on DAY to the message sent to them before
+    messaged: int  # only a message sent on DAY, no episode recorded
     sent_draft: int
     message: int  # the message the sent draft became
     reply_thread: str
@@ -45,7 +46,7 @@ def rename(stores: Stores, contact_id: int, name: str) -> None:
 
 
 def seed_day(stores: Stores) -> Seeded:
-    a, b, c, d, r = contacts_with_email(stores, 5)
+    a, b, c, d, r, m = contacts_with_email(stores, 6)
     with stores.connect("outreach") as outreach, transaction(outreach):
         for rank, (cid, status, reason, writeback) in enumerate(
             [
@@ -106,6 +107,15 @@ def seed_day(stores: Stores) -> Seeded:
             " VALUES (?, 'later', 'Sent the next day', 'Later body', 'x', ?)",
             (a, f"{NEXT_DAY}T00:05:00Z"),
         )
+        for contact_id, thread, sent_at in [
+            (r, "old-thread", "2026-11-01T10:00:00Z"),  # an older thread: not the one replied to
+            (m, "unrecorded", f"{DAY}T09:00:00Z"),  # a message whose episode is missing
+        ]:
+            outreach.execute(
+                "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
+                " VALUES (?, ?, 'Another', 'Another body', 'x', ?)",
+                (contact_id, thread, sent_at),
+            )
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
             " replied_at) VALUES (?, 'reply-thread', 'Earlier', 'Earlier body', 'x', ?, ?)",
@@ -152,7 +162,7 @@ def seed_day(stores: Stores) -> Seeded:
             "private": {},
         },
     )
-    return Seeded(a, b, c, d, r, drafts[a], message, "reply-thread", drafts[c])
+    return Seeded(a, b, c, d, r, m, drafts[a], message, "reply-thread", drafts[c])
 
 
 def _episode(contact_id, kind, content, hhmm, day=DAY):
