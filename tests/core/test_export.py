@@ -13,6 +13,7 @@ import pytest
 
 from company_ai.core.brain import synthesize_day, write_day
 from company_ai.core.db import Stores
+from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.export import (
     MAX_SLUG_BYTES,
     WINDOWS_RESERVED,
@@ -24,7 +25,10 @@ from company_ai.core.export import (
     inline,
     slug,
 )
+from company_ai.core.vault import stage_vault, staging_dir
+from tests.conftest import PRIVATE_CANARY
 from tests.core.brain_inputs import DAY, NEXT_DAY, day_runs, rename, seed_day
+from tests.hostile.canary import find_canary
 
 NASTY_NAMES = [
     "CON",
@@ -276,3 +280,23 @@ def test_the_funnel_table_is_written_once_per_week(tmp_path):
     assert not export_funnel(tmp_path, date(2026, 11, 23), table)  # unchanged: not rewritten
     text = (tmp_path / "funnel" / "2026-11-23.md").read_text()
     assert text.startswith("# Outreach funnel, week of 2026-11-23\n\n| week | sent |")
+
+
+def test_private_vault_notes_never_reach_the_brain_or_the_export(data, vault, tmp_path):
+    stores = Stores(data)
+    staging = staging_dir(data)
+    stage_vault(vault, staging, day=DAY)
+    with stores.connect("recall") as recall:
+        distill_staging(
+            recall, str(staging), day=DAY, distill=lambda t, p, x: offline_page(p, x),
+            source="model:offline",
+        )  # fmt: skip
+    (vault / "notes" / "offsite-ideas.md").unlink()
+    stage_vault(vault, staging, day=DAY)  # a deletion of the day, named in the brain
+    with stores.connect("brain") as brain:
+        write_day(brain, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+    export_day(stores, DAY, "UTC", tmp_path / "export")
+    index = (tmp_path / "export" / DAY / "index.md").read_text()
+    assert "Recall page 'Dev Patel' distilled from people/dev-patel.md" in index
+    assert "Note notes/offsite-ideas.md was deleted" in index
+    assert find_canary(PRIVATE_CANARY, stores.path("brain").parent, tmp_path / "export") == []
