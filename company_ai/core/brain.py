@@ -19,6 +19,12 @@ ordered, so the same stored rows give the same rows. Inputs that are updated in 
 runs; brain.db keeps what the night saw. A store or table that does not exist yet (a
 fresh install) gives a partial day, and `BrainDay.missing` says what was not there.
 
+Edges (src, relation, dst):
+  contact:<id>  works_at                 company:<name>   (the company as the CRM says now)
+  contact:<id>  in_thread / replied_in   thread:<id>      (a draft of D / a reply on D)
+  job:<name>    ran_for / failed_for / started_for / recovered   partition:<key>
+  page:<title>  part_of / depends_on / relates_to / maintains     page:<title>
+
 Importance (1-5) is the rule's, by kind (`rule_importance`):
   5  a run that failed or was cancelled; a failed check of severity ERROR
   4  a message sent; a reply received
