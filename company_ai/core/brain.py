@@ -19,6 +19,12 @@ ordered, so the same stored rows give the same rows. Inputs that are updated in 
 runs; brain.db keeps what the night saw. A store or table that does not exist yet (a
 fresh install) gives a partial day, and `BrainDay.missing` says what was not there.
 
+Edges (src, relation, dst):
+  contact:<id>  works_at                 company:<name>   (the company as the CRM says now)
+  contact:<id>  in_thread / replied_in   thread:<id>      (a draft of D / a reply on D)
+  job:<name>    ran_for / failed_for / started_for / recovered   partition:<key>
+  page:<title>  part_of / depends_on / relates_to / maintains     page:<title>
+
 Importance (1-5) is the rule's, by kind (`rule_importance`):
   5  a run that failed or was cancelled; a failed check of severity ERROR
   4  a message sent; a reply received
@@ -28,7 +34,9 @@ Importance (1-5) is the rule's, by kind (`rule_importance`):
   2  a research pick; a pick or draft skipped; a draft written; a CRM correction applied;
      a contact's engagement; a recall page distilled; a run not finished yet
   1  a routine successful run; a check that passed
-An edge takes the highest importance of the rows it came from. A model may propose
+An edge takes the importance of the row that made it (a contact's company edge: the
+contact's most important row); an edge made again, by a job run twice for one partition,
+gathers the sources of both. A model may propose
 another importance for a fact or decision; `bound_importance` lets the proposal move the
 rule's value by one step at most and never outside 1-5: the model proposes, code bounds.
 """
@@ -184,8 +192,8 @@ class _Day:
 
     def edge(self, src: str, relation: str, dst: str, kind: str, sources: Iterable[str]) -> None:
         old = self.edges.get((src, relation, dst))
-        importance = max(rule_importance(kind), old.importance if old else MIN_IMPORTANCE)
-        merged = _sorted([*sources, *(old.sources if old else ())])
+        importance = old.importance if old else rule_importance(kind)
+        merged = _sorted([*(old.sources if old else ()), *sources])
         self.edges[(src, relation, dst)] = Edge(src, relation, dst, importance, merged)
 
     def result(self, proposals: Mapping[str, int]) -> BrainDay:
@@ -296,7 +304,8 @@ def _rows(
     return conn.execute(sql, params).fetchall()
 
 
-def _chunks(ids: Iterable[int]) -> Iterator[list[int]]:
+def id_chunks(ids: Iterable[int]) -> Iterator[list[int]]:
+    """Sorted distinct ids in lists short enough for one `IN (...)` query each."""
     ordered = sorted(set(ids))
     for start in range(0, len(ordered), _CHUNK):
         yield ordered[start : start + _CHUNK]
@@ -313,7 +322,7 @@ def _contacts(crm, ids: set[int], missing: list[str]) -> dict[int, sqlite3.Row]:
         missing.append("no contacts table yet")
         return {}
     found = {}
-    for chunk in _chunks(ids):
+    for chunk in id_chunks(ids):
         for row in crm.execute(
             f"SELECT id, name, company, warmth FROM contacts WHERE id IN ({_in(chunk)})", chunk
         ):
@@ -343,7 +352,7 @@ def _reply_threads(outreach, episodes: list[sqlite3.Row], day: str, tz: str) -> 
         return {}
     _, end = day_window(day, tz)
     sent: dict[int, list[tuple[str, str]]] = {}
-    for chunk in _chunks(e["contact_id"] for e in replies):
+    for chunk in id_chunks(e["contact_id"] for e in replies):
         for contact_id, thread_id, sent_at in outreach.execute(
             f"SELECT contact_id, thread_id, sent_at FROM messages WHERE contact_id IN"
             f" ({_in(chunk)}) AND sent_at < ? ORDER BY contact_id, sent_at, id",
@@ -377,7 +386,7 @@ def _duration(run: RunInfo) -> str:
 
 
 def _add_runs(brain: _Day, runs: list[RunInfo]) -> None:
-    for run in sorted(runs, key=lambda r: (r.started_at or "", r.run_id)):
+    for run in runs:  # every row is keyed by its run id: the order given does not matter
         source = f"dagster.run:{run.run_id}"
         job, partition = f"job:{run.job}", run.partition or "-"
         if run.status == "SUCCESS":

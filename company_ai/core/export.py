@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 
 from company_ai.core.brain import (
@@ -34,6 +34,7 @@ from company_ai.core.brain import (
     RUN_KINDS,
     BrainDay,
     check_day,
+    id_chunks,
     read_day,
 )
 from company_ai.core.db import Stores, table_exists
@@ -44,7 +45,6 @@ INDEX = "index.md"
 CONTACTS = "contacts"
 FUNNEL = "funnel"
 MAX_SLUG_BYTES = 80  # well under the 255-byte name limit, with room for "-<id>.md"
-_CHUNK = 500
 # Letters that Unicode does not decompose into an ASCII base and a mark.
 _TRANSLIT = str.maketrans(
     {
@@ -72,9 +72,20 @@ WINDOWS_RESERVED = frozenset(
     | {f"lpt{n}" for n in "0123456789¹²³"}
 )
 # Control, format and bidirectional characters: never let a name reorder or split a line.
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_INVISIBLE = [
+    *range(0x20),
+    *range(0x7F, 0xA0),
+    0x061C,
+    *range(0x200B, 0x2010),
+    *range(0x2028, 0x202F),
+    *range(0x2060, 0x2070),
+    0xFEFF,
+]
+# One table for one line of text: invisibles become spaces, markup characters are escaped.
+_MARKUP = "\\`*_[]<>|#&~!"
+_INLINE = str.maketrans({**dict.fromkeys(_INVISIBLE, " "), **{c: "\\" + c for c in _MARKUP}})
+_NEEDS_INLINE = re.compile("[" + re.escape("".join(map(chr, _INVISIBLE)) + _MARKUP) + "]")
 _BODY_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e]")
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>|#&~!])")
 
 
 class ExportError(Exception):
@@ -117,8 +128,10 @@ def contact_file(name: str | None, contact_id: int) -> str:
 
 def inline(text: object) -> str:
     """Text for one line of Markdown: controls become spaces, markup characters escaped."""
-    flat = " ".join(_INVISIBLE.sub(" ", str(text)).split())
-    return _MARKDOWN.sub(r"\\\1", flat)
+    text = str(text)
+    if _NEEDS_INLINE.search(text):  # most text needs nothing: skip the slower translate
+        text = text.translate(_INLINE)
+    return " ".join(text.split())
 
 
 def fenced(body: str) -> str:
@@ -138,7 +151,7 @@ class _Contact:
     name: str | None
     email: str | None
 
-    @property
+    @cached_property
     def file(self) -> str:
         return contact_file(self.name, self.id)
 
@@ -153,18 +166,12 @@ def _open(stores: Stores, domain: str) -> sqlite3.Connection | None:
     return stores.open(domain, readonly=True) if stores.path(domain).is_file() else None
 
 
-def _chunks(ids: Iterable[int]) -> Iterator[list[int]]:
-    ordered = sorted(set(ids))
-    for start in range(0, len(ordered), _CHUNK):
-        yield ordered[start : start + _CHUNK]
-
-
 def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sqlite3.Row]:
     """Rows of `sql` (with `{ids}` for an IN list) for every chunk of ids, in chunk order."""
     if conn is None or not table_exists(conn, table):
         return []
     rows: list[sqlite3.Row] = []
-    for chunk in _chunks(ids):
+    for chunk in id_chunks(ids):
         rows += conn.execute(sql.format(ids=",".join("?" * len(chunk))), [*chunk, *params])
     return rows
 
@@ -172,28 +179,11 @@ def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sql
 def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
     """The day's files, by path relative to `<folder>/<day>`: the export without writing."""
     check_day(day)
-    start, end = day_window(day, tz)
+    _, end = day_window(day, tz)
     conns = {d: _open(stores, d) for d in ("brain", "memory", "outreach", "crm")}
     try:
-        brain_conn = conns["brain"]
-        brain = read_day(brain_conn, day) if brain_conn else BrainDay(day)
-        memory, outreach = conns["memory"], conns["outreach"]
-        touched: set[int] = set()
-        if memory is not None and table_exists(memory, "contact_episodes"):
-            touched |= {
-                r[0]
-                for r in memory.execute(
-                    "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = ?", (day,)
-                )
-            }
-        if outreach is not None and table_exists(outreach, "messages"):
-            touched |= {
-                r[0]
-                for r in outreach.execute(
-                    "SELECT DISTINCT contact_id FROM messages WHERE sent_at >= ? AND sent_at < ?",
-                    (start, end),
-                )
-            }
+        brain = read_day(conns["brain"], day) if conns["brain"] else BrainDay(day)
+        touched = _touched(conns["memory"], conns["outreach"], day, tz)
         found = {
             r["id"]: r
             for r in _select(
@@ -203,41 +193,72 @@ def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
                 touched,
             )
         }
-        contacts = {
-            cid: _Contact(cid, found[cid]["name"], found[cid]["email"])
-            if cid in found
-            else _Contact(cid, None, None)
-            for cid in touched
-        }
-        entries: dict[int, list[tuple]] = {cid: [] for cid in touched}
-        for e in _select(
-            memory,
-            "contact_episodes",
-            "SELECT id, contact_id, episode_type, source, confidence, created_at, day, content"
-            " FROM contact_episodes WHERE contact_id IN ({ids}) AND day <= ?",
-            touched,
-            day,
-        ):
-            entries[e["contact_id"]].append((e["created_at"], "episode", e["id"], e["day"], e))
-        for m in _select(
-            outreach,
-            "messages",
-            "SELECT id, contact_id, thread_id, subject, body, angle, sent_at, opened_at,"
-            " replied_at, bump_count FROM messages WHERE contact_id IN ({ids}) AND sent_at < ?",
-            touched,
-            end,
-        ):
-            sent_day = local_day(m["sent_at"], tz)
-            entries[m["contact_id"]].append((m["sent_at"], "message", m["id"], sent_day, m))
+        timelines = _timelines(conns["memory"], conns["outreach"], touched, day, tz)
     finally:
         for conn in conns.values():
             if conn is not None:
                 conn.close()
+    contacts = {
+        cid: _Contact(cid, found[cid]["name"], found[cid]["email"])
+        if cid in found
+        else _Contact(cid, None, None)
+        for cid in touched
+    }
     files = {INDEX: _index(day, tz, brain, contacts)}
     for cid, contact in contacts.items():
-        timeline = sorted(entries[cid], key=lambda e: e[:3])
-        files[f"{CONTACTS}/{contact.file}"] = _contact_page(day, tz, end, contact, timeline)
+        files[f"{CONTACTS}/{contact.file}"] = _contact_page(day, tz, end, contact, timelines[cid])
     return {path: text.encode("utf-8") for path, text in sorted(files.items())}
+
+
+def _touched(memory, outreach, day: str, tz: str) -> set[int]:
+    """Contacts with an episode recorded on the day or a message sent on it."""
+    start, end = day_window(day, tz)
+    touched: set[int] = set()
+    if memory is not None and table_exists(memory, "contact_episodes"):
+        touched |= {
+            r[0]
+            for r in memory.execute(
+                "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = ?", (day,)
+            )
+        }
+    if outreach is not None and table_exists(outreach, "messages"):
+        touched |= {
+            r[0]
+            for r in outreach.execute(
+                "SELECT DISTINCT contact_id FROM messages WHERE sent_at >= ? AND sent_at < ?",
+                (start, end),
+            )
+        }
+    return touched
+
+
+def _timelines(memory, outreach, touched: set[int], day: str, tz: str) -> dict[int, list]:
+    """Each contact's episodes and messages up to the end of the day, oldest first, as
+    (time, kind, id, local day, row)."""
+    _, end = day_window(day, tz)
+    entries: dict[int, list[tuple]] = {cid: [] for cid in touched}
+    for e in _select(
+        memory,
+        "contact_episodes",
+        "SELECT id, contact_id, episode_type, source, confidence, created_at, day, content"
+        " FROM contact_episodes WHERE contact_id IN ({ids}) AND day <= ?",
+        touched,
+        day,
+    ):
+        entries[e["contact_id"]].append((e["created_at"], "episode", e["id"], e["day"], e))
+    for m in _select(
+        outreach,
+        "messages",
+        "SELECT id, contact_id, thread_id, subject, body, angle, sent_at, opened_at,"
+        " replied_at, bump_count FROM messages WHERE contact_id IN ({ids}) AND sent_at < ?",
+        touched,
+        end,
+    ):
+        sent_day = local_day(m["sent_at"], tz)
+        entries[m["contact_id"]].append((m["sent_at"], "message", m["id"], sent_day, m))
+    for timeline in entries.values():
+        timeline.sort(key=lambda e: e[:3])
+    return entries
 
 
 # --- Markdown ----------------------------------------------------------------------------
@@ -397,8 +418,6 @@ def _sync(
             folder.mkdir(parents=True, exist_ok=True)
             for stale in folder.glob(".*.tmp"):  # left by a crash inside write_atomic
                 stale.unlink()
-        where = target
-        tempfile.TemporaryFile(dir=target).close()  # fail before writing anything
         for path, data in files.items():
             where = target / path
             if where.is_file() and where.stat().st_size == len(data) and where.read_bytes() == data:

@@ -300,7 +300,7 @@ BRAIN_V1 = [
         day        TEXT NOT NULL,
         src        TEXT NOT NULL,              -- a node: contact:<id>, company:<name>,
         relation   TEXT NOT NULL,              --   thread:<id>, job:<name>, page:<title>,
-        dst        TEXT NOT NULL,              --   day:<YYYY-MM-DD>
+        dst        TEXT NOT NULL,              --   partition:<key>
         importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
         sources    TEXT NOT NULL,
         PRIMARY KEY (day, src, relation, dst)

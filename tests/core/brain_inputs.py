@@ -23,6 +23,7 @@ class Seeded:
     quarantined: int  # picked, researched, draft quarantined
     draft_skipped: int  # picked, researched, draft skipped
     replier: int  # replied on DAY to the message sent to them before
+    messaged: int  # only a message sent on DAY, no episode recorded
     sent_draft: int
     message: int  # the message the sent draft became
     reply_thread: str
@@ -45,7 +46,7 @@ def rename(stores: Stores, contact_id: int, name: str) -> None:
 
 
 def seed_day(stores: Stores) -> Seeded:
-    a, b, c, d, r = contacts_with_email(stores, 5)
+    a, b, c, d, r, m = contacts_with_email(stores, 6)
     with stores.connect("outreach") as outreach, transaction(outreach):
         for rank, (cid, status, reason, writeback) in enumerate(
             [
@@ -102,6 +103,20 @@ def seed_day(stores: Stores) -> Seeded:
         ).lastrowid
         outreach.execute("UPDATE drafts SET message_id = ? WHERE id = ?", (message, drafts[a]))
         outreach.execute(
+            "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
+            " VALUES (?, 'later', 'Sent the next day', 'Later body', 'x', ?)",
+            (a, f"{NEXT_DAY}T00:05:00Z"),
+        )
+        for contact_id, thread, sent_at in [
+            (r, "old-thread", "2026-11-01T10:00:00Z"),  # an older thread: not the one replied to
+            (m, "unrecorded", f"{DAY}T09:00:00Z"),  # a message whose episode is missing
+        ]:
+            outreach.execute(
+                "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
+                " VALUES (?, ?, 'Another', 'Another body', 'x', ?)",
+                (contact_id, thread, sent_at),
+            )
+        outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
             " replied_at) VALUES (?, 'reply-thread', 'Earlier', 'Earlier body', 'x', ?, ?)",
             (r, f"{DAY}T11:00:00Z", f"{DAY}T12:00:00Z"),
@@ -114,7 +129,7 @@ def seed_day(stores: Stores) -> Seeded:
                 _episode(r, "engagement", "Viewed the pricing page (2 pages).", "12:30"),
                 _episode(r, "engagement", "Viewed the security page (1 pages).", "13:00"),
                 _episode(a, "outreach", "Sent a note.", "08:05"),
-                _episode(a, "note", "Recorded after the day.", "10:00", NEXT_DAY),
+                _episode(a, "engagement", "Recorded after the day.", "00:10", NEXT_DAY),
             ],
         )
     with stores.connect("recall") as recall, transaction(recall):
@@ -147,7 +162,7 @@ def seed_day(stores: Stores) -> Seeded:
             "private": {},
         },
     )
-    return Seeded(a, b, c, d, r, drafts[a], message, "reply-thread", drafts[c])
+    return Seeded(a, b, c, d, r, m, drafts[a], message, "reply-thread", drafts[c])
 
 
 def _episode(contact_id, kind, content, hhmm, day=DAY):

@@ -60,6 +60,15 @@ def test_runs_failures_checks_recoveries_and_a_retired_job_are_reported(stores):
     assert not any(e.src == "job:digest_job" for e in brain.edges)
 
 
+def test_a_job_run_twice_for_a_day_is_one_edge_with_both_runs_as_sources(stores):
+    again = RunInfo("ffffffff-6", "outreach_job", DAY, "SUCCESS")
+    brain = synthesize_day(stores, DAY, "UTC", [*day_runs(), again])
+    (edge,) = [e for e in brain.edges if e.src == "job:outreach_job"]
+    assert (edge.relation, edge.importance) == ("ran_for", 1)
+    assert edge.sources == ("dagster.run:aaaaaaaa-1", "dagster.run:ffffffff-6")
+    assert {"run:aaaaaaaa-1", "run:ffffffff-6"} <= set(by_key(brain.facts))
+
+
 def test_a_day_with_no_runs_and_no_stores_is_empty_and_says_what_was_missing(tmp_path):
     brain = synthesize_day(Stores(tmp_path / "fresh"), DAY, "Europe/London", [])
     assert brain.counts() == {"facts": 0, "decisions": 0, "edges": 0}
@@ -180,7 +189,8 @@ def test_top_items_are_the_most_important_with_decisions_first_on_a_tie(seeded):
     stores, s = seeded
     with stores.connect("brain") as conn:
         write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
-        write_day(conn, OTHER_DAY, BrainDay(OTHER_DAY, facts=(fact("elsewhere", 5),)))
+        for other in (OTHER_DAY, "2026-11-30"):
+            write_day(conn, other, BrainDay(other, facts=(fact("elsewhere", 5),)))
         top = top_items(conn, DAY, 4)
     assert [(t.importance, t.type, t.key) for t in top[:3]] == [
         (5, "fact", "check:bbbbbbbb-2:contact_episodes:sealed"),

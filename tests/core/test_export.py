@@ -13,6 +13,7 @@ import pytest
 
 from company_ai.core.brain import synthesize_day, write_day
 from company_ai.core.db import Stores
+from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.export import (
     MAX_SLUG_BYTES,
     WINDOWS_RESERVED,
@@ -24,7 +25,10 @@ from company_ai.core.export import (
     inline,
     slug,
 )
+from company_ai.core.vault import stage_vault, staging_dir
+from tests.conftest import PRIVATE_CANARY
 from tests.core.brain_inputs import DAY, NEXT_DAY, day_runs, rename, seed_day
+from tests.hostile.canary import find_canary
 
 NASTY_NAMES = [
     "CON",
@@ -68,17 +72,14 @@ def test_the_day_and_each_touched_contact_get_a_file_linked_both_ways(seeded, tm
         assert f"## {section}" in index
     assert "memory\\_job 2026-11-29: FAILURE" in index  # escaped, still readable
     assert "Ran vault\\_job for 2026-11-29 late" in index
-    links = re.findall(r"\]\((contacts/[^)]+)\)", index)
-    assert links and all((day_dir / link).is_file() for link in links)
-    assert (
-        len(set(links) & {p.relative_to(day_dir).as_posix() for p in day_dir.glob("contacts/*")})
-        == result.contacts
-    )
-    page = (
-        day_dir / "contacts" / contact_file(name(stores, s.researched), s.researched)
-    ).read_text()
-    assert f"Touched on [{DAY}](../index.md)" in page
-    assert f"[timeline](contacts/{contact_file(name(stores, s.researched), s.researched)})" in index
+    links = set(re.findall(r"\]\((contacts/[^)]+)\)", index))
+    exported = {p.relative_to(day_dir).as_posix() for p in day_dir.glob("contacts/*")}
+    assert links == exported and len(exported) == result.contacts  # every file is linked
+    researched = f"contacts/{contact_file(name(stores, s.researched), s.researched)}"
+    assert f"[timeline]({researched})" in index  # from the facts and decisions about them
+    assert f"Touched on [{DAY}](../index.md)" in (day_dir / researched).read_text()
+    # Touched by a message sent that day alone (its episode is missing): still exported.
+    assert f"contacts/{contact_file(name(stores, s.messaged), s.messaged)}" in exported
 
 
 def name(stores, contact_id):
@@ -96,6 +97,7 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
     assert "A body with ``` fences." in text
     assert "opened" not in text  # it was opened the next day: not known that night
     assert "Recorded after the day" not in text  # an episode of the next day
+    assert "Sent the next day" not in text  # a message of the next day
     with stores.connect("memory", readonly=True) as memory:
         (earlier,) = memory.execute(
             "SELECT count(*) FROM contact_episodes WHERE contact_id = ? AND day <= ?",
@@ -105,6 +107,7 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
     export_day(stores, NEXT_DAY, "UTC", tmp_path)
     later = (tmp_path / NEXT_DAY / "contacts" / page.name).read_text()
     assert "Recorded after the day" in later and "opened 2026-11-30T09:00:00Z" in later
+    assert "Sent the next day" in later
 
 
 def test_re_exporting_gives_byte_identical_files_and_writes_nothing(seeded, tmp_path):
@@ -277,3 +280,23 @@ def test_the_funnel_table_is_written_once_per_week(tmp_path):
     assert not export_funnel(tmp_path, date(2026, 11, 23), table)  # unchanged: not rewritten
     text = (tmp_path / "funnel" / "2026-11-23.md").read_text()
     assert text.startswith("# Outreach funnel, week of 2026-11-23\n\n| week | sent |")
+
+
+def test_private_vault_notes_never_reach_the_brain_or_the_export(data, vault, tmp_path):
+    stores = Stores(data)
+    staging = staging_dir(data)
+    stage_vault(vault, staging, day=DAY)
+    with stores.connect("recall") as recall:
+        distill_staging(
+            recall, str(staging), day=DAY, distill=lambda t, p, x: offline_page(p, x),
+            source="model:offline",
+        )  # fmt: skip
+    (vault / "notes" / "offsite-ideas.md").unlink()
+    stage_vault(vault, staging, day=DAY)  # a deletion of the day, named in the brain
+    with stores.connect("brain") as brain:
+        write_day(brain, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+    export_day(stores, DAY, "UTC", tmp_path / "export")
+    index = (tmp_path / "export" / DAY / "index.md").read_text()
+    assert "Recall page 'Dev Patel' distilled from people/dev-patel.md" in index
+    assert "Note notes/offsite-ideas.md was deleted" in index
+    assert find_canary(PRIVATE_CANARY, stores.path("brain").parent, tmp_path / "export") == []
