@@ -3,11 +3,14 @@ data directory, a full or read-only state folder, and a Telegram that echoes the
 
 from __future__ import annotations
 
+import base64
 import errno
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import dagster as dg
 import pytest
@@ -26,7 +29,10 @@ from company_ai.core.snapshots import (
 )
 from company_ai.core.state import StateExportError, export_state
 from company_ai.resources.folders import OpsFolders
+from company_ai.resources.notifier import Notifier
 from tests.conftest import AS_OF
+from tests.fakes import FakeServer, Reply
+from tests.hostile.canary import find_canary
 from tests.hostile.privileges import run_python_unprivileged
 
 DAY = "2026-11-29"
@@ -186,3 +192,65 @@ def test_the_state_export_asset_fails_clearly(data, tmp_path):
         pytest.raises(dg.Failure, match="a part of the path is a file, not a folder"),
     ):
         dg.materialize([state_export], partition_key=DAY, instance=instance, resources=ops)
+
+
+# --- secrets ------------------------------------------------------------------------
+
+CANARY_TOKEN = "8123456789:AAFcanaryTokenVelvetOtter42"
+
+
+def echoed(token: str) -> str:
+    """A Telegram error that echoes the token back in every way a service might."""
+    url = f"bot{token}/sendMessage"
+    escapes = "".join(f"\\u{ord(c):04x}" for c in token)
+    return " ".join(
+        [
+            f"Not Found: {quote(url, safe='')}",
+            f"path {quote(url).lower()}",
+            f"query token={quote_plus(token)}",
+            f"upper {token.upper()}",
+            f"json {json.dumps({'t': token}, ensure_ascii=True)}",
+            f"escaped {escapes}",
+            f"debug {base64.b64encode(url.encode()).decode()}",
+            f"debug2 {base64.urlsafe_b64encode(('x' + url).encode()).decode()}",
+        ]
+    )
+
+
+def test_a_telegram_error_echoing_the_token_leaves_no_trace_anywhere(data, tmp_path, caplog):
+    from company_ai.assets.ops import daily_digest
+    from tests.assets.test_ops import resources
+
+    dagster_home = tmp_path / "dagster_home"
+    dagster_home.mkdir()
+    with FakeServer() as server, caplog.at_level(logging.DEBUG):
+        reply = {"ok": False, "error_code": 404, "description": echoed(CANARY_TOKEN)}
+        server.script(f"/bot{CANARY_TOKEN}/sendMessage", Reply(reply, status=404))
+        notifier = Notifier(
+            backend="telegram",
+            data_dir=str(data),
+            outbox_path=str(data / "outbox.jsonl"),
+            telegram_token=CANARY_TOKEN,
+            telegram_chat_id="42",
+            telegram_base_url=server.url,
+            timeout_s=5,
+        )
+        with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+            result = dg.materialize(
+                [daily_digest],
+                partition_key=DAY,
+                instance=instance,
+                resources=resources(data, notifier=notifier),
+            )
+            assert result.success  # a notifier that is down never fails the job
+            logs = instance.all_logs(result.run_id)
+        assert len(server.requests) == 1, "the fake was asked, and answered with the token"
+    meta = result.asset_materializations_for_node("daily_digest")[0].metadata
+    assert meta["delivered"].value is False and meta["alerts_pending"].value == 1
+    with Stores(data).connect("ops", readonly=True) as ops:
+        last_error = ops.execute("SELECT last_error FROM alerts").fetchone()[0]
+    assert "telegram answered 404: Not Found: " in last_error and "<secret>" in last_error
+    assert any("<secret>" in (e.message or "") for e in logs), "the warning was logged"
+    assert find_canary(CANARY_TOKEN, data, dagster_home) == []
+    assert CANARY_TOKEN.lower() not in caplog.text.lower()
+    assert quote(CANARY_TOKEN, safe="").lower() not in caplog.text.lower()
