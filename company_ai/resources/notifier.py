@@ -74,6 +74,7 @@ class Notifier(dg.ConfigurableResource):
             return alerts.flush(ops, self._deliver, self._secrets())
 
     def _secrets(self) -> list[str]:
+        """What `alerts` scrubs from every text and error before storing or returning it."""
         return [self.telegram_token, *secrets_from_env(os.environ)]
 
     def _deliver(self, text: str) -> None:
@@ -97,10 +98,9 @@ class Notifier(dg.ConfigurableResource):
             )
             body = response.json()
         except (httpx.HTTPError, ValueError) as exc:
-            # httpx puts the URL, which holds the token, into its messages: never show it.
-            raise NotifierError(scrub(f"{type(exc).__name__}: {exc}", self._secrets())) from None
+            # httpx puts the URL, which holds the token, into its messages; alerts.flush
+            # scrubs the message, and `from None` keeps the original out of any traceback.
+            raise NotifierError(f"{type(exc).__name__}: {exc}") from None
         if not (isinstance(body, dict) and body.get("ok")):
             description = body.get("description") if isinstance(body, dict) else None
-            raise NotifierError(
-                scrub(f"telegram answered {response.status_code}: {description}", self._secrets())
-            )
+            raise NotifierError(f"telegram answered {response.status_code}: {description}")

@@ -185,11 +185,20 @@ def test_page_recall_and_stale_escape_control_characters(recall_data, tmp_path):
     assert as_json["hits"][0]["recall"].endswith(HOSTILE)
 
 
-def test_an_error_about_stored_or_typed_text_escapes_it_too(recall_data):  # noqa: F811
+def test_an_error_about_stored_or_typed_text_escapes_and_shortens_it(recall_data, tmp_path):  # noqa: F811
     typed = HOSTILE.replace("\x00", "")  # an argument cannot hold NUL
     done = run("--data-dir", str(recall_data), "page", f"Atlantis{typed}")
     assert done.returncode == 1
     assert_inert(done.stderr)
+    # A file name is echoed as it is, not as a repr: escaped and shortened all the same.
+    source = tmp_path / f"page{typed}.txt"
+    draft = tmp_path / "draft.txt"
+    draft.write_text("Hi")
+    for name in (source, tmp_path / ("y" * 3000) / "page.txt"):
+        done = run("gate", "--source", str(name), str(draft))
+        assert done.returncode == 1 and done.stderr.startswith("company-ai: error: ")
+        assert_inert(done.stderr)
+        assert len(done.stderr) < 1200
 
 
 # --- a reader that leaves early, a huge argument ---------------------------------------
@@ -221,6 +230,25 @@ def test_output_into_a_closed_pipe_ends_quietly(data):
         stderr = cli_process.stderr.read().decode()
     assert cli_process.returncode == 141, stderr  # as a program stopped by SIGPIPE (128 + 13)
     assert stderr == ""
+
+
+def test_a_reader_gone_before_the_first_write_is_quiet_too(sample_dir):
+    # Short output sits in the buffer until the end: the failure comes at the last flush.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "company_ai.cli", "--data-dir", str(sample_dir), "dossier",
+             first_email(Stores(sample_dir))],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+            | {"PYTHONPATH": os.getcwd()},  # buffered, as stdout into a pipe usually is
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, "")
 
 
 def test_a_huge_address_is_not_echoed_in_full(sample_dir):
@@ -255,6 +283,7 @@ def no_real_work(monkeypatch):
         (["sample", "--density", "0"], "--density: must be a number greater than 0"),
         (["sample", "--density", "-1.5"], "--density: must be a number greater than 0"),
         (["sample", "--density", "nan"], "--density: must be a number greater than 0"),
+        (["sample", "--density", "inf"], "--density: must be a number greater than 0"),
         (["recall", ""], "question: must not be empty"),
         (["recall", "   "], "question: must not be empty"),
         (["recall", "support", "--limit", "-1"], "--limit: must be between 1 and 100"),

@@ -84,6 +84,21 @@ def test_a_snapshot_missing_a_store_of_the_last_good_one_is_refused(good, sample
     assert_untouched(root, manifest)
 
 
+def test_an_empty_snapshot_published_earlier_is_no_baseline(sample_dir, tmp_path):
+    # Old code published `files: []` over a good snapshot; compare with the good one before.
+    root = tmp_path / "snaps"
+    take_snapshot(Stores(sample_dir), root, "2026-11-28", keep=3)
+    (root / DAY).mkdir()
+    (root / DAY / MANIFEST).write_text(json.dumps({"day": DAY, "files": []}))
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    shutil.copy(sample_dir / "crm.db", wrong / "crm.db")
+    with pytest.raises(SnapshotError, match="no memory.db, which the snapshot of 2026-11-28 has"):
+        take_snapshot(Stores(wrong), root, DAY, keep=3)
+    take_snapshot(Stores(sample_dir), root, DAY, keep=3)  # the real one replaces it
+    assert restore_drill(root).passed
+
+
 def test_a_snapshot_with_far_fewer_rows_is_refused(good, tmp_path):
     root, manifest = good
     small = Stores(tmp_path / "small")
@@ -254,3 +269,38 @@ def test_a_telegram_error_echoing_the_token_leaves_no_trace_anywhere(data, tmp_p
     assert find_canary(CANARY_TOKEN, data, dagster_home) == []
     assert CANARY_TOKEN.lower() not in caplog.text.lower()
     assert quote(CANARY_TOKEN, safe="").lower() not in caplog.text.lower()
+
+
+def test_an_alert_whose_text_holds_a_secret_stores_logs_and_sends_it_masked(
+    tmp_path, monkeypatch, caplog
+):
+    # A run failure that quotes a URL with the token: the secret comes from the settings.
+    monkeypatch.setenv("COMPANY_AI_TELEGRAM_TOKEN", CANARY_TOKEN)
+    notifier = Notifier(data_dir=str(tmp_path / "data"), outbox_path=str(tmp_path / "o.jsonl"))
+    url = f"https://api.telegram.org/bot{quote(CANARY_TOKEN, safe='')}/getMe"
+    with caplog.at_level(logging.DEBUG):
+        assert notifier.send("run-failure:1", f"FAILED probe: GET {url} timed out").sent == 1
+    assert find_canary(CANARY_TOKEN, tmp_path) == []
+    assert quote(CANARY_TOKEN, safe="") not in caplog.text
+    sent = json.loads((tmp_path / "o.jsonl").read_text())["text"]
+    assert sent == "FAILED probe: GET https://api.telegram.org/bot<secret>/getMe timed out"
+
+
+def test_the_retry_on_a_quiet_tick_scrubs_the_error_too(tmp_path):
+    with FakeServer() as server:
+        reply = {"ok": False, "error_code": 401, "description": echoed(CANARY_TOKEN)}
+        server.script(f"/bot{CANARY_TOKEN}/sendMessage", Reply(reply, status=401))
+        notifier = Notifier(
+            backend="telegram",
+            data_dir=str(tmp_path),
+            outbox_path=str(tmp_path / "o.jsonl"),
+            telegram_token=CANARY_TOKEN,
+            telegram_chat_id="42",
+            telegram_base_url=server.url,
+            timeout_s=5,
+        )
+        notifier.send("a", "first")
+        retried = notifier.flush()
+        assert len(server.requests) == 2
+    assert retried.pending == 1 and retried.error.startswith("NotifierError: telegram answered 401")
+    assert find_canary(CANARY_TOKEN, tmp_path) == [] and "<secret>" in retried.error
