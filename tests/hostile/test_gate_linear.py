@@ -17,12 +17,12 @@ from company_ai.core.gate_eval import title_case_words
 SOURCES = [
     "Dr Grace Hopper of Bluewind Logistics Inc. met the Bank of England in Zürich.",
     "O'Brien & Sons Ltd, a Welsh firm, works with IBM and NASA. Smith-Jones Labs (Acme-based)"
-    " and Hopper's team. The De La Rue Group plc. Van der Berg.",
+    " and Hopper's team. The De La Rue Group plc. Van der Berg. Xyz Systems, not in capitals.",
 ]
 VOCABULARY = (
     "Dr Mr The the of de & van der La De Grace Hopper Hopper's Bluewind Logistics Inc Ltd Corp"
     " Co Group plc Bank England Zürich Zurich O'Brien Sons Welsh Wales IBM NASA XYZ Smith-Jones"
-    " Smith Jones Labs Acme-based Acme Rue Berg Van Kelox Baraz Zork Quux Leeds Sales"
+    " Smith Jones Labs Acme-based Acme Rue Berg Van Kelox Baraz Zork Quux Leeds Sales Systems"
 ).split()
 
 
