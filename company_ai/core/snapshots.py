@@ -209,7 +209,8 @@ def shrinkage(last: Manifest | None, files: list[dict]) -> list[str]:
     rows = total_rows(files)
     if rows < MIN_ROWS_SHARE * last.rows:
         problems.append(
-            f"{rows:,} rows, under half of the {last.rows:,} in the snapshot of {last.day}"
+            f"{rows:,} rows, under {MIN_ROWS_SHARE:.0%} of the {last.rows:,} in the snapshot"
+            f" of {last.day}"
         )
     return problems
 

@@ -103,7 +103,7 @@ def test_a_snapshot_with_far_fewer_rows_is_refused(good, tmp_path):
     root, manifest = good
     small = Stores(tmp_path / "small")
     load_sample(small, contacts=20, as_of=AS_OF)  # the same stores, far fewer rows
-    with pytest.raises(SnapshotError, match="under half"):
+    with pytest.raises(SnapshotError, match="under 50% of the"):
         take_snapshot(small, root, DAY, keep=3)
     assert_untouched(root, manifest)
 
@@ -115,7 +115,7 @@ def test_the_shrink_threshold_is_any_store_missing_or_under_half_the_rows(tmp_pa
     last = snapshots.Manifest(DAY, tmp_path, [entry("crm.db", 60), entry("memory.db", 140)])
     assert snapshots.shrinkage(last, [entry("crm.db", 60), entry("memory.db", 40)]) == []
     assert snapshots.shrinkage(last, [entry("crm.db", 60), entry("memory.db", 39)]) == [
-        f"99 rows, under half of the 200 in the snapshot of {DAY}"
+        f"99 rows, under 50% of the 200 in the snapshot of {DAY}"
     ]
     assert snapshots.shrinkage(last, [entry("memory.db", 900)]) == [
         f"no crm.db, which the snapshot of {DAY} has"
