@@ -52,7 +52,7 @@ def read_only_copy(tmp_path):
 
 def test_timeline_and_dossier_read_a_read_only_copy_of_a_wal_store(sample_dir, read_only_copy):
     email = first_email(Stores(sample_dir))
-    with sqlite3.connect(sample_dir / "memory.db") as conn:
+    with Stores(sample_dir).connect("memory", readonly=True) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     copy = read_only_copy(sample_dir)
     files = sorted(p.name for p in copy.iterdir())
