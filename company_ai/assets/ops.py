@@ -6,7 +6,7 @@ from company_ai import days, ledger, settings
 from company_ai.constants import CAPTURE_META, DAILY, OPS, OWNER, REPLAY_META
 from company_ai.core import snapshots
 from company_ai.core.reports import BriefInput, build_brief, build_digest
-from company_ai.core.state import export_state
+from company_ai.core.state import StateExportError, export_state
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.folders import OpsFolders
@@ -145,9 +145,12 @@ def state_export(
     reader never sees a half-written file.
     """
     days.require_current(context, "the stores' state")
-    state = export_state(
-        stores.stores(), ops_folders.state_dir, ops_folders.snapshot_dir, to_iso(ledger.now())
-    )
+    try:
+        state = export_state(
+            stores.stores(), ops_folders.state_dir, ops_folders.snapshot_dir, to_iso(ledger.now())
+        )
+    except StateExportError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
     return dg.MaterializeResult(
         metadata={
             "folder": dg.MetadataValue.path(ops_folders.state_dir),
