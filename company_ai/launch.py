@@ -10,6 +10,7 @@ The location is the one `workspace.yaml` names (`company_ai.definitions`, locati
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from dagster._core.workspace.load_target import ModuleTarget
 
 LOCATION = "company_ai"
 TERMINATE_GRACE_S = 10.0
+SESSION_TAG = "company_ai/launch_session"  # every run one launcher made, to stop them all
 # Run workers print their events to the console of whoever launched them; the event log
 # keeps every event whatever this level says.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -30,7 +32,7 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 class Launcher:
     instance: dg.DagsterInstance
     workspace: object  # WorkspaceRequestContext
-    in_flight: set[str]
+    session: str
 
     def launch(
         self,
@@ -54,7 +56,7 @@ class Launcher:
         plan = location.get_execution_plan(
             job, run_config, step_keys_to_execute=None, known_state=None, instance=self.instance
         ).execution_plan_snapshot
-        run_tags = {**job.tags, **(tags or {})}
+        run_tags = {**job.tags, **(tags or {}), SESSION_TAG: self.session}
         if partition is not None:
             run_tags["dagster/partition"] = partition
         run = self.instance.create_run(
@@ -77,7 +79,6 @@ class Launcher:
             asset_check_selection=None,
             asset_graph=repo.asset_graph,
         )
-        self.in_flight.add(run.run_id)
         self.instance.launch_run(run.run_id, self.workspace)
         return run.run_id
 
@@ -88,15 +89,16 @@ class Launcher:
             for run_id in list(pending):
                 if self.instance.get_run_by_id(run_id).is_finished:
                     pending.discard(run_id)
-                    self.in_flight.discard(run_id)
             if pending:
                 time.sleep(poll_s)
         return [self.instance.get_run_by_id(run_id) for run_id in run_ids]
 
     def stop(self, reason: str) -> list[str]:
-        """Terminate every run still in flight and make sure each ends FAILURE, never left
-        STARTED; returns their ids."""
-        stopped = sorted(self.in_flight)
+        """Terminate every run this launcher made that has not finished (found by its tag,
+        so a run caught between being made and being launched is found too) and make sure
+        each ends FAILURE, never left STARTED; returns their ids."""
+        mine = self.instance.get_runs(dg.RunsFilter(tags={SESSION_TAG: self.session}))
+        stopped = sorted(r.run_id for r in mine if not r.is_finished)
         for run_id in stopped:
             self.instance.run_launcher.terminate(run_id)
         deadline = time.monotonic() + TERMINATE_GRACE_S
@@ -108,7 +110,6 @@ class Launcher:
             run = self.instance.get_run_by_id(run_id)
             if not run.is_finished:
                 self.instance.report_run_failed(run, message=reason)
-        self.in_flight.clear()
         return stopped
 
 
@@ -124,4 +125,4 @@ def launcher(instance: dg.DagsterInstance) -> Iterator[Launcher]:
         errors = workspace.code_location_errors()
         if errors:
             raise RuntimeError(f"the code location does not load: {errors[0].message}")
-        yield Launcher(instance, workspace, set())
+        yield Launcher(instance, workspace, uuid.uuid4().hex)

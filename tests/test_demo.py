@@ -84,12 +84,13 @@ def test_a_demo_run_re_executes_and_a_two_day_backfill_runs_through_the_ui_api(
     instance = instance_of(root)
     parent = next(r for r in instance.get_runs() if r.job_name == "memory_job")
     days = sorted(instance.get_materialized_partitions(dg.AssetKey("contact_episodes")))
-    daemon = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "daemon.log").open("w"),
-    )
+    with (tmp_path / "daemon.log").open("w") as log:
+        daemon = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     # The code server this test starts must see what the daemon's sees.
     monkeypatch.setenv("COMPANY_AI_DATA_DIR", env["COMPANY_AI_DATA_DIR"])
     monkeypatch.delenv("COMPANY_AI_START_DATE")
@@ -191,7 +192,7 @@ def test_sigterm_stops_the_demo_cleanly_and_leaves_no_run_started(tmp_path):
     assert process.returncode == 143, stderr[-2000:]
     assert "stopped by SIGTERM" in stderr and "Traceback" not in stderr
     runs = instance_of(root).get_runs()
-    assert runs and not [r for r in runs if r.status in IN_FLIGHT], "no run left STARTED"
+    assert runs and not [(r.job_name, r.status) for r in runs if r.status in IN_FLIGHT], stderr
     assert any(
         r.status in (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED) for r in runs
     )

@@ -6,7 +6,6 @@ from company_ai import days, ledger, settings
 from company_ai.constants import BRAIN, DAILY, OWNER, REPLAY_META, WEEKLY
 from company_ai.core.brain import synthesize_day, write_day
 from company_ai.core.export import ExportError, export_day, export_funnel
-from company_ai.core.funnel import plain_table, to_markdown, weekly_funnel
 from company_ai.core.times import day_window, parse_utc, to_iso
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
@@ -116,6 +115,9 @@ def outreach_funnel(
     one table per week, as Dagster table metadata and as
     `<export dir>/funnel/<Monday>.md`.
     """
+    # pandas is imported here, not at load: every run worker would pay a second for it.
+    from company_ai.core.funnel import plain_table, to_markdown, weekly_funnel
+
     week = days.one_day(context)
     cutoff = to_iso(days.scheduled_until("outreach_funnel", week))
     if not stores.stores().path("outreach").is_file():

@@ -10,7 +10,6 @@ from company_ai.core.distill import (
     offline_page,
     unsupported_claims,
 )
-from company_ai.core.recall import index_entities, stale_pages
 from company_ai.core.times import utc_now
 from company_ai.core.vault import stage_vault, staged_notes, staging_dir
 from company_ai.resources.embedder import Embedder
@@ -259,6 +258,8 @@ def recall_index(
     """
     if _staged_day(context) is None:
         return dg.MaterializeResult(metadata=SUPERSEDED)
+    from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
+
     with stores.connect(RECALL) as conn:
         summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
         stale = stale_pages(conn, utc_now(), settings.recall_stale_days())

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from company_ai.core.db import StoreError, Stores, table_exists
-from company_ai.core.recall import stale_pages
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due
 
@@ -210,6 +209,8 @@ def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
 
 def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
+    from company_ai.core.recall import stale_pages  # numpy: only when there are pages
+
     if not brief.stores.path("recall").is_file():
         return None
     with brief.stores.connect("recall", readonly=True) as conn:

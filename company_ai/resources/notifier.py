@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Literal
 
 import dagster as dg
-import httpx
 
 from company_ai.core import alerts
 from company_ai.core.db import Stores
@@ -92,6 +91,8 @@ class Notifier(dg.ConfigurableResource):
         if len(text) > TELEGRAM_MAX_CHARS:
             text = text[: TELEGRAM_MAX_CHARS - 1] + "…"
         url = f"{self.telegram_base_url.rstrip('/')}/bot{self.telegram_token}/sendMessage"
+        import httpx  # only the telegram backend needs it: not at every run's start
+
         try:
             response = httpx.post(
                 url, json={"chat_id": self.telegram_chat_id, "text": text}, timeout=self.timeout_s

@@ -15,8 +15,8 @@ CUTOFF = "2026-06-29T04:30:00Z"  # Monday 05:30 local, after the week
 def send(outreach, angle, sent_at, opened=None, replied=None, bounce="none"):
     outreach.execute(
         "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at, opened_at,"
-        " replied_at, bounce_status) VALUES (1, 't', 's', 'b', ?, ?, ?, ?, ?)",
-        (angle, sent_at, opened, replied, bounce),
+        " replied_at, bounce_status) VALUES (1, ?, 's', 'b', ?, ?, ?, ?, ?)",
+        (f"t-{sent_at}", angle, sent_at, opened, replied, bounce),
     )
 
 

@@ -192,14 +192,18 @@ def test_a_state_export_into_a_read_only_folder_says_so(sample_dir, tmp_path):
     assert list(folder.iterdir()) == []
 
 
-def test_the_state_export_asset_fails_clearly(data, tmp_path):
-    from tests.assets.test_ops import resources
+def test_the_state_export_asset_fails_clearly(data, tmp_path, clock):
+    from tests.assets.test_ops import MORNING, resources
 
+    clock(MORNING)  # DAY's own export: a capture runs for its current day only
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     ops = resources(data) | {
         "ops_folders": OpsFolders(
-            snapshot_dir=str(tmp_path / "snaps"), snapshot_retention=2, state_dir=str(blocker)
+            snapshot_dir=str(tmp_path / "snaps"),
+            snapshot_retention=2,
+            state_dir=str(blocker),
+            export_dir=str(tmp_path / "exports"),
         )
     }
     with (
@@ -232,9 +236,11 @@ def echoed(token: str) -> str:
     )
 
 
-def test_a_telegram_error_echoing_the_token_leaves_no_trace_anywhere(data, tmp_path, caplog):
+def test_a_telegram_error_echoing_the_token_leaves_no_trace_anywhere(data, tmp_path, caplog, clock):
     from company_ai.assets.ops import daily_digest
-    from tests.assets.test_ops import resources
+    from tests.assets.test_ops import MORNING, resources
+
+    clock(MORNING)  # DAY's own digest: only a day's own run sends
 
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
