@@ -41,10 +41,12 @@ TZ = "UTC"
 JOBS = ("memory_job", "outreach_job", "vault_job", "morning_brief_job", "state_export_job")
 
 
-def load(stores: Stores, contacts: int, density: float, batch: int) -> None:
+def load(
+    stores: Stores, contacts: int, density: float, batch: int, as_of: datetime = AS_OF
+) -> None:
     started = time.perf_counter()
     people, episodes, messages = [], [], []
-    for contact, history, sent in iter_sample(contacts=contacts, as_of=AS_OF, density=density):
+    for contact, history, sent in iter_sample(contacts=contacts, as_of=as_of, density=density):
         people.append(contact)
         episodes += history
         messages += sent

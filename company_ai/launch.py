@@ -40,8 +40,11 @@ class Launcher:
         partition: str | None = None,
         tags: dict | None = None,
         run_config: dict | None = None,
+        *,
+        queue: bool = False,
     ) -> str:
-        """Create a run of `job_name` (for `partition`) and hand it to the run launcher."""
+        """Create a run of `job_name` (for `partition`) and hand it to the run launcher, or
+        with `queue`, to the run queue for the daemon to launch (as a schedule's run goes)."""
         run_config = QUIET if run_config is None else run_config
         location = self.workspace.get_code_location(LOCATION)
         repo = next(iter(location.get_repositories().values()))
@@ -79,7 +82,10 @@ class Launcher:
             asset_check_selection=None,
             asset_graph=repo.asset_graph,
         )
-        self.instance.launch_run(run.run_id, self.workspace)
+        if queue:
+            self.instance.submit_run(run.run_id, self.workspace)
+        else:
+            self.instance.launch_run(run.run_id, self.workspace)
         return run.run_id
 
     def wait(self, run_ids: list[str], poll_s: float = 0.1) -> list[dg.DagsterRun]:
