@@ -44,7 +44,7 @@ def folder_digest(folder: Path) -> tuple[int, str]:
 
 def run_durations(instance, run_id: str) -> tuple[float, str]:
     record = instance.get_run_record_by_id(run_id)
-    took = (record.end_time or 0) - (record.start_time or 0)
+    took = (record.end_time - record.start_time) if record.start_time and record.end_time else 0
     return took, record.dagster_run.status.value
 
 
@@ -76,6 +76,7 @@ def main() -> None:
     from company_ai import settings
     from company_ai.core.db import Stores
     from company_ai.core.install import record_first_day
+    from company_ai.core.research import write_company_pages
     from company_ai.core.times import utc_now
     from company_ai.core.timetable import TIMETABLE, current_partitions
 
@@ -85,6 +86,7 @@ def main() -> None:
     stores = Stores(data)
     stores.create_all()
     load(stores, args.contacts, args.density, 50_000, as_of=now)
+    write_company_pages(stores)  # what the outreach day's research reads
     record_first_day(data, days[0])
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
@@ -138,8 +140,8 @@ def main() -> None:
         log = root / "daemon.log"
         with log.open("w") as out:
             daemon = subprocess.Popen(
-                [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-m",
-                 "company_ai.definitions"],
+                [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w",
+                 str(Path(__file__).resolve().parent.parent / "workspace.yaml")],
                 stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
             try:
