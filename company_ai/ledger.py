@@ -138,7 +138,7 @@ def runs_between(
         if run.run_id == exclude:
             continue
         ended = (
-            record.end_time if record.end_time and record.end_time <= until.timestamp() else None
+            record.end_time if record.end_time and record.end_time <= as_of.timestamp() else None
         )
         status = run.status.value if ended or run.status not in _FINISHED else "STARTED"
         attempt = run.tags.get(CATCHUP_TAG)
@@ -183,6 +183,24 @@ def _checks(instance: dg.DagsterInstance, run_id: str) -> tuple[CheckInfo, ...]:
                 )
             )
     return tuple(found)
+
+
+def last_done_before(
+    instance: dg.DagsterInstance, entry: Entry, before: datetime, partition_below: str
+) -> str | None:
+    """The latest partition below `partition_below` that a successful run of `entry`'s
+    job (or of its assets, launched from the asset graph) created before `before` made, as
+    the ledger stood then; None if there is none."""
+    runs = instance.get_runs(
+        dg.RunsFilter(created_before=before, statuses=[dg.DagsterRunStatus.SUCCESS]), limit=500
+    )
+    assets = {dg.AssetKey(a) for a in entry.assets}
+    done = [
+        r.tags.get("dagster/partition") or ""
+        for r in runs
+        if r.job_name == entry.job or assets & set(r.asset_selection or ())
+    ]
+    return max((p for p in done if p and p < partition_below), default=None)
 
 
 def missed_between(

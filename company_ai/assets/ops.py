@@ -32,17 +32,11 @@ def _report(
 
 def _digest_since(instance: dg.DagsterInstance, day: str, until: datetime) -> datetime:
     """Where the digest's window starts: 24 hours back, or further (up to a week) when the
-    previous digest made before `until` is older, so an outage's days are not skipped."""
+    last digest made before `until` is older, so an outage's days are not skipped."""
     since = until - DIGEST_WINDOW
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(
-            asset_key=dg.AssetKey("daily_digest"), before_timestamp=until.timestamp()
-        ),
-        limit=50,
-    ).records
-    earlier = [r.partition_key for r in records if r.partition_key and r.partition_key < day]
-    if earlier:
-        since = min(since, days.scheduled_until("daily_digest", max(earlier)))
+    previous = ledger.last_done_before(instance, days.entry_of("daily_digest"), until, day)
+    if previous:
+        since = min(since, days.scheduled_until("daily_digest", previous))
     return max(since, until - DIGEST_MAX_WINDOW)
 
 

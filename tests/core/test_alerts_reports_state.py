@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 import pytest
 
 from company_ai.core import alerts
+from company_ai.core.db import Stores
 from company_ai.core.reports import (
     BriefInput,
     CheckInfo,
@@ -115,3 +116,20 @@ def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path):
         write_json_atomic(target, {"v": object()})
     assert json.loads(target.read_text()) == {"v": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_the_brief_reports_the_nights_most_important_brain_facts(data):
+    from company_ai.core.brain import synthesize_day, write_day
+    from tests.core.brain_inputs import DAY, day_runs, seed_day
+
+    stores = Stores(data)
+    seed_day(stores)
+    with stores.connect("brain") as conn:
+        write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+    brief = build_brief(BriefInput(stores, SINCE, UNTIL, [], 90, DAY))
+    section = brief.split(f"The night's brain ({DAY}), most important first:\n")[1]
+    lines = section.splitlines()[:5]
+    importances = [int(line.strip()[1]) for line in lines]
+    assert importances == sorted(importances, reverse=True) and importances[0] == 5
+    empty = build_brief(BriefInput(stores, SINCE, UNTIL, [], 90, "2026-01-01"))
+    assert "no facts: the brain job has not covered that day" in empty
