@@ -20,7 +20,7 @@ from company_ai import settings
 from company_ai.core.contacts import UnknownContactError, find_contact
 from company_ai.core.db import StoreError, Stores
 from company_ai.core.dossier import build_dossier
-from company_ai.core.terminal import escape_controls, escape_json, shorten
+from company_ai.core.terminal import escape_controls, escape_json, progress, shorten
 
 EXIT_STATUS = """exit status: 0 done; 1 an error (the message says what to do); 2 a refused
 argument (or, for `gate`, unsupported claims); 141 the reader of the output left early
@@ -284,7 +284,7 @@ def _sample(stores: Stores, args: argparse.Namespace) -> int:
         density=args.density,
         seed=args.seed,
         tz=settings.timezone(),
-        progress=_progress("loading sample"),
+        progress=progress("loading sample"),
     )
     print(
         f"loaded {summary.contacts} contacts ({summary.with_email} with email), "
@@ -357,7 +357,7 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
         with stores.connect("recall", readonly=True) as conn:
             results = evaluate_recall(conn, _searcher(conn).embedder)
     else:
-        report = _progress("embedding", unit="documents")
+        report = progress("embedding", unit="documents")
         try:
             results = evaluate_beir(args.dir, load_minilm(), progress=report)
         except FileNotFoundError as exc:
@@ -373,14 +373,6 @@ def _demo(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.demo import run_demo
 
     return run_demo(args.dir, contacts=args.contacts, days=args.days)
-
-
-def _progress(label: str, unit: str = "contacts"):
-    def report(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{label}: {done:,}/{total:,} {unit}", end=end, file=sys.stderr, flush=True)
-
-    return report
 
 
 if __name__ == "__main__":

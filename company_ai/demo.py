@@ -114,6 +114,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     from company_ai.core.db import Stores
     from company_ai.core.install import record_first_day
     from company_ai.core.sample import load_sample
+    from company_ai.core.terminal import progress
     from company_ai.core.times import utc_now
 
     tz = settings.timezone()
@@ -122,7 +123,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     _say(f"[1/3] sample CRM → {data}")
     stores = Stores(data)
     stores.create_all()
-    summary = load_sample(stores, contacts=contacts, tz=tz, progress=_progress("      loading"))
+    summary = load_sample(stores, contacts=contacts, tz=tz, progress=progress("      loading"))
     _say(
         f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
         f"{summary.episodes:,} episodes, {summary.messages:,} messages; installed {first}"
@@ -213,14 +214,6 @@ def _checks(instance, run_id: str) -> str:
                     f"{meta['quarantined'].value} quarantined"
                 )
     return (f", checks {sum(checks)}/{len(checks)} passed" if checks else "") + drafts
-
-
-def _progress(label: str, unit: str = "contacts"):
-    def report(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{label}: {done:,}/{total:,} {unit}", end=end, file=sys.stderr, flush=True)
-
-    return report
 
 
 def _vault_summary(stores) -> str:

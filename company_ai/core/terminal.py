@@ -9,6 +9,8 @@ bidi overrides (U+202E) reverse what follows, so the text shown is not the text 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 
 # Every C0 control but tab and newline, DEL, every C1 control, and the bidi controls.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -36,3 +38,13 @@ def shorten(text: str, limit: int = 100) -> str:
 def _escaped(char: str) -> str:
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def progress(label: str, unit: str = "contacts") -> Callable[[int, int], None]:
+    """A `report(done, total)` that redraws `label: 1,200/2,000 contacts` on stderr."""
+
+    def report(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{label}: {done:,}/{total:,} {unit}", end=end, file=sys.stderr, flush=True)
+
+    return report
