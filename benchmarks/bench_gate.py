@@ -15,7 +15,15 @@ import time
 from pathlib import Path
 
 from company_ai.core.gate import SourceIndex, find_unsupported_claims, unsupported_claims
-from company_ai.core.gate_eval import ALLOW, entfa_scores, gate_scores, labelled_drafts
+from company_ai.core.gate_eval import (
+    ALLOW,
+    entfa_scores,
+    gate_scores,
+    labelled_drafts,
+    title_case_words,
+)
+
+LONG_DRAFT_CHARS = 5000
 
 DEFAULT_ENTFA = Path(__file__).resolve().parents[2] / "shared" / "data" / "entfa" / "train.json"
 
@@ -56,6 +64,7 @@ def main() -> None:
             unsupported_claims(case.text, index)
     elapsed = time.process_time() - started
     print(f"speed: {n / elapsed:,.0f} drafts/s with the sources indexed once")
+    long_draft(cases[0].sources, args.repeat)
 
     if args.entfa.is_file():
         gate, naive = entfa_scores(args.entfa)
@@ -63,6 +72,21 @@ def main() -> None:
         print(f"EntFA entities, naive baseline (gold entity spans): {naive.line()}")
     else:
         print(f"EntFA: {args.entfa} not found; skipped")
+
+
+def long_draft(sources: list[str], repeat: int) -> None:
+    """The worst case for the name splitter: one capitalised run the length of the draft."""
+    words = title_case_words(LONG_DRAFT_CHARS // 6 + 1)  # five letters and a space each
+    draft = " ".join(words)[:LONG_DRAFT_CHARS].rsplit(" ", 1)[0]
+    best = float("inf")
+    for _ in range(max(1, repeat // 4)):
+        started = time.process_time()
+        claims = find_unsupported_claims(draft, sources, allow=ALLOW)
+        best = min(best, time.process_time() - started)
+    print(
+        f"speed: a {len(draft):,}-character draft of {len(draft.split())} title-case words:"
+        f" {best * 1000:.1f} ms, {len(claims)} unsupported claim(s)"
+    )
 
 
 if __name__ == "__main__":

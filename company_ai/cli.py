@@ -2,21 +2,33 @@
 
 The read commands (timeline, dossier) import only the stdlib part of `core`, so they
 answer in a few tens of milliseconds; dagster and pydantic load only for the commands
-that need them.
+that need them. Everything printed from a store goes through `core.terminal`, so stored
+text can never drive the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from company_ai import settings
 from company_ai.core.contacts import UnknownContactError, find_contact
 from company_ai.core.db import StoreError, Stores
 from company_ai.core.dossier import build_dossier
+from company_ai.core.terminal import escape_controls, escape_json, progress, shorten
+
+EXIT_STATUS = """exit status: 0 done; 1 an error (the message says what to do); 2 a refused
+argument (or, for `gate`, unsupported claims); 141 the reader of the output left early
+(e.g. `| head`), as for any program stopped by SIGPIPE."""
+PIPE_CLOSED = 128 + 13  # the shell's status for a program stopped by SIGPIPE
+MAX_DAYS = 90  # the sample history is 90 days long: a demo never needs more
+MAX_LIMIT = 100
+ERROR_CHARS = 1000
 
 
 class CliError(Exception):
@@ -27,14 +39,68 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     stores = Stores(args.data_dir or settings.data_dir())
     try:
-        return args.run(stores, args)
+        status = args.run(stores, args)
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        return status
+    except BrokenPipeError:
+        # The reader (`head`, a pager) has gone: stop quietly. Point stdout at /dev/null
+        # so the interpreter's own flush at exit cannot complain again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return PIPE_CLOSED
     except (CliError, StoreError, UnknownContactError, ValueError, RuntimeError) as exc:
-        print(f"company-ai: error: {exc}", file=sys.stderr)
+        message = escape_controls(shorten(str(exc), ERROR_CHARS))
+        print(f"company-ai: error: {message}", file=sys.stderr)
         return 1
 
 
+def _out(text: str, end: str = "\n") -> None:
+    """Print text that may come from a store or a file: its control characters escaped."""
+    print(escape_controls(text), end=end)
+
+
+def _out_json(text: str) -> None:
+    print(escape_json(text))
+
+
+def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number in [low, high], refused with a clear message."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {shorten(repr(text))}") from None
+        if high is not None and not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}")
+        return value
+
+    return parse
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a number greater than 0, not {shorten(repr(text))}"
+        )
+    return value
+
+
+def _question(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="company-ai", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="company-ai", description=__doc__.splitlines()[0], epilog=EXIT_STATUS
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -82,16 +148,24 @@ def _parser() -> argparse.ArgumentParser:
     gate.set_defaults(run=_gate)
 
     sample = commands.add_parser("sample", help="load the deterministic sample CRM")
-    sample.add_argument("--contacts", type=int, default=2000)
+    sample.add_argument("--contacts", type=_whole(1), default=2000, help="at least 1")
     sample.add_argument(
-        "--density", type=float, default=1.0, help="scale the number of episodes per contact"
+        "--density",
+        type=_positive,
+        default=1.0,
+        help="scale the number of episodes per contact (greater than 0)",
     )
     sample.add_argument("--seed", type=int, default=7)
     sample.set_defaults(run=_sample)
 
     recall = commands.add_parser("recall", help="ask the recall pages a question")
-    recall.add_argument("question")
-    recall.add_argument("--limit", type=int, default=5, help="how many pages (default 5)")
+    recall.add_argument("question", type=_question)
+    recall.add_argument(
+        "--limit",
+        type=_whole(1, MAX_LIMIT),
+        default=5,
+        help=f"how many pages, 1 to {MAX_LIMIT} (default 5)",
+    )
     recall.add_argument("--json", action="store_true", help="print JSON for machines")
     recall.set_defaults(run=_recall)
 
@@ -122,8 +196,13 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("demo"),
         help="where the demo keeps data/ and dagster_home/ (default: ./demo)",
     )
-    demo.add_argument("--contacts", type=int, default=2000)
-    demo.add_argument("--days", type=int, default=3, help="how many recent days to run")
+    demo.add_argument("--contacts", type=_whole(1), default=2000, help="at least 1")
+    demo.add_argument(
+        "--days",
+        type=_whole(1, MAX_DAYS),
+        default=3,
+        help=f"how many recent days to run, 1 to {MAX_DAYS} (default 3)",
+    )
     demo.set_defaults(run=_demo)
     return parser
 
@@ -133,9 +212,9 @@ def _timeline(stores: Stores, args: argparse.Namespace) -> int:
 
     timeline = load_timeline(stores, args.email)
     if args.json:
-        print(json.dumps(timeline.to_json(), ensure_ascii=False, indent=2))
+        _out_json(json.dumps(timeline.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(render_text(timeline))
+        _out(render_text(timeline))
     return 0
 
 
@@ -143,7 +222,7 @@ def _dossier(stores: Stores, args: argparse.Namespace) -> int:
     with stores.connect("crm", readonly=True) as crm:
         contact = find_contact(crm, args.email)
     with stores.connect("memory", readonly=True) as memory:
-        print(build_dossier(memory, contact["id"]))
+        _out(build_dossier(memory, contact["id"]))
     return 0
 
 
@@ -170,7 +249,7 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
             tz=settings.timezone(),
         )
     state = "noted" if result.inserted else "already noted (same note, same second)"
-    print(f"{state}: {contact['name']} <{contact['email']}>, {now}")
+    _out(f"{state}: {contact['name']} <{contact['email']}>, {now}")
     return 0
 
 
@@ -181,7 +260,7 @@ def _gate(stores: Stores, args: argparse.Namespace) -> int:
         raise CliError("give at least one --source FILE")
     text = sys.stdin.read() if str(args.textfile) == "-" else _read_text(args.textfile)
     claims = find_unsupported_claims(text, [_read_text(p) for p in args.sources], allow=args.allow)
-    print(json.dumps([c.to_json() for c in claims], ensure_ascii=False, indent=2))
+    _out_json(json.dumps([c.to_json() for c in claims], ensure_ascii=False, indent=2))
     return 2 if claims else 0
 
 
@@ -205,7 +284,7 @@ def _sample(stores: Stores, args: argparse.Namespace) -> int:
         density=args.density,
         seed=args.seed,
         tz=settings.timezone(),
-        progress=_progress("loading sample"),
+        progress=progress("loading sample"),
     )
     print(
         f"loaded {summary.contacts} contacts ({summary.with_email} with email), "
@@ -227,7 +306,10 @@ def _recall(stores: Stores, args: argparse.Namespace) -> int:
             max_age_days=settings.recall_stale_days(),
             limit=args.limit,
         )
-    print(answer_json(answer) if args.json else render_answer(answer))
+    if args.json:
+        _out_json(answer_json(answer))
+    else:
+        _out(render_answer(answer))
     return 0
 
 
@@ -246,7 +328,7 @@ def _page(stores: Stores, args: argparse.Namespace) -> int:
 
     with stores.connect("recall", readonly=True) as conn:
         try:
-            print(page_markdown(conn, args.title), end="")
+            _out(page_markdown(conn, args.title), end="")
         except LookupError as exc:
             raise CliError(str(exc)) from None
     return 0
@@ -260,9 +342,9 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
     with stores.connect("recall", readonly=True) as conn:
         pages = stale_pages(conn, utc_now(), days)
     for page in pages:
-        print(f"{page.title}: note untouched for {page.age_days} days ({page.derived_from})")
+        _out(f"{page.title}: note untouched for {page.age_days} days ({page.derived_from})")
         for category, text in page.observations:
-            print(f"  - [{category}] {text}")
+            _out(f"  - [{category}] {text}")
     print(f"{len(pages)} stale pages (status or goal from notes untouched over {days} days)")
     return 0
 
@@ -275,12 +357,15 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
         with stores.connect("recall", readonly=True) as conn:
             results = evaluate_recall(conn, _searcher(conn).embedder)
     else:
-        report = _progress("embedding", unit="documents")
+        report = progress("embedding", unit="documents")
         try:
             results = evaluate_beir(args.dir, load_minilm(), progress=report)
         except FileNotFoundError as exc:
             raise CliError(str(exc)) from None
-    print(json.dumps(results, indent=2) if args.json else render(results))
+    if args.json:
+        _out_json(json.dumps(results, indent=2))
+    else:
+        _out(render(results))
     return 0
 
 
@@ -288,14 +373,6 @@ def _demo(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.demo import run_demo
 
     return run_demo(args.dir, contacts=args.contacts, days=args.days)
-
-
-def _progress(label: str, unit: str = "contacts"):
-    def report(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{label}: {done:,}/{total:,} {unit}", end=end, file=sys.stderr, flush=True)
-
-    return report
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from company_ai import settings
-from company_ai.assets import memory, ops, outreach, vault
+from company_ai.assets import brain, memory, ops, outreach, vault
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.llm import LLMResource
@@ -31,18 +31,21 @@ def notifier() -> Notifier:
 
 
 defs = dg.Definitions(
-    assets=with_freshness(dg.load_assets_from_modules([memory, outreach, vault, ops])),
+    assets=with_freshness(dg.load_assets_from_modules([memory, outreach, vault, ops, brain])),
     asset_checks=[ops.restore_drill, *dg.load_asset_checks_from_modules([outreach, vault])],
     jobs=jobs,
     schedules=schedules,
     sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
     resources={
-        "stores": StoresResource(data_dir=str(settings.data_dir())),
+        "stores": StoresResource(
+            data_dir=str(settings.data_dir()), first_day=settings.start_date()
+        ),
         "notifier": notifier(),
         "ops_folders": OpsFolders(
             snapshot_dir=str(settings.snapshot_dir()),
             snapshot_retention=settings.snapshot_retention(),
             state_dir=str(settings.state_dir()),
+            export_dir=str(settings.export_dir()),
         ),
         "llm": LLMResource(
             backend=settings.llm_backend(),
@@ -51,7 +54,9 @@ defs = dg.Definitions(
         ),
         "embedder": Embedder(backend=settings.embedder_backend(), host=settings.ollama_host()),
         "vault": VaultResource(
-            path=str(settings.vault_dir()), private_folders=list(settings.vault_private_folders())
+            path=str(settings.vault_dir()),
+            private_folders=list(settings.vault_private_folders()),
+            include_hidden_folders=settings.vault_include_hidden_folders(),
         ),
         "research_source": ResearchSource(pages_dir=str(settings.data_dir() / "company_pages")),
         "mailer": Mailer(

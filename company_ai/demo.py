@@ -1,16 +1,27 @@
-"""`company-ai demo`: fresh sample data, every asset run through Dagster, then a timeline.
+"""`company-ai demo`: a fresh install on sample data, its first night run through Dagster.
 
 The demo keeps its own data directory and a persistent DAGSTER_HOME under one folder
 (default `./demo`), so `scripts/ui` afterwards shows its runs, partitions and checks.
 It only ever deletes a folder that an earlier demo made (it leaves a marker file).
+
+Every run goes the way a scheduled run goes: through the code location and the
+instance's run launcher (`company_ai/launch.py`), so each appears on its job's page and
+can be re-executed from the UI. The install date is the first of the `--days` days, so
+the UI shows only real gaps. Replays (the nightly seal, brain and export) are run for
+each of those days; captures (vault staging, state export, outreach, snapshots) only
+for their current day, because a capture records the world at the moment it runs and a
+past day's moment is gone. The first SIGTERM or Ctrl-C stops the demo cleanly: runs in
+flight are terminated and marked failed, never left STARTED.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import time
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 MARKER = ".company_ai_demo"
@@ -31,6 +42,12 @@ run_retries:
   max_retries: 2
   retry_on_asset_or_op_failure: false
 """
+MAX_PARALLEL = 2  # runs of one wave at a time: the machine's cores
+NIGHT_JOBS = ("memory_job", "brain_job", "memory_export_job")  # replays, in night order
+
+
+class Interrupted(Exception):
+    """The demo was asked to stop (SIGTERM, SIGINT)."""
 
 
 def _say(text: str) -> None:
@@ -53,66 +70,94 @@ def _fresh(root: Path) -> tuple[Path, Path]:
     return data, home
 
 
+def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, list[list[tuple[str, str]]]]:
+    """(the install's first day, waves of (job, partition)): each wave runs after the one
+    before, its runs side by side. Nights of the last `days` complete days, then this
+    morning's slots in timetable order, each for its current partition, then the week."""
+    from company_ai.core.timetable import (
+        LAST_WEEK,
+        TIMETABLE,
+        YESTERDAY,
+        current_partitions,
+        ticks_around,
+    )
+
+    entries = {e.job: e for e in TIMETABLE}
+    last_day = entries["memory_job"].slot.partition(now, tz)  # the last complete day
+    first = date.fromisoformat(last_day) - timedelta(days=days - 1)
+    nights = [(first + timedelta(days=n)).isoformat() for n in range(days)]
+    waves = [[(job, day) for day in nights] for job in NIGHT_JOBS]
+    morning = sorted(
+        (e for e in TIMETABLE if e.job not in NIGHT_JOBS and e.grain != LAST_WEEK),
+        key=lambda e: ticks_around(e.slot, now, tz)[0],
+    )
+    for entry in morning:
+        partition = current_partitions(entry.slot, now, tz)[0]
+        if entry.grain != YESTERDAY or partition >= first.isoformat():
+            waves.append([(entry.job, partition)])
+    weekly = [e for e in TIMETABLE if e.grain == LAST_WEEK]
+    week = [(e.job, e.slot.partition(now, tz)) for e in weekly]
+    waves.append([(job, p) for job, p in week if p >= first.isoformat()])
+    return first.isoformat(), [wave for wave in waves if wave]
+
+
 def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     root = root.resolve()
     data, home = _fresh(root)
-    # Settings are read when the definitions are imported, so point them here first.
+    # Settings are read when the definitions are imported, so point them here first;
+    # the code server and every run inherit this environment.
     os.environ["COMPANY_AI_DATA_DIR"] = str(data)
     os.environ["DAGSTER_HOME"] = str(home)
+    os.environ.pop("COMPANY_AI_START_DATE", None)  # the install date recorded below
 
     from company_ai import settings
-    from company_ai.cli import _progress
     from company_ai.core.db import Stores
+    from company_ai.core.install import record_first_day
     from company_ai.core.sample import load_sample
+    from company_ai.core.terminal import progress
+    from company_ai.core.times import utc_now
 
+    tz = settings.timezone()
+    first, waves = demo_plan(utc_now(), tz, days)
+    record_first_day(data, first)
     _say(f"[1/3] sample CRM → {data}")
     stores = Stores(data)
     stores.create_all()
-    summary = load_sample(
-        stores, contacts=contacts, tz=settings.timezone(), progress=_progress("      loading")
-    )
+    summary = load_sample(stores, contacts=contacts, tz=tz, progress=progress("      loading"))
     _say(
         f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
-        f"{summary.episodes:,} episodes, {summary.messages:,} messages"
+        f"{summary.episodes:,} episodes, {summary.messages:,} messages; installed {first}"
     )
 
     import dagster as dg
 
-    from company_ai.constants import DAILY
-    from company_ai.definitions import defs
-    from company_ai.schedules import TIMETABLE
+    from company_ai.launch import launcher
 
     instance = dg.DagsterInstance.get()
-    partitions = DAILY.get_partition_keys()[-days:]
-
-    # A day as the timetable runs it (vault at night, outreach in the morning, the seal
-    # at 23:15), then the jobs that are not daily (the monthly restore drill) once.
-    daily = [entry.job for entry in sorted(TIMETABLE, key=lambda entry: entry.at)]
-    once = [job.name for job in defs.jobs or [] if job.name not in daily]
-    runs = [(job, day) for day in partitions for job in daily] + [(job, None) for job in once]
-    _say(f"[2/3] {len(runs)} runs through Dagster ({len(partitions)} days) → {home}")
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    total = sum(len(w) for w in waves) + 1  # and the restore drill
+    _say(f"[2/3] {total} runs through the code location and the run launcher → {home}")
     failed = 0
-    for job_name, day in runs:
-        job = defs.resolve_job_def(job_name)
-        started = time.monotonic()
-        result = job.execute_in_process(
-            partition_key=day, instance=instance, run_config=quiet, raise_on_error=False
-        )
-        checks = result.get_asset_check_evaluations()
-        passed = sum(c.passed for c in checks)
-        failed += not result.success
-        _say(
-            f"      {job_name} {day or '(once)'}: {'ok' if result.success else 'FAILED'} "
-            f"in {time.monotonic() - started:.1f}s, checks {passed}/{len(checks)} passed"
-        )
-        for event in result.get_asset_materialization_events():
-            if event.asset_key.to_user_string() == "outreach_drafts":
-                meta = event.materialization.metadata
-                _say(
-                    f"        drafts: {meta['passed'].value} passed the fabrication gate, "
-                    f"{meta['quarantined'].value} quarantined"
-                )
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with launcher(instance) as runs:
+
+            def stop(signum, _frame):
+                for s in previous:  # the first signal stops cleanly; a second one waits
+                    signal.signal(s, signal.SIG_IGN)
+                raise Interrupted(signal.Signals(signum).name)
+
+            for s in previous:
+                signal.signal(s, stop)
+            try:
+                for wave in [*waves, [("restore_drill_job", None)]]:
+                    failed += _run_wave(runs, instance, wave)
+            except Interrupted as exc:
+                stopped = runs.stop(f"the demo was stopped by {exc}")
+                _say(f"stopped by {exc}: {len(stopped)} run(s) in flight were marked failed")
+                return 130 if str(exc) == "SIGINT" else 143
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
     _say("[3/3] a contact's timeline")
     from company_ai.core.timeline import load_timeline, render_text
@@ -123,9 +168,52 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     print()
     print(_run_summary(instance))
     print()
-    print(_latest_digest(instance))
+    print(_digest_now(instance))
     print("\nOpen the UI on this history: scripts/ui   (then http://127.0.0.1:3000)")
     return 1 if failed else 0
+
+
+def _run_wave(runs, instance, wave: list[tuple[str, str | None]]) -> int:
+    """Run one wave, at most MAX_PARALLEL at a time; returns how many failed."""
+    failed = 0
+    for start in range(0, len(wave), MAX_PARALLEL):
+        batch = wave[start : start + MAX_PARALLEL]
+        started = time.monotonic()
+        ids = [runs.launch(job, day, {"company_ai/launched_by": "demo"}) for job, day in batch]
+        for (job, day), run in zip(batch, runs.wait(ids), strict=True):
+            ok = run.status.value == "SUCCESS"
+            failed += not ok
+            _say(
+                f"      {job} {day or '(once)'}: {'ok' if ok else run.status.value}"
+                f" in {time.monotonic() - started:.1f}s{_checks(instance, run.run_id)}"
+            )
+    return failed
+
+
+def _checks(instance, run_id: str) -> str:
+    """`, checks 3/4 passed` and the gate's verdict on drafts, from the run's events."""
+    import dagster as dg
+
+    records = instance.get_records_for_run(
+        run_id,
+        of_type={
+            dg.DagsterEventType.ASSET_CHECK_EVALUATION,
+            dg.DagsterEventType.ASSET_MATERIALIZATION,
+        },
+    ).records
+    checks, drafts = [], ""
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+            checks.append(event.asset_check_evaluation_data.passed)
+        elif event.asset_key and event.asset_key.to_user_string() == "outreach_drafts":
+            meta = event.step_materialization_data.materialization.metadata
+            if "passed" in meta:
+                drafts = (
+                    f"\n        drafts: {meta['passed'].value} passed the fabrication gate, "
+                    f"{meta['quarantined'].value} quarantined"
+                )
+    return (f", checks {sum(checks)}/{len(checks)} passed" if checks else "") + drafts
 
 
 def _vault_summary(stores) -> str:
@@ -177,14 +265,20 @@ def _showcase_email(stores) -> str:
         return crm.execute("SELECT email FROM contacts WHERE id = ?", (best,)).fetchone()[0]
 
 
-def _latest_digest(instance) -> str:
-    """The text the last daily_digest sent (also in the outbox)."""
-    import dagster as dg
+def _digest_now(instance) -> str:
+    """What the digest says of the last 24 hours, up to now (the daily_digest partitions
+    are replays: each ends at its own morning's 09:05, before this demo ran)."""
+    from datetime import timedelta
 
-    event = instance.get_latest_materialization_event(dg.AssetKey("daily_digest"))
-    if event is None or event.asset_materialization is None:
-        return "No daily_digest was made."
-    return event.asset_materialization.metadata["digest"].value.strip("`\n")
+    from company_ai import ledger
+    from company_ai.core.reports import build_digest
+    from company_ai.core.timetable import TIMETABLE
+
+    until = ledger.now()
+    since = until - timedelta(hours=24)
+    runs = ledger.runs_between(instance, since, until)
+    missed = ledger.missed_between(instance, TIMETABLE, since, until)
+    return build_digest(runs, missed, since, until).render()
 
 
 def _run_summary(instance) -> str:
@@ -194,7 +288,7 @@ def _run_summary(instance) -> str:
         run = rec.dagster_run
         took = (rec.end_time - rec.start_time) if rec.end_time and rec.start_time else 0
         lines.append(
-            f"  {run.job_name:<18} {run.tags.get('dagster/partition', '-'):<11} "
+            f"  {run.job_name:<20} {run.tags.get('dagster/partition', '-'):<11} "
             f"{run.status.value:<8} {took:5.1f}s  run {run.run_id[:8]}"
         )
     return "\n".join(lines)

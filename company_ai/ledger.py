@@ -1,24 +1,24 @@
 """Reading the ledger: Dagster's own run history, set against the timetable.
 
-Shared by the catch-up sensor (what is missing now) and the reports (what ran, failed,
-was missed and recovered). The clock is `company_ai.core.times.utc_now`, read through
-the module so tests can set it.
+Shared by the catch-up sensor (what is missing now), the reports (what ran, failed, was
+missed and recovered) and the brain (what the system did on a day). Reports and the
+brain are replays, so everything they read is "as of" an instant: runs created before
+it, with the status they had then. The clock is `company_ai.core.times.utc_now`, read
+through the module so tests can set it.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
 from company_ai import settings
-from company_ai.core import times
-from company_ai.core.reports import RunInfo
-from company_ai.core.timetable import Due, SlotFacts, due_between
-
-if TYPE_CHECKING:
-    from company_ai.schedules import Entry
+from company_ai.core import install, times
+from company_ai.core.reports import CheckInfo, RunInfo
+from company_ai.core.times import to_iso
+from company_ai.core.timetable import Due, Entry, SlotFacts, current_partitions, due_between
+from company_ai.sensors.internal import InstigatorStatus, InstigatorType
 
 CATCHUP_TAG = "company_ai/catchup_attempt"  # on runs the catch-up sensor launched
 GRACE = timedelta(minutes=10)  # a slot is missed once it is this overdue
@@ -30,6 +30,7 @@ IN_FLIGHT = [
     dg.DagsterRunStatus.CANCELING,
 ]
 _FAILED = {dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+_SEVERITY = {dg.AssetCheckSeverity.WARN: "WARN", dg.AssetCheckSeverity.ERROR: "ERROR"}
 
 
 def now() -> datetime:
@@ -73,6 +74,40 @@ def slot_facts(
     return facts, busy
 
 
+def late_captures(entries: list[Entry], slots: list[Due], at: datetime) -> set[tuple[str, str]]:
+    """(job, partition) of capture slots whose moment has passed at `at`: never run late."""
+    tz = settings.timezone()
+    captures = {e.job: e.slot for e in entries if e.capture}
+    return {
+        (s.job, s.partition)
+        for s in slots
+        if s.job in captures and s.partition not in current_partitions(captures[s.job], at, tz)
+    }
+
+
+def paused_slots(
+    instance: dg.DagsterInstance, entries: list[Entry], slots: list[Due]
+) -> set[tuple[str, str]]:
+    """(job, partition) of slots whose schedule a person had stopped in the UI: stopped
+    now, or switched back on after the slot fell due. Stopping a schedule (a holiday)
+    stops its catch-up too."""
+    states = {
+        s.instigator_name: s
+        for s in instance.all_instigator_state(instigator_type=InstigatorType.SCHEDULE)
+    }
+    paused = set()
+    for slot in slots:
+        state = states.get(f"{slot.job}_schedule")
+        if state is None:
+            continue
+        started = getattr(state.instigator_data, "start_timestamp", None)
+        if state.status == InstigatorStatus.STOPPED or (
+            state.status == InstigatorStatus.RUNNING and started and slot.tick.timestamp() < started
+        ):
+            paused.add((slot.job, slot.partition))
+    return paused
+
+
 def caught_up(instance: dg.DagsterInstance, job: str, partition: str) -> bool:
     """Whether a catch-up run for this slot succeeded or is in flight (the schedule's own
     tick then skips, so a schedule and the sensor never both run one slot)."""
@@ -83,39 +118,105 @@ def caught_up(instance: dg.DagsterInstance, job: str, partition: str) -> bool:
     )
 
 
-def missed(
-    instance: dg.DagsterInstance, entries: list[Entry], since: datetime, until: datetime
-) -> list[Due]:
-    """Slots of `entries` due in the window that have neither a materialisation nor a run."""
-    slots = due(entries, since, until)
-    facts, _ = slot_facts(instance, entries, slots)
-    return [
-        s
-        for s in slots
-        if not (facts[(s.job, s.partition)].materialized or facts[(s.job, s.partition)].in_flight)
-    ]
-
-
-def runs_since(instance: dg.DagsterInstance, since: datetime, exclude: str = "") -> list[RunInfo]:
-    """Runs updated since `since` (oldest first), as plain records for the reports."""
-    records = instance.get_run_records(dg.RunsFilter(updated_after=since), limit=500)
+def runs_between(
+    instance: dg.DagsterInstance,
+    since: datetime,
+    until: datetime,
+    exclude: str = "",
+    as_of: datetime | None = None,
+) -> list[RunInfo]:
+    """Runs created in (since, until], oldest first, each with the status it had at
+    `as_of` (default `until`; a run still going then is STARTED), its times and its
+    check results."""
+    as_of = as_of or until
+    records = instance.get_run_records(
+        dg.RunsFilter(created_after=since, created_before=until), limit=2000
+    )
     found = []
-    for record in sorted(records, key=lambda r: r.create_timestamp):
+    for record in sorted(records, key=lambda r: (r.create_timestamp, r.dagster_run.run_id)):
         run = record.dagster_run
         if run.run_id == exclude:
             continue
+        ended = (
+            record.end_time if record.end_time and record.end_time <= as_of.timestamp() else None
+        )
+        status = run.status.value if ended or run.status not in _FINISHED else "STARTED"
         attempt = run.tags.get(CATCHUP_TAG)
         found.append(
             RunInfo(
                 run_id=run.run_id,
                 job=run.job_name,
                 partition=run.tags.get("dagster/partition"),
-                status=run.status.value,
+                status=status,
                 catchup_attempt=int(attempt) if attempt else None,
-                error=_failure(instance, run) if run.status in _FAILED else None,
+                error=_failure(instance, run) if ended and run.status in _FAILED else None,
+                started_at=_iso(record.start_time),
+                ended_at=_iso(ended),
+                checks=_checks(instance, run.run_id) if ended else (),
             )
         )
     return found
+
+
+_FINISHED = {dg.DagsterRunStatus.SUCCESS, *_FAILED}
+
+
+def _iso(stamp: float | None) -> str | None:
+    return to_iso(datetime.fromtimestamp(stamp, UTC)) if stamp else None
+
+
+def _checks(instance: dg.DagsterInstance, run_id: str) -> tuple[CheckInfo, ...]:
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION, limit=200
+    ).records
+    found = []
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        data = event.asset_check_evaluation_data if event else None
+        if data is not None:
+            found.append(
+                CheckInfo(
+                    asset=data.asset_key.to_user_string(),
+                    name=data.check_name,
+                    passed=data.passed,
+                    severity=_SEVERITY.get(data.severity, "ERROR"),
+                )
+            )
+    return tuple(found)
+
+
+def last_done_before(
+    instance: dg.DagsterInstance, entry: Entry, before: datetime, partition_below: str
+) -> str | None:
+    """The latest partition below `partition_below` that a successful run of `entry`'s
+    job (or of its assets, launched from the asset graph) created before `before` made, as
+    the ledger stood then; None if there is none."""
+    runs = instance.get_runs(
+        dg.RunsFilter(created_before=before, statuses=[dg.DagsterRunStatus.SUCCESS]), limit=500
+    )
+    assets = {dg.AssetKey(a) for a in entry.assets}
+    done = [
+        r.tags.get("dagster/partition") or ""
+        for r in runs
+        if r.job_name == entry.job or assets & set(r.asset_selection or ())
+    ]
+    return max((p for p in done if p and p < partition_below), default=None)
+
+
+def missed_between(
+    instance: dg.DagsterInstance, entries: list[Entry], since: datetime, until: datetime
+) -> list[Due]:
+    """Slots of `entries` due in the window for which no run had been created by `until`
+    (slots that fell due before the install are nobody's miss)."""
+    installed = install.installed_at(settings.data_dir())
+    slots = [s for s in due(entries, since, until) if installed is None or s.tick >= installed]
+    started = {
+        (r.job_name, r.tags.get("dagster/partition"))
+        for r in instance.get_runs(
+            dg.RunsFilter(created_before=until, created_after=since - timedelta(days=8))
+        )
+    }
+    return [s for s in slots if (s.job, s.partition) not in started]
 
 
 def _failure(instance: dg.DagsterInstance, run: dg.DagsterRun) -> str | None:

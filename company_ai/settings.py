@@ -12,10 +12,11 @@ from pathlib import Path
 DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",
     "COMPANY_AI_TIMEZONE": "UTC",
-    "COMPANY_AI_START_DATE": "2025-01-01",
+    "COMPANY_AI_START_DATE": "",  # empty: the install date
     "COMPANY_AI_SNAPSHOT_DIR": "",  # empty: <data dir>/snapshots
     "COMPANY_AI_SNAPSHOT_RETENTION": "14",
     "COMPANY_AI_STATE_DIR": "",  # empty: <data dir>/state
+    "COMPANY_AI_EXPORT_DIR": "",  # empty: <data dir>/exports
     "COMPANY_AI_NOTIFIER": "outbox",
     "COMPANY_AI_OUTBOX": "",  # empty: <data dir>/outbox.jsonl
     "COMPANY_AI_TELEGRAM_CHAT_ID": "",
@@ -28,6 +29,7 @@ DEFAULTS = {
     "COMPANY_AI_SENDER_EMAIL": "sam@company-ai.example",
     "COMPANY_AI_VAULT_DIR": str(Path(__file__).parent / "sample_vault"),
     "COMPANY_AI_VAULT_PRIVATE_FOLDERS": "private,journal",
+    "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": "false",
     "COMPANY_AI_RECALL_STALE_DAYS": "90",
     "COMPANY_AI_EMBEDDER_BACKEND": "offline",
 }
@@ -48,8 +50,11 @@ def timezone() -> str:
 
 
 def start_date() -> str:
-    """The first daily partition."""
-    return _get("COMPANY_AI_START_DATE")
+    """The first partition: COMPANY_AI_START_DATE, else the install date (core/install.py)."""
+    from company_ai.core.install import check_day, first_day
+
+    value = _get("COMPANY_AI_START_DATE")
+    return check_day(value) if value else first_day(data_dir(), timezone())
 
 
 def _path_or(name: str, default: Path) -> Path:
@@ -73,6 +78,11 @@ def snapshot_retention() -> int:
 def state_dir() -> Path:
     """Where `state_export` writes its flat JSON files."""
     return _path_or("COMPANY_AI_STATE_DIR", data_dir() / "state")
+
+
+def export_dir() -> Path:
+    """Where `memory_export` and `outreach_funnel` write their Markdown files."""
+    return _path_or("COMPANY_AI_EXPORT_DIR", data_dir() / "exports")
 
 
 def notifier() -> str:
@@ -129,6 +139,16 @@ def vault_private_folders() -> tuple[str, ...]:
     return tuple(
         n.strip() for n in _get("COMPANY_AI_VAULT_PRIVATE_FOLDERS").split(",") if n.strip()
     )
+
+
+def vault_include_hidden_folders() -> bool:
+    """Whether hidden folders (`.trash/`, `.obsidian/`, `.git/`) are staged like any other."""
+    value = _get("COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS").strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(
+            f"COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS must be true or false, not {value!r}"
+        )
+    return value == "true"
 
 
 def recall_stale_days() -> int:

@@ -22,6 +22,24 @@ def episode(**overrides):
     } | overrides
 
 
+def set_clock(monkeypatch, at: datetime) -> None:
+    """Every clock in company_ai reads `at` (the modules that imported `utc_now` too)."""
+    import sys
+
+    from company_ai.core import times
+
+    original = times.utc_now
+    for name, module in list(sys.modules.items()):
+        if name.startswith("company_ai") and getattr(module, "utc_now", None) is original:
+            monkeypatch.setattr(module, "utc_now", lambda: at)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """`clock(at)` sets the clock for the rest of the test."""
+    return lambda at: set_clock(monkeypatch, at)
+
+
 @pytest.fixture
 def stores(tmp_path):
     return Stores(tmp_path / "data")

@@ -26,6 +26,34 @@ def test_every_asset_is_described_grouped_kinded_and_owned(spec):
     assert spec.owners
 
 
+@pytest.mark.parametrize("spec", asset_specs(), ids=lambda s: s.key.to_user_string())
+def test_every_asset_says_whether_it_is_a_replay_or_a_capture(spec):
+    assert day_kind_problem(spec) is None
+
+
+def day_kind_problem(spec: dg.AssetSpec) -> str | None:
+    """Why an asset does not say (in metadata and in its UI text) which it is, or None."""
+    from company_ai.constants import DAY_KIND
+    from company_ai.core.timetable import TIMETABLE
+
+    kind = spec.metadata.get(DAY_KIND)
+    if kind not in ("replay", "capture"):
+        return f"metadata {DAY_KIND} is {kind!r}, not replay or capture"
+    if kind not in (spec.description or "").lower():
+        return f"the docstring does not say it is a {kind}"
+    entry = next(e for e in TIMETABLE if spec.key.to_user_string() in e.assets)
+    if entry.capture and entry.assets[0] == spec.key.to_user_string() and kind != "capture":
+        return f"{entry.job} is a capture job but its first asset says {kind}"
+    return None
+
+
+def test_the_day_kind_check_catches_an_asset_that_does_not_say():
+    quiet = dg.AssetSpec("contact_episodes", description="A table of rows, written nightly.")
+    assert "not replay or capture" in day_kind_problem(quiet)
+    mute = quiet.replace_attributes(metadata={"company_ai/day_kind": "replay"})
+    assert "docstring" in day_kind_problem(mute)
+
+
 def test_core_never_imports_dagster():
     offenders = []
     for path in (ROOT / "company_ai" / "core").rglob("*.py"):
@@ -87,18 +115,19 @@ def test_the_timetable_check_catches_each_kind_of_mistake():
     ]
 
 
-def test_the_timetable_covers_every_daily_asset_once_with_a_freshness_policy():
-    from company_ai.constants import DAILY, OUTREACH
-    from company_ai.schedules import TIMETABLE, WEEKDAYS
+def test_the_timetable_covers_every_partitioned_asset_once_with_a_freshness_policy():
+    from company_ai.constants import OUTREACH, WORKDAYS
+    from company_ai.core.timetable import TIMETABLE, WEEKDAYS
 
     scheduled = [a for e in TIMETABLE for a in e.assets]
     assert len(scheduled) == len(set(scheduled))
-    daily = {s.key.to_user_string(): s for s in asset_specs() if s.partitions_def == DAILY}
-    assert sorted(daily) == sorted(scheduled)
-    assert all(spec.freshness_policy is not None for spec in daily.values())
+    partitioned = {s.key.to_user_string(): s for s in asset_specs() if s.partitions_def}
+    assert sorted(partitioned) == sorted(scheduled)
+    assert all(spec.freshness_policy is not None for spec in partitioned.values())
     for entry in TIMETABLE:
-        if any(daily[a].group_name == OUTREACH for a in entry.assets):
+        if any(partitioned[a].group_name == OUTREACH for a in entry.assets):
             assert entry.weekdays <= WEEKDAYS, "no outreach at weekends"
+            assert all(partitioned[a].partitions_def == WORKDAYS for a in entry.assets)
 
 
 def test_a_tick_requests_the_last_complete_day_in_the_configured_timezone():

@@ -2,8 +2,8 @@ from contextlib import nullcontext
 
 import dagster as dg
 
-from company_ai import settings
-from company_ai.constants import DAILY, MEMORY, OUTREACH, OWNER
+from company_ai import days, settings
+from company_ai.constants import DAILY, MEMORY, OUTREACH, OWNER, REPLAY_META
 from company_ai.core.episodes import DayAudit, audit_day, seal_day
 from company_ai.resources.stores import StoresResource
 
@@ -25,6 +25,7 @@ EPISODE_CHECKS = {
     kinds={"sqlite"},
     owners=[OWNER],
     pool="memory_db",
+    metadata=REPLAY_META,
     check_specs=[
         dg.AssetCheckSpec(name, asset="contact_episodes", description=text)
         for name, text in EPISODE_CHECKS.items()
@@ -41,10 +42,10 @@ def contact_episodes(
     was recorded on. Materialising a day counts its episodes by type and source and
     records a seal (count, last id, sha256 digest) in `day_seals`, so later changes to a
     sealed day show up as a changed digest, and audits it (checks below), including that
-    every message sent that day (`outreach.db`) has its episode. Re-running a day only
-    replaces its seal.
+    every message sent that day (`outreach.db`) has its episode. A replay: re-running a
+    day only replaces its seal, and gives the same seal while the day's rows are unchanged.
     """
-    day = context.partition_key
+    day = days.one_day(context)
     sent = stores.stores().path(OUTREACH).is_file()  # nothing was ever sent without it
     with (
         stores.connect(MEMORY) as conn,

@@ -1,92 +1,150 @@
-from datetime import timedelta
+from datetime import date, datetime, timedelta
 
 import dagster as dg
 
-from company_ai import ledger, settings
-from company_ai.constants import DAILY, OPS, OWNER
+from company_ai import days, ledger, settings
+from company_ai.constants import CAPTURE_META, DAILY, OPS, OWNER, REPLAY_META
 from company_ai.core import snapshots
 from company_ai.core.reports import BriefInput, build_brief, build_digest
-from company_ai.core.state import export_state
+from company_ai.core.state import StateExportError, export_state
 from company_ai.core.times import to_iso
+from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
-from company_ai.schedules import TIMETABLE
 
 DIGEST_WINDOW = timedelta(hours=24)
+DIGEST_MAX_WINDOW = timedelta(days=7)  # after a long outage, the digest covers up to a week
 BRIEF_WINDOW = timedelta(hours=12)  # "overnight": since 18:00 for the 06:00 brief
 
 
-def _delivery(result) -> dict:
+def _report(
+    context: dg.AssetExecutionContext, notifier: Notifier, key: str, day: str, text: str
+) -> dict:
+    """Send a report once, and only from its own day's run: a backfill, catch-up or
+    re-execution of a past day records the text and notifies no one."""
+    asset = context.asset_key.to_user_string()
+    if not days.is_current(asset, day):
+        return {"delivered": False, "not_sent": "a replay of a past day: only its own run sends"}
+    result = notifier.send(key, text)
     return {"delivered": result.error is None, "alerts_pending": result.pending}
 
 
-@dg.asset(partitions_def=DAILY, group_name=OPS, kinds={"python"}, owners=[OWNER], pool="ops_db")
+def _digest_since(instance: dg.DagsterInstance, day: str, until: datetime) -> datetime:
+    """Where the digest's window starts: 24 hours back, or further (up to a week) when the
+    last digest made before `until` is older, so an outage's days are not skipped."""
+    since = until - DIGEST_WINDOW
+    previous = ledger.last_done_before(instance, days.entry_of("daily_digest"), until, day)
+    if previous:
+        since = min(since, days.scheduled_until("daily_digest", previous))
+    return max(since, until - DIGEST_MAX_WINDOW)
+
+
+@dg.asset(
+    partitions_def=DAILY,
+    group_name=OPS,
+    kinds={"python"},
+    owners=[OWNER],
+    pool="ops_db",
+    metadata=REPLAY_META,
+)
 def daily_digest(context: dg.AssetExecutionContext, notifier: Notifier) -> dg.MaterializeResult:
-    """What ran, what failed, what was missed and what was recovered in the last 24 hours.
+    """What ran, what failed, what was missed or not taken and what was recovered: a replay.
 
     Source: Dagster's own run records (the ledger) set against the expected timetable
-    (`schedules.TIMETABLE`), so a slot that never ran shows up although it left no record.
-    Grain: one digest per day at 09:05, sent through the notifier and kept as metadata.
-    Absence of the digest means the scheduler is dark: nothing else will say so.
+    (`core.timetable.TIMETABLE`), so a slot that never ran shows up although it left no
+    record. Grain: one digest per day; its window ends at that day's 09:05 tick (not at
+    now) and starts 24 hours before, or at the previous digest after an outage, so
+    re-materialising a day gives what that morning gave. Only the day's own run sends it
+    through the notifier; a backfill never does. Recurring warnings (quarantined drafts)
+    are counted here rather than alerted each day. Absence of the digest means the
+    scheduler is dark: nothing else will say so.
     """
-    until = ledger.now()
-    since = until - DIGEST_WINDOW
-    runs = ledger.runs_since(context.instance, since, exclude=context.run.run_id)
+    day = days.one_day(context)
+    until = days.scheduled_until("daily_digest", day)
+    since = _digest_since(context.instance, day, until)
+    runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
+    missed = ledger.missed_between(context.instance, TIMETABLE, since, until)
+    late = ledger.late_captures(TIMETABLE, missed, until)
     digest = build_digest(
-        runs, ledger.missed(context.instance, TIMETABLE, since, until), since, until
+        runs,
+        [m for m in missed if (m.job, m.partition) not in late],
+        since,
+        until,
+        not_taken=[m for m in missed if (m.job, m.partition) in late],
     )
     text = digest.render()
-    sent = notifier.send(f"digest:{context.partition_key}", text)
     return dg.MaterializeResult(
         metadata={
             "digest": dg.MetadataValue.md(f"```\n{text}\n```"),
             "ran": len(digest.ran),
             "failed": len(digest.failed),
             "missed": len(digest.missed),
+            "not_taken": len(digest.not_taken),
             "recovered": len(digest.recovered),
-            **_delivery(sent),
+            "warnings": sum(digest.warnings.values()),
+            **_report(context, notifier, f"digest:{day}", day, text),
         }
     )
 
 
-@dg.asset(partitions_def=DAILY, group_name=OPS, kinds={"python"}, owners=[OWNER], pool="ops_db")
+@dg.asset(
+    partitions_def=DAILY,
+    group_name=OPS,
+    kinds={"python"},
+    owners=[OWNER],
+    pool="ops_db",
+    metadata=REPLAY_META,
+)
 def morning_brief(
     context: dg.AssetExecutionContext, stores: StoresResource, notifier: Notifier
 ) -> dg.MaterializeResult:
-    """What happened overnight, in one message at 06:00, sent through the notifier.
+    """What happened overnight, in one message at 06:00: a replay.
 
-    Source: Dagster's run records of the last 12 hours (runs and failures) and whichever
-    stores exist so far (replies in `outreach.db`, brain facts, drafts, stale recall
-    pages): each section comes from `core.reports.BRIEF_SECTIONS` and is left out while
-    its table does not exist. Grain: one brief per day, kept as metadata.
+    Source: Dagster's run records of the 12 hours before that day's 06:00 tick (runs and
+    failures) and the stores as of that moment (replies, drafts waiting or quarantined,
+    the night's most important brain facts, stale recall pages): each section comes from
+    `core.reports.BRIEF_SECTIONS` and is left out while its table does not exist. Grain:
+    one brief per day, kept as metadata; only the day's own run sends it.
     """
-    until = ledger.now()
+    day = days.one_day(context)
+    until = days.scheduled_until("morning_brief", day)
     since = until - BRIEF_WINDOW
-    runs = ledger.runs_since(context.instance, since, exclude=context.run.run_id)
+    runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
+    brain_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()  # brain ran at 23:30
     text = build_brief(
-        BriefInput(stores.stores(), since, until, runs, settings.recall_stale_days())
+        BriefInput(stores.stores(), since, until, runs, settings.recall_stale_days(), brain_day)
     )
-    sent = notifier.send(f"brief:{context.partition_key}", text)
     return dg.MaterializeResult(
-        metadata={"brief": dg.MetadataValue.md(f"```\n{text}\n```"), **_delivery(sent)}
+        metadata={
+            "brief": dg.MetadataValue.md(f"```\n{text}\n```"),
+            **_report(context, notifier, f"brief:{day}", day, text),
+        }
     )
 
 
-@dg.asset(partitions_def=DAILY, group_name=OPS, kinds={"json"}, owners=[OWNER])
+@dg.asset(
+    partitions_def=DAILY, group_name=OPS, kinds={"json"}, owners=[OWNER], metadata=CAPTURE_META
+)
 def state_export(
     context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
 ) -> dg.MaterializeResult:
     """Key state as flat JSON files for any reader: row counts per store and table, episodes
     by type and the last sealed day, messages and replies, pending alerts, the latest snapshot.
 
-    Source: the domain stores (read-only) and the snapshot folder. Grain: the files are
-    rewritten each morning at 06:15 in `COMPANY_AI_STATE_DIR`, each atomically (a temporary
-    file, then `os.replace`), so a reader never sees a half-written file.
+    A capture: it records the stores as they are when it runs, so it runs for its current
+    day only and refuses a past day. Source: the domain stores (read-only) and the
+    snapshot folder. Grain: the files are rewritten each morning at 06:15 in
+    `COMPANY_AI_STATE_DIR`, each atomically (a temporary file, then `os.replace`), so a
+    reader never sees a half-written file.
     """
-    state = export_state(
-        stores.stores(), ops_folders.state_dir, ops_folders.snapshot_dir, to_iso(ledger.now())
-    )
+    days.require_current(context, "the stores' state")
+    try:
+        state = export_state(
+            stores.stores(), ops_folders.state_dir, ops_folders.snapshot_dir, to_iso(ledger.now())
+        )
+    except StateExportError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
     return dg.MaterializeResult(
         metadata={
             "folder": dg.MetadataValue.path(ops_folders.state_dir),
@@ -95,23 +153,28 @@ def state_export(
     )
 
 
-@dg.asset(partitions_def=DAILY, group_name=OPS, kinds={"sqlite"}, owners=[OWNER])
+@dg.asset(
+    partitions_def=DAILY, group_name=OPS, kinds={"sqlite"}, owners=[OWNER], metadata=CAPTURE_META
+)
 def db_snapshots(
     context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
 ) -> dg.MaterializeResult:
     """Daily snapshots of every domain store, made with SQLite's online backup API.
 
+    A capture: it copies the stores as they are when it runs, so it runs for its current
+    day only and refuses a past day (a missed snapshot is reported, never faked).
     Source: the `*.db` files under the data directory, copied while writers keep writing.
     Grain: one folder per day, `COMPANY_AI_SNAPSHOT_DIR/<day>/`, holding the copies and
     `manifest.json` (file, size, sha256, row counts per table), published whole by a
     rename; the newest `COMPANY_AI_SNAPSHOT_RETENTION` folders are kept. The monthly
     `restore_drill` check restores the latest one and proves it.
     """
+    day = days.require_current(context, "every store's content")
     try:
         manifest = snapshots.take_snapshot(
             stores.stores(),
             ops_folders.snapshot_dir,
-            context.partition_key,
+            day,
             keep=ops_folders.snapshot_retention,
         )
     except snapshots.SnapshotError as exc:

@@ -1,10 +1,11 @@
 import json
 import warnings
+from datetime import timedelta
 
 import dagster as dg
 
-from company_ai import settings
-from company_ai.constants import DAILY, OUTREACH, OWNER
+from company_ai import days, ledger, settings
+from company_ai.constants import CAPTURE_META, OUTREACH, OWNER, WORKDAYS
 from company_ai.core.db import transaction
 from company_ai.core.dossier import build_dossier
 from company_ai.core.drafting import (
@@ -12,6 +13,7 @@ from company_ai.core.drafting import (
     DRAFT_SYSTEM,
     BumpLimitError,
     Draft,
+    already_contacted,
     compose,
     draft_prompt,
     gate_draft,
@@ -26,6 +28,7 @@ from company_ai.core.drafting import (
 )
 from company_ai.core.episodes import EpisodeError, append_episodes, validate
 from company_ai.core.research import (
+    RECENT_DAYS,
     RESEARCH_SYSTEM,
     Findings,
     SourceError,
@@ -45,8 +48,28 @@ from company_ai.resources.stores import StoresResource
 CRM, MEMORY = "crm", "memory"
 
 
+def _past_day(context: dg.AssetExecutionContext, day: str) -> bool:
+    """A past outreach day is reported from what it stored; nothing new is done for it."""
+    if days.is_current(context.asset_key.to_user_string(), day):
+        return False
+    context.log.info(f"{day} is a past outreach day: reporting what it stored, doing nothing new")
+    return True
+
+
+def _stored(stores: StoresResource, sql: str, day: str) -> dict[str, int]:
+    if not stores.stores().path(OUTREACH).is_file():
+        return {}
+    with stores.connect(OUTREACH, readonly=True) as outreach:
+        return dict(outreach.execute(sql, (day,)).fetchall())
+
+
 @dg.asset(
-    partitions_def=DAILY, group_name=OUTREACH, kinds={"sqlite"}, owners=[OWNER], pool="outreach_db"
+    partitions_def=WORKDAYS,
+    group_name=OUTREACH,
+    kinds={"sqlite"},
+    owners=[OWNER],
+    pool="outreach_db",
+    metadata=CAPTURE_META,
 )
 def research_findings(
     context: dg.AssetExecutionContext,
@@ -56,6 +79,8 @@ def research_findings(
 ) -> dg.MaterializeResult:
     """The day's research: at most 20 contacts, their company page read and summarised.
 
+    A capture: it reads the web as it is when it runs. Its partition is the weekday the
+    work is done; a past day is reported from its stored picks and never researched late.
     Source: the CRM row and the company's page (`ResearchSource`), summarised by the
     language model (`LLMResource`). Grain: one partition per local day; the day's picks
     (the selection rule is in `core/research.py`) are stored in `research_picks` in
@@ -65,7 +90,13 @@ def research_findings(
     The model may propose CRM corrections; only city, title and company are ever written
     to `crm.db`, every other proposal is rejected, logged and counted here.
     """
-    day, tz = context.partition_key, settings.timezone()
+    day, tz = days.one_day(context), settings.timezone()
+    if _past_day(context, day):
+        picks = _stored(stores, "SELECT status, count(*) FROM research_picks WHERE day = ? "
+                        "GROUP BY status", day)  # fmt: skip
+        return dg.MaterializeResult(
+            metadata={"past_day": True, "picked": sum(picks.values()), **picks}
+        )
     at = to_iso(utc_now())  # the episode's day is the day it is recorded
     done = skipped = episodes_written = 0
     reasons: dict[str, str] = {}
@@ -170,12 +201,13 @@ def _finish_pick(outreach, day: str, contact_id: int, status: str, **fields) -> 
 
 
 @dg.asset(
-    partitions_def=DAILY,
+    partitions_def=WORKDAYS,
     group_name=OUTREACH,
     kinds={"sqlite"},
     owners=[OWNER],
     pool="outreach_db",
     deps=[research_findings],
+    metadata=CAPTURE_META,
 )
 def outreach_drafts(
     context: dg.AssetExecutionContext, stores: StoresResource, llm: LLMResource, mailer: Mailer
@@ -189,9 +221,18 @@ def outreach_drafts(
     the model was given, and the fabrication gate's verdict: a draft naming a number or a
     name its material does not support is quarantined with its unsupported claims and is
     never sent. Drafts with HTML or header-injection characters are skipped with a reason.
-    A follow-up reuses the contact's open thread; a third bump is never drafted.
+    A follow-up reuses the contact's open thread; a third bump is never drafted. A capture
+    (drafts are written from the memory as it is that morning): a past day is reported
+    from its stored drafts, and nothing new is drafted for it.
     """
-    day, tz = context.partition_key, settings.timezone()
+    day = days.one_day(context)
+    if _past_day(context, day):
+        stored = _stored(
+            stores, "SELECT status, count(*) FROM drafts WHERE day = ? GROUP BY status", day
+        )
+        return dg.MaterializeResult(
+            metadata={"past_day": True, "drafted": sum(stored.values()), **stored}
+        )
     allow = [mailer.sender_name]  # the sender's own name is never a claim
     counts = {"ready": 0, "quarantined": 0, "skipped": 0}
     not_drafted: dict[str, str] = {}
@@ -217,7 +258,7 @@ def outreach_drafts(
             ).fetchone()
             reason = unsendable_reason(outreach, contact)
             try:
-                thread = None if reason else next_thread(outreach, contact["id"], day, tz)
+                thread = None if reason else next_thread(outreach, contact["id"], day)
             except BumpLimitError as exc:
                 reason = str(exc)
             if reason:
@@ -271,7 +312,7 @@ def outreach_drafts(
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.PreviewWarning)
 
-    @dg.asset_check(asset=outreach_drafts, blocking=True, partitions_def=DAILY)
+    @dg.asset_check(asset=outreach_drafts, blocking=True, partitions_def=WORKDAYS)
     def fabrication_gate(
         context: dg.AssetCheckExecutionContext, stores: StoresResource, mailer: Mailer
     ) -> dg.AssetCheckResult:
@@ -322,12 +363,13 @@ with warnings.catch_warnings():
 
 
 @dg.asset(
-    partitions_def=DAILY,
+    partitions_def=WORKDAYS,
     group_name=OUTREACH,
     kinds={"sqlite", "email"},
     owners=[OWNER],
     pool="outreach_db",
     deps=[outreach_drafts],
+    metadata=CAPTURE_META,
 )
 def outreach_messages(
     context: dg.AssetExecutionContext, stores: StoresResource, mailer: Mailer
@@ -340,10 +382,14 @@ def outreach_messages(
     `outreach:message:<id>`). A send is a ledger (see `core/drafting.py`): the Message-ID
     is fixed before sending and the mailer is asked before any resend, and every run
     re-appends missing episodes, so a re-run or a crash never sends twice or loses an
-    episode. A draft is re-gated and its contact re-checked (email, bounce) just before
-    sending; anything doubtful is skipped with its reason, never sent.
+    episode. A draft is re-gated and its contact re-checked (email, bounce, anything sent
+    to them by any day: a thread's bump goes out once, and nobody gets two messages in the
+    quiet period) just before sending; anything doubtful is skipped with its reason, never
+    sent. Sending is a capture: a past day is re-gated and reported, and sends nothing.
     """
-    day, tz = context.partition_key, settings.timezone()
+    day, tz = days.one_day(context), settings.timezone()
+    if _past_day(context, day):
+        return _regate_past_day(stores, mailer, day)
     allow = [mailer.sender_name]  # the sender's own name is never a claim
     sent = resumed = 0
     skipped: dict[str, str] = {}
@@ -365,8 +411,11 @@ def outreach_messages(
                 record_sent(outreach, draft, to_iso(utc_now()))  # a crash after the send
                 resumed += 1
                 continue
-            reason = unsendable_reason(outreach, contact) or text_problem(
-                draft["subject"], draft["body"]
+            quiet_since = to_iso(ledger.now() - timedelta(days=RECENT_DAYS))
+            reason = (
+                unsendable_reason(outreach, contact)
+                or already_contacted(outreach, draft, quiet_since)
+                or text_problem(draft["subject"], draft["body"])
             )
             if reason is None and gate_draft(
                 draft["subject"], draft["body"], json.loads(draft["sources"]), allow
@@ -408,6 +457,23 @@ def outreach_messages(
             "episodes_written": written.inserted,
             "mailer": mailer.backend,
         }
+    )
+
+
+def _regate_past_day(stores: StoresResource, mailer: Mailer, day: str) -> dg.MaterializeResult:
+    """A past day's sends, re-gated and reported; nothing is sent or changed."""
+    allow = [mailer.sender_name]
+    counts = {"sent": 0, "unsent": 0, "failing_gate_now": 0}
+    if stores.stores().path(OUTREACH).is_file():
+        with stores.connect(OUTREACH, readonly=True) as outreach:
+            for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
+                counts["sent" if d["status"] == "sent" else "unsent"] += 1
+                sources = json.loads(d["sources"])
+                counts["failing_gate_now"] += bool(
+                    gate_draft(d["subject"], d["body"], sources, allow)
+                )
+    return dg.MaterializeResult(
+        metadata={"past_day": True, "dagster/row_count": counts["sent"], **counts}
     )
 
 

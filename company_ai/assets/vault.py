@@ -1,7 +1,7 @@
 import dagster as dg
 
-from company_ai import settings
-from company_ai.constants import DAILY, OWNER, VAULT
+from company_ai import days, settings
+from company_ai.constants import CAPTURE_META, DAILY, OWNER, REPLAY_META, VAULT
 from company_ai.core.distill import (
     SYSTEM_PROMPT,
     Page,
@@ -10,7 +10,6 @@ from company_ai.core.distill import (
     offline_page,
     unsupported_claims,
 )
-from company_ai.core.recall import index_entities, stale_pages
 from company_ai.core.times import utc_now
 from company_ai.core.vault import stage_vault, staged_notes, staging_dir
 from company_ai.resources.embedder import Embedder
@@ -21,7 +20,21 @@ from company_ai.resources.vault import VaultResource
 RECALL = "recall"
 
 
-@dg.asset(partitions_def=DAILY, group_name=VAULT, kinds={"python", "markdown"}, owners=[OWNER])
+@dg.asset(
+    partitions_def=DAILY,
+    group_name=VAULT,
+    kinds={"python", "markdown"},
+    owners=[OWNER],
+    metadata=CAPTURE_META,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "no_note_was_refused",
+            asset="vault_staging",
+            description="Warns when a note was refused: named with its reason, or counted "
+            "by folder when it was private at the last run (a renamed private folder).",
+        )
+    ],
+)
 def vault_staging(
     context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
 ) -> dg.MaterializeResult:
@@ -29,29 +42,78 @@ def vault_staging(
 
     Source: the owner's Markdown vault (`COMPANY_AI_VAULT_DIR`). Deterministic gate: private
     folders (`COMPANY_AI_VAULT_PRIVATE_FOLDERS`, any depth, everything under them) are
-    dropped before anything is read; symlinks out of the vault, binary, non-UTF-8 and
-    enormous files, broken front matter and content last seen in a private folder are
-    refused and logged. Grain: one note per file; a sha256 manifest stages only new or
-    changed notes and records deletions. Lives in `<data dir>/vault_staging/`.
+    dropped before anything is read, and so are hidden folders (`.trash/`, `.obsidian/`;
+    `COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS`); a renamed or moved private folder is
+    recognised and refused (named by folder only); symlinks out of the vault, named pipes,
+    binary, non-UTF-8 and enormous files, broken front matter and copies of private notes
+    are refused with a reason, and the rest go on. Grain: one note per file; a sha256
+    manifest stages only new or changed notes and records deletions. Lives in
+    `<data dir>/vault_staging/`. A capture: it copies the vault as it is when it runs, so
+    it runs for its current day only.
     """
+    day = days.require_current(context, "the vault as it is")
     result = stage_vault(
         vault.root(),
         staging_dir(stores.data_dir),
         private_folders=tuple(vault.private_folders),
         max_note_bytes=vault.max_note_bytes,
-        day=context.partition_key,
+        include_hidden_folders=vault.include_hidden_folders,
+        day=day,
         log=context.log.info,
     )
+    reasons = dict(list(result.rejected.items())[:100])
+    formerly_private = sum(result.formerly_private.values())
     return dg.MaterializeResult(
         metadata={
             "staged": len(result.staged),
             "unchanged": result.unchanged,
             "deleted": len(result.deleted),
             "rejected": len(result.rejected),
+            "refused_notes": reasons,
+            "formerly_private": formerly_private,
             "private_skipped": result.private_skipped,
+            "hidden_folders": result.hidden_folders,
             "published_notes": result.published,
-        }
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="no_note_was_refused",
+                passed=not result.rejected and not formerly_private,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "refused": len(result.rejected),
+                    "reasons": reasons,
+                    "formerly_private_notes": formerly_private,
+                    "folders": sorted(result.formerly_private),
+                },
+            )
+        ],
     )
+
+
+def _staged_day(context: dg.AssetExecutionContext) -> str | None:
+    """The partition whose staging this run derives from, or None when a later staging has
+    superseded it (the pages already reflect that one: a replay of this day changes
+    nothing). Refuses a day whose staging was never captured."""
+    day = days.one_day(context)
+    staged = context.instance.get_materialized_partitions(dg.AssetKey("vault_staging"))
+    if day in staged and day == max(staged):
+        return day
+    if any(later > day for later in staged):
+        context.log.info(f"{day}: the staging of {max(staged)} has superseded it; nothing to redo")
+        return None
+    raise dg.Failure(
+        description=(
+            f"the vault's staging of {day} was never captured (vault_staging is a capture: it "
+            "runs on its own day only), so there is nothing to derive pages from for that day. "
+            "The next night's vault_job stages the vault as it is then and brings the pages "
+            "up to date; nothing was changed."
+        ),
+        allow_retries=False,
+    )
+
+
+SUPERSEDED = {"superseded": True, "note": "a later staging holds the vault; nothing redone"}
 
 
 class RecallPagesConfig(dg.Config):
@@ -67,6 +129,7 @@ class RecallPagesConfig(dg.Config):
     owners=[OWNER],
     pool="recall_db",
     deps=[vault_staging],
+    metadata=REPLAY_META,
     check_specs=[
         dg.AssetCheckSpec(
             "published_pages_are_supported_by_their_notes",
@@ -94,9 +157,19 @@ def recall_pages(
     context, tagged observations and typed relations, as Basic-Memory-compatible Markdown
     with the note it was derived from and the day it was distilled. A page with a number
     or name not in its note is not published. The entities table is rebuilt in full each
-    run so deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`).
+    run so deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`). A
+    replay of its day's staging: a day whose staging a later one superseded changes
+    nothing, and a day whose staging was never captured is refused.
     """
-    day = context.partition_key
+    day = _staged_day(context)
+    if day is None:
+        return dg.MaterializeResult(
+            metadata=SUPERSEDED,
+            check_results=[
+                dg.AssetCheckResult(check_name=name, passed=True, metadata=SUPERSEDED)
+                for name in ("published_pages_are_supported_by_their_notes", "no_page_was_withheld")
+            ],
+        )
 
     def distill(title: str, path: str, text: str) -> Page:
         return llm.structured(
@@ -166,6 +239,7 @@ class RecallIndexConfig(dg.Config):
     owners=[OWNER],
     pool="recall_db",
     deps=[recall_pages],
+    metadata=REPLAY_META,
 )
 def recall_index(
     context: dg.AssetExecutionContext,
@@ -179,8 +253,13 @@ def recall_index(
     (title, recall paragraph, observations, relations), rebuilt in full each run so deleted
     pages leave the index; vectors are cached by text hash, so only new text is embedded.
     The embedding model's name and dimension are recorded and another model's vectors are
-    refused. Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`).
+    refused. Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`). A
+    replay of its day's pages, like `recall_pages`.
     """
+    if _staged_day(context) is None:
+        return dg.MaterializeResult(metadata=SUPERSEDED)
+    from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
+
     with stores.connect(RECALL) as conn:
         summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
         stale = stale_pages(conn, utc_now(), settings.recall_stale_days())

@@ -4,15 +4,18 @@
 `flush` hands every pending alert, oldest first, to a `deliver` function and stops at
 the first one that fails, so a notifier that is down loses nothing and keeps the order.
 Nothing here raises because delivery failed: the caller's job must not fail with it.
+Alert text and delivery errors are scrubbed of `secrets` (`core.secrets.scrub`) before
+they are stored or returned: a service's error often echoes the token it was called with.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from company_ai.core.db import transaction
+from company_ai.core.secrets import scrub
 from company_ai.core.times import to_iso, utc_now
 
 
@@ -23,8 +26,12 @@ class FlushResult:
     error: str | None = None  # the delivery error that stopped the flush, if any
 
 
-def enqueue(conn: sqlite3.Connection, key: str, text: str) -> bool:
-    """Record an alert; False when an alert with this key was already recorded."""
+ERROR_CHARS = 500
+
+
+def enqueue(conn: sqlite3.Connection, key: str, text: str, secrets: Iterable[str] = ()) -> bool:
+    """Record an alert (scrubbed of `secrets`); False when its key was already recorded."""
+    text = scrub(text, secrets)
     with transaction(conn):
         cursor = conn.execute(
             "INSERT INTO alerts (key, text, created_at) VALUES (?, ?, ?)"
@@ -34,8 +41,12 @@ def enqueue(conn: sqlite3.Connection, key: str, text: str) -> bool:
         return cursor.rowcount == 1
 
 
-def flush(conn: sqlite3.Connection, deliver: Callable[[str], None]) -> FlushResult:
-    """Deliver pending alerts oldest first; the first failure stops and is recorded."""
+def flush(
+    conn: sqlite3.Connection, deliver: Callable[[str], None], secrets: Iterable[str] = ()
+) -> FlushResult:
+    """Deliver pending alerts oldest first; the first failure stops and is recorded,
+    scrubbed of `secrets` (whole, before it is shortened: a cut secret escapes a scrub)."""
+    secrets = tuple(secrets)
     pending = conn.execute(
         "SELECT id, text FROM alerts WHERE sent_at IS NULL ORDER BY id"
     ).fetchall()
@@ -44,7 +55,7 @@ def flush(conn: sqlite3.Connection, deliver: Callable[[str], None]) -> FlushResu
         try:
             deliver(text)
         except Exception as exc:  # any delivery failure: keep it pending, try later
-            error = f"{type(exc).__name__}: {exc}"[:500]
+            error = scrub(f"{type(exc).__name__}: {exc}", secrets)[:ERROR_CHARS]
             with transaction(conn):
                 conn.execute(
                     "UPDATE alerts SET attempts = attempts + 1, last_error = ? WHERE id = ?",

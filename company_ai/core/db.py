@@ -10,6 +10,7 @@ package.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,9 +62,9 @@ class Stores:
                     f"no {domain} store at {path}: run `company-ai demo` for sample data, "
                     "or point COMPANY_AI_DATA_DIR at your data directory"
                 )
-            conn = _connect(f"file:{path}?mode=ro", self.busy_timeout_ms, uri=True)
-        else:
-            _ensure_writable_dir(self.data_dir)
+            return _open_readonly(path, self.busy_timeout_ms)
+        _ensure_writable_dir(self.data_dir)
+        try:
             conn = _connect(str(path), self.busy_timeout_ms)
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -71,6 +72,10 @@ class Stores:
             except BaseException:
                 conn.close()
                 raise
+        except sqlite3.OperationalError as exc:
+            # Outside transaction(), e.g. another process holds the store in EXCLUSIVE
+            # locking mode (which blocks even readers): explain it as transaction() does.
+            raise _explain(exc, self.busy_timeout_ms) from exc
         return conn
 
     def create_all(self) -> None:
@@ -89,15 +94,57 @@ def _connect(target: str, busy_timeout_ms: int, *, uri: bool = False) -> sqlite3
     except sqlite3.OperationalError as exc:
         raise DataDirError(f"cannot open store {target}: {exc}") from exc
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-    conn.execute("PRAGMA foreign_keys=ON")
-    # NORMAL is durable against process crashes in WAL mode; only a power cut can lose
-    # the last commits, and the file stays consistent either way.
-    conn.execute("PRAGMA synchronous=NORMAL")
-    # A 64 MiB page cache keeps the indexes of a large store in memory while a batch is
-    # appended (the 2 MiB default thrashed past ~200k episodes; see BENCHMARKS.md).
-    conn.execute("PRAGMA cache_size=-65536")
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # NORMAL is durable against process crashes in WAL mode; only a power cut can lose
+        # the last commits, and the file stays consistent either way.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        # A 64 MiB page cache keeps the indexes of a large store in memory while a batch is
+        # appended (the 2 MiB default thrashed past ~200k episodes; see BENCHMARKS.md).
+        conn.execute("PRAGMA cache_size=-65536")
+        # The first read opens the file for real: a lock or a missing -shm shows up here.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _open_readonly(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A read-only connection, also to a WAL store in a folder this process cannot write.
+
+    A WAL store is read through its `-shm` index, which SQLite must be able to create or
+    write; in a read-only folder (a restored copy, a chmod'ed one, a read-only mount) it
+    cannot, and even the first PRAGMA fails. There, and only there, the file is opened
+    with `immutable=1`: SQLite then takes no locks and ignores any `-wal`. The tradeoff:
+    a writer changing the file meanwhile could make the reader see a torn state, and
+    commits still in a `-wal` would be silently missing. A store this process may not
+    write is read, not kept, by it (a snapshot, a mount, another user's copy): the first
+    risk is accepted; the second is refused below.
+    """
+    uri = path.resolve().as_uri()
+    try:
+        return _connect(f"{uri}?mode=ro", busy_timeout_ms, uri=True)
+    except sqlite3.OperationalError as exc:
+        if _is_lock(exc):
+            raise _explain(exc, busy_timeout_ms) from exc
+        if _writable(path) and _writable(path.parent):
+            raise DataDirError(f"cannot read the store {path}: {exc}") from exc
+        wal = path.with_name(path.name + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            raise DataDirError(
+                f"{wal} holds commits that cannot be read in a read-only folder: copy "
+                f"{path.name} with its -wal into a writable folder and read it there"
+            ) from exc
+    try:
+        return _connect(f"{uri}?mode=ro&immutable=1", busy_timeout_ms, uri=True)
+    except sqlite3.OperationalError as exc:
+        raise DataDirError(f"cannot read the store {path}: {exc}") from exc
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK)
 
 
 def _ensure_writable_dir(data_dir: Path) -> None:
@@ -142,10 +189,11 @@ def migrate(conn: sqlite3.Connection, domain: str) -> int:
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction: everything inside commits together or not at all."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        raise _explain(exc, conn) from exc
+        raise _explain(exc, timeout) from exc
     try:
         yield conn
         conn.execute("COMMIT")
@@ -153,17 +201,20 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         if isinstance(exc, sqlite3.OperationalError):
-            raise _explain(exc, conn) from exc
+            raise _explain(exc, timeout) from exc
         raise
 
 
-def _explain(exc: sqlite3.OperationalError, conn: sqlite3.Connection) -> Exception:
+def _is_lock(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _explain(exc: sqlite3.OperationalError, timeout_ms: int) -> Exception:
     message = str(exc)
-    if "locked" in message or "busy" in message:
-        timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    if _is_lock(exc):
         return StoreBusyError(
-            f"the store is locked by another writer and stayed locked past the busy "
-            f"timeout ({timeout} ms); nothing was written, try again"
+            f"the store is locked by another process and stayed locked past the busy "
+            f"timeout ({timeout_ms} ms); nothing was written, try again"
         )
     if "readonly" in message or "read-only" in message:
         return DataDirError(f"the store is read-only ({message}); nothing was written")

@@ -17,10 +17,11 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain, count
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from company_ai.core.db import transaction
 from company_ai.core.gate import find_unsupported_claims
@@ -32,21 +33,41 @@ RELATIONS = ("part_of", "depends_on", "relates_to", "maintains")
 # Bumped when the offline extraction or the page shape changes: every page is redone.
 DISTILLER_VERSION = "2"
 
+RECALL_MAX = 3000
+OBSERVATION_MAX = 1000
+TARGET_MAX = 200
+MAX_TAGS = 20
+MAX_LINES = 60  # observations, and relations
+
 PageType = Literal[TYPES]  # type: ignore[valid-type]
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
 RelationType = Literal[RELATIONS]  # type: ignore[valid-type]
 
 
+def shorten(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else cut at a word and ended with "…"."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+
+
+def _shortened(limit: int) -> BeforeValidator:
+    """Over-long prose is published shortened, never refused: a note is not lost for it."""
+    return BeforeValidator(lambda v: shorten(v, limit) if isinstance(v, str) else v)
+
+
 class Observation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     category: Category
-    text: str = Field(min_length=1, max_length=1000)
+    text: Annotated[str, _shortened(OBSERVATION_MAX), Field(min_length=1, max_length=1000)]
 
 
 class Relation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     relation: RelationType
-    target: str = Field(min_length=1, max_length=200)
+    target: str = Field(min_length=1, max_length=TARGET_MAX)
 
 
 class Page(BaseModel):
@@ -54,10 +75,10 @@ class Page(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     type: PageType
-    tags: list[str] = Field(default_factory=list, max_length=20)
-    recall: str = Field(min_length=1, max_length=3000)
-    observations: list[Observation] = Field(default_factory=list, max_length=60)
-    relations: list[Relation] = Field(default_factory=list, max_length=60)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    recall: Annotated[str, _shortened(RECALL_MAX), Field(min_length=1, max_length=RECALL_MAX)]
+    observations: list[Observation] = Field(default_factory=list, max_length=MAX_LINES)
+    relations: list[Relation] = Field(default_factory=list, max_length=MAX_LINES)
 
 
 SYSTEM_PROMPT = """You distil one Markdown note into a recall page for assistants.
@@ -124,25 +145,51 @@ def note_title(path: str, meta: dict, body: str) -> str:
 
 
 def assign_titles(
-    notes: dict[str, str], log: Callable[[str], None] = lambda _: None
+    notes: dict[str, str],
+    log: Callable[[str], None] = lambda _: None,
+    previous: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Vault path -> page title. Titles shared by notes in different folders are qualified
-    with the folder (`Budget (finance)`), so no note silently overwrites another's page."""
+    """Vault path -> page title, unique (ignoring case) and stable, so no note silently
+    overwrites or renames another's page. `previous`: path -> the title its page has.
+
+    A note keeps the title its page already has while its own title is unchanged (a
+    newcomer never renames an existing page); a title no other note shares is used as
+    written; a shared one is qualified with the folder (`Budget (finance)`), then the path
+    (`Budget (finance/budget-2)`), then a number."""
     raw = {}
-    for path, text in notes.items():
+    for path, text in sorted(notes.items()):
         try:
             meta, body = split_front_matter(text)
         except FrontMatterError:
             meta, body = {}, text
         raw[path] = note_title(path, meta, body)
     counts = Counter(title.lower() for title in raw.values())
-    titles = {}
+    titles: dict[str, str] = {}
+    taken: set[str] = set()
+
+    def claim(path: str, title: str) -> None:
+        titles[path] = title
+        taken.add(title.lower())
+
     for path, title in raw.items():
-        if counts[title.lower()] > 1:
-            titles[path] = f"{title} ({PurePosixPath(path).parent.as_posix()})"
-            log(f"duplicate title {title!r}: {path} is published as {titles[path]!r}")
-        else:
-            titles[path] = title
+        kept = (previous or {}).get(path)
+        if kept and (kept == title or kept.startswith(f"{title} (")) and kept.lower() not in taken:
+            claim(path, kept)
+    for path, title in raw.items():
+        if path not in titles and counts[title.lower()] == 1 and title.lower() not in taken:
+            claim(path, title)
+    for path, title in raw.items():
+        if path in titles:
+            continue
+        folder = PurePosixPath(path).parent.as_posix()
+        by_path = f"{title} ({PurePosixPath(path).with_suffix('').as_posix()})"
+        options = chain(
+            [f"{title} ({folder})"] if folder != "." else [],
+            [by_path],
+            (f"{by_path} {number}" for number in count(2)),
+        )
+        claim(path, next(option for option in options if option.lower() not in taken))
+        log(f"duplicate title {title!r}: {path} is published as {titles[path]!r}")
     return titles
 
 
@@ -173,27 +220,39 @@ def offline_page(path: str, text: str) -> Page:
     for paragraph in paragraphs:
         for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
             for target in (t.strip() for t in _LINK.findall(sentence)):
-                if target not in related:
+                if target not in related and _linkable(target):
                     related.add(target)
                     relation = _cue(sentence, _RELATION_CUES, "relates_to")
                     relations.append(Relation(relation=relation, target=target))
+    observations, relations = observations[:MAX_LINES], relations[:MAX_LINES]
     first = _plain(paragraphs[0]) if paragraphs else _plain(f"{kind} note")
-    recall = first
+    hint = ""
     constraint = next((o.text for o in observations if o.category == "constraint"), None)
     goal = next((o.text for o in observations if o.category == "goal"), None)
     if constraint:
-        recall += f" To help usefully, keep this in mind: {_lower_first(constraint)}"
+        hint += f" To help usefully, keep this in mind: {_lower_first(constraint)}"
     if goal:
-        recall += f" The goal: {_lower_first(goal)}"
+        hint += f" The goal: {_lower_first(goal)}"
     if not constraint and not goal:
-        recall += " To help usefully, read its observations below before acting on it."
-    return Page(type=kind, tags=tags, recall=recall, observations=observations, relations=relations)
+        hint += " To help usefully, read its observations below before acting on it."
+    # A very long first paragraph is shortened, keeping the hint: the page is still published.
+    recall = shorten(first, RECALL_MAX - len(hint)) + hint
+    return Page(
+        type=kind, tags=tags[:MAX_TAGS], recall=recall, observations=observations,
+        relations=relations,
+    )  # fmt: skip
+
+
+def _linkable(target: str) -> bool:
+    """Whether a [[link]] can be a relation: a page title is never empty or enormous."""
+    return 0 < len(target) <= TARGET_MAX
 
 
 def _read_bullet(text: str, heading: str | None, observations: list, relations: list) -> None:
     explicit = _EXPLICIT_RELATION.match(text)
     if explicit and explicit.group(1) in RELATIONS:
-        relations.append(Relation(relation=explicit.group(1), target=explicit.group(2).strip()))
+        if _linkable(target := explicit.group(2).strip()):
+            relations.append(Relation(relation=explicit.group(1), target=target))
         return
     tagged = _EXPLICIT_CATEGORY.match(text)
     if tagged and tagged.group(1).lower() in CATEGORIES:
@@ -252,12 +311,15 @@ _OBSERVATION = re.compile(r"^- \[\w+\] ")
 
 def claim_text(markdown: str) -> str:
     """What a page claims, for the fabrication gate: everything after its front matter,
-    without the template's own headings and observation tags (no claims of the note's);
-    each observation is left as the plain sentence it is."""
+    without its title (code's, from the note's title or path: `Budget (q3/budget-2)`), the
+    template's own headings and observation tags (no claims of the note's); each
+    observation is left as the plain sentence it is."""
     body = markdown.split("\n---\n", 1)[1] if markdown.startswith("---\n") else markdown
-    return "\n".join(
-        _OBSERVATION.sub("", line) for line in body.split("\n") if line not in _TEMPLATE_HEADINGS
-    )
+    lines = body.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].startswith("# "):
+        del lines[first]
+    return "\n".join(_OBSERVATION.sub("", line) for line in lines if line not in _TEMPLATE_HEADINGS)
 
 
 @dataclass
@@ -288,15 +350,13 @@ def distill_staging(
     bounds one run's model calls, the rest wait for the next run.
     """
     notes = staged_notes(staging)
-    titles = assign_titles({path: text for path, (_, text) in notes.items()}, log)
-    for title, count in Counter(t.lower() for t in titles.values()).items():
-        if count > 1:  # "A (x)" from a note titled "A (x)" and a qualified duplicate "A"
-            raise ValueError(f"two notes still share the title {title!r}: rename one")
     result = DistillResult()
     existing = {
         row["title"]: row
         for row in conn.execute("SELECT title, note_path, note_hash, page FROM pages")
     }
+    previous = {row["note_path"]: title for title, row in sorted(existing.items())}
+    titles = assign_titles({path: text for path, (_, text) in notes.items()}, log, previous)
     version = f"{source}|{DISTILLER_VERSION}"
     for path, (entry, text) in notes.items():
         title = titles[path]

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from company_ai.core.db import transaction
 from company_ai.core.gate import Claim, SourceIndex, unsupported_claims
 from company_ai.core.research import MAX_BUMPS
-from company_ai.core.times import day_window, to_iso, utc_now
+from company_ai.core.times import to_iso, utc_now
 
 DRAFT_CAP = 10
 MAX_SUBJECT_CHARS = 150
@@ -56,14 +56,14 @@ class Thread:
     previous_subject: str | None = None
 
 
-def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str, tz: str) -> Thread:
-    """A follow-up in the contact's open thread, or a new thread; BumpLimitError at 3."""
-    _, day_end = day_window(day, tz)
+def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str) -> Thread:
+    """A follow-up in the contact's latest thread (of every message ever sent, whatever
+    day is being drafted), or a new thread; BumpLimitError at 3."""
     row = outreach.execute(
         "SELECT thread_id, subject, max(bump_count) AS bumps, max(replied_at) AS replied,"
-        " max(sent_at) AS last FROM messages WHERE contact_id = ? AND sent_at < ?"
+        " max(sent_at) AS last FROM messages WHERE contact_id = ?"
         " GROUP BY thread_id ORDER BY last DESC LIMIT 1",
-        (contact_id, day_end),
+        (contact_id,),
     ).fetchone()
     if row is None or row["replied"]:
         return Thread(f"t-{contact_id}-{day}", 0)
@@ -133,6 +133,26 @@ def offline_draft(contact: sqlite3.Row, findings: list[str], thread: Thread, sen
         ]
         lines += [pitch, "Would a short call next week be useful?", "", "Best,", sender]
     return Draft(subject=subject, body="\n".join(lines), angle=angle)
+
+
+def already_contacted(outreach: sqlite3.Connection, draft: sqlite3.Row, since: str) -> str | None:
+    """Why this draft must not go out because of what was already sent, or None: its
+    thread already has this bump, or the contact got any message since `since` (the
+    quiet period). Checked just before sending, across every partition, so backfills,
+    re-runs and catch-ups never write to a person twice."""
+    row = outreach.execute(
+        "SELECT sent_at FROM messages WHERE thread_id = ? AND bump_count = ?",
+        (draft["thread_id"], draft["bump"]),
+    ).fetchone()
+    if row:
+        return f"bump {draft['bump']} of thread {draft['thread_id']} was already sent {row[0]}"
+    row = outreach.execute(
+        "SELECT max(sent_at) FROM messages WHERE contact_id = ? AND sent_at >= ?",
+        (draft["contact_id"], since),
+    ).fetchone()
+    if row[0]:
+        return f"the contact was already written to at {row[0]}, inside the quiet period"
+    return None
 
 
 def text_problem(subject: str, body: str) -> str | None:

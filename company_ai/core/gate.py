@@ -696,9 +696,11 @@ def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
     for start, end, words in _names(text, numeric):
         before_words = lowered[max(0, start - 12) : start].split()
         before = before_words[-1] if before_words else ""
+        offsets = None  # of each word in the run, found once: a long run has many parts
         for a, b, part in _unsupported_parts(words, index):
-            s = start + _offset(text[start:end], words, a)
-            e = start + _offset(text[start:end], words, b - 1) + len(words[b - 1])
+            offsets = offsets or _offsets(text[start:end], words)
+            s = start + offsets[a]
+            e = start + offsets[b - 1] + len(words[b - 1])
             claims.append(Claim(text[s:e], _classify(part, before), s, e))
     claims.sort(key=lambda c: c.start)
     return claims
@@ -710,11 +712,13 @@ def _in_question(text: str, pos: int) -> bool:
     return bool(ends) and text[min(ends)] == "?"
 
 
-def _offset(segment: str, words: list[str], i: int) -> int:
-    pos = 0
-    for w in words[:i]:
-        pos = segment.index(w, pos) + len(w)
-    return segment.index(words[i], pos)
+def _offsets(segment: str, words: list[str]) -> list[int]:
+    """Where each of `words` starts in `segment`, the words found in order."""
+    found, pos = [], 0
+    for w in words:
+        found.append(segment.index(w, pos))
+        pos = found[-1] + len(w)
+    return found
 
 
 def _known(words: list[str], index: SourceIndex) -> bool:
@@ -726,6 +730,66 @@ def _known(words: list[str], index: SourceIndex) -> bool:
     if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
         return any(v in index.capitalised for v in _variants(key))
     return index.has_phrase(key)
+
+
+def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool]]:
+    """The run as (start, end, supported): from each start, the longest phrase the sources
+    know, else the one word, unsupported (a lone connector is left out)."""
+    segments = []
+    tokens = [_norm(_HYPHEN_SUFFIX.sub("", w)).split() for w in words]
+    i = 0
+    while i < len(words):
+        j = _longest_known(words, tokens, i, index)
+        if j is not None:
+            segments.append((i, j, True))
+            i = j
+        else:
+            if words[i].lower() not in CONNECTORS:
+                segments.append((i, i + 1, False))
+            i += 1
+    return segments
+
+
+def _longest_known(
+    words: list[str], tokens: list[list[str]], i: int, index: SourceIndex
+) -> int | None:
+    """The largest j such that the sources know words[i:j] (`_known`), neither end being a
+    connector; None when there is none.
+
+    The same answer as trying every j from the longest down, in time linear in the
+    phrase found rather than cubic in the run: the chunk grows one word at a time and its
+    key (`_name_key`: the words' normalised tokens, less leading honorifics and `the` and
+    trailing corporate suffixes) is kept as it grows. Past one word, a chunk is known when
+    its acronyms are and the sources hold its key as a phrase; every prefix of a phrase
+    they hold is held too, so the first key of two or more tokens that is missing ends
+    the search, as does the first unknown acronym. `tokens[k]` is words[k]'s tokens.
+    """
+    if words[i].lower() in CONNECTORS:
+        return None
+    best = i + 1 if _known(words[i : i + 1], index) else None
+    core: list[str] = []  # the chunk's tokens without the leading honorifics and `the`
+    significant = 0  # len(core) less its trailing corporate suffixes (1 if all are)
+    checked = 1  # core's prefixes up to this many tokens are held (one: checked alone)
+    for j in range(i + 1, len(words) + 1):
+        word = words[j - 1]
+        if len(word) > 1 and word.isupper() and word not in index.acronyms:
+            break  # an unknown acronym: no chunk holding it is known
+        for token in tokens[j - 1]:
+            if core or (token not in HONORIFICS and token != "the"):
+                core.append(token)
+                if token not in CORPORATE or len(core) == 1:
+                    significant = len(core)
+        if j == i + 1:
+            continue  # one word: decided by _known above (it may accept a variant)
+        if significant == 1 and not index.has_phrase(core[0]):
+            break  # nor does any longer key, each starting " core[0] "
+        while checked < significant:
+            if not index.has_phrase(" ".join(core[: checked + 1])):
+                return best  # nor is any longer key, all starting with this one
+            checked += 1
+        if word.lower() not in CONNECTORS:
+            best = j
+    return best
 
 
 ROLE_WORDS = set(
@@ -760,23 +824,7 @@ def _unsupported_parts(
     """
     if _known(words, index):
         return
-    segments: list[tuple[int, int, bool]] = []  # (start, end, supported)
-    i = 0
-    while i < len(words):
-        for j in range(len(words), i, -1):
-            chunk = words[i:j]
-            if chunk[0].lower() in CONNECTORS or chunk[-1].lower() in CONNECTORS:
-                continue
-            if _known(chunk, index):
-                segments.append((i, j, True))
-                i = j
-                break
-        else:
-            if words[i].lower() in CONNECTORS:
-                i += 1
-                continue
-            segments.append((i, i + 1, False))
-            i += 1
+    segments = _segments(words, index)
     merged: list[list] = []
     for k, (a, b, ok) in enumerate(segments):
         single_name = b - a == 1 and _name_like(words[a])

@@ -179,3 +179,17 @@ def entfa_scores(path: Path) -> tuple[Scores, Scores]:
             naive_pred.append(ent["ent"].lower() not in source)
             gate_pred.append(any(c.start < ent["end"] and ent["start"] < c.end for c in claims))
     return score(gate_pred, truth), score(naive_pred, truth)
+
+
+def title_case_words(count: int, seed: int = 0) -> list[str]:
+    """`count` invented title-case words ("Kelox", "Baraz"): one long capitalised run that
+    names nothing the sources hold, the gate's worst case for speed."""
+    rng = random.Random(seed)
+    return [
+        rng.choice("BDFGKLMNPRSTVZ")
+        + rng.choice("aeiou")
+        + rng.choice("lnrst")
+        + rng.choice("aeiou")
+        + rng.choice("kqxz")
+        for _ in range(count)
+    ]

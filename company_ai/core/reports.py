@@ -14,12 +14,31 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from company_ai.core.db import StoreError, Stores, table_exists
-from company_ai.core.recall import stale_pages
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due
 
 FAILED = ("FAILURE", "CANCELED")
 DARK = "If this digest does not arrive one morning, the scheduler is dark: check dagster-daemon."
+
+
+CHECK_SEVERITIES = ("WARN", "ERROR")
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """One asset check evaluated in a run: passed or not, and how bad a failure is."""
+
+    asset: str
+    name: str
+    passed: bool
+    severity: str  # AssetCheckSeverity value: WARN or ERROR
+
+    def __post_init__(self) -> None:
+        if self.severity not in CHECK_SEVERITIES:
+            raise ValueError(
+                f"check {self.asset}/{self.name}: severity {self.severity!r} is not one of "
+                f"{', '.join(CHECK_SEVERITIES)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -32,6 +51,9 @@ class RunInfo:
     status: str  # DagsterRunStatus value: SUCCESS, FAILURE, CANCELED, STARTED, QUEUED…
     catchup_attempt: int | None = None  # set on runs the catch-up sensor launched
     error: str | None = None
+    started_at: str | None = None  # ISO-8601 UTC, as stored (core/times.py)
+    ended_at: str | None = None
+    checks: tuple[CheckInfo, ...] = ()
 
     def label(self) -> str:
         return f"{self.job} {self.partition or '-'} (run {self.run_id[:8]})"
@@ -44,23 +66,32 @@ class Digest:
     ran: list[RunInfo] = field(default_factory=list)
     failed: list[RunInfo] = field(default_factory=list)
     missed: list[Due] = field(default_factory=list)
+    not_taken: list[Due] = field(default_factory=list)
     recovered: list[RunInfo] = field(default_factory=list)
+    warnings: dict[str, int] = field(default_factory=dict)  # failed WARN checks, counted
 
     def render(self) -> str:
         lines = [
             f"company_ai digest {to_iso(self.since)} .. {to_iso(self.until)}",
             f"ran {len(self.ran)} · failed {len(self.failed)} · missed {len(self.missed)}"
-            f" · recovered {len(self.recovered)}",
+            f" · not taken {len(self.not_taken)} · recovered {len(self.recovered)}"
+            f" · warnings {sum(self.warnings.values())}",
         ]
         if self.failed:
-            lines.append("Failed:")
+            lines.append("ERROR: failed:")
             lines += [f"- {r.label()}: {r.error or r.status}" for r in self.failed]
         if self.missed:
             lines.append("Missed (no run yet):")
             lines += [f"- {d.job} {d.partition} (due {to_iso(d.tick)})" for d in self.missed]
+        if self.not_taken:
+            lines.append("Not taken (a capture records its own moment; it is never run late):")
+            lines += [f"- {d.job} {d.partition} (due {to_iso(d.tick)})" for d in self.not_taken]
         if self.recovered:
             lines.append("Recovered by catch-up:")
             lines += [f"- {r.label()}, attempt {r.catchup_attempt}" for r in self.recovered]
+        if self.warnings:
+            lines.append("WARN (counted here, not alerted one by one):")
+            lines += [f"- {name}: {count}" for name, count in sorted(self.warnings.items())]
         if self.ran:
             lines.append("Ran:")
             lines += [f"- {r.label()}" for r in self.ran]
@@ -68,15 +99,31 @@ class Digest:
         return "\n".join(lines)
 
 
-def build_digest(runs: list[RunInfo], missed: list[Due], since: datetime, until: datetime):
-    """What ran, failed, was missed and was recovered; `runs` are the window's runs."""
+def build_digest(
+    runs: list[RunInfo],
+    missed: list[Due],
+    since: datetime,
+    until: datetime,
+    *,
+    not_taken: list[Due] = (),
+) -> Digest:
+    """What ran, failed, was missed (or not taken) and recovered; `runs` are the window's
+    runs, with the status they had at `until`."""
+    warnings: dict[str, int] = {}
+    for run in runs:
+        for check in run.checks:
+            if not check.passed and check.severity == "WARN":
+                key = f"{check.asset} {check.name}"
+                warnings[key] = warnings.get(key, 0) + 1
     return Digest(
         since,
         until,
         ran=[r for r in runs if r.status == "SUCCESS"],
         failed=[r for r in runs if r.status in FAILED],
         missed=sorted(missed),
+        not_taken=sorted(not_taken),
         recovered=[r for r in runs if r.status == "SUCCESS" and r.catchup_attempt],
+        warnings=warnings,
     )
 
 
@@ -87,6 +134,7 @@ class BriefInput:
     until: datetime
     runs: list[RunInfo]
     stale_after_days: int = 90  # recall pages whose status/goal notes are older: review
+    brain_day: str | None = None  # the day the night's brain synthesis covered
 
 
 Section = Callable[[BriefInput], tuple[str, list[str]] | None]
@@ -142,8 +190,27 @@ def replies_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     return "Replies", [f"{len(rows)} new"] + [f"{r[1]} re: {r[0]}" for r in rows[:10]]
 
 
+BRAIN_ITEMS = 5
+
+
+def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
+    """The night's most important facts and decisions (brain.db, the day it covered)."""
+    from company_ai.core.brain import top_items
+
+    if brief.brain_day is None or not brief.stores.path("brain").is_file():
+        return None
+    with brief.stores.connect("brain", readonly=True) as conn:
+        items = top_items(conn, brief.brain_day, BRAIN_ITEMS)
+    title = f"The night's brain ({brief.brain_day}), most important first"
+    if not items:
+        return title, ["no facts: the brain job has not covered that day"]
+    return title, [item.line() for item in items]
+
+
 def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
+    from company_ai.core.recall import stale_pages  # numpy: only when there are pages
+
     if not brief.stores.path("recall").is_file():
         return None
     with brief.stores.connect("recall", readonly=True) as conn:
@@ -157,14 +224,20 @@ def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
 
 BRIEF_SECTIONS: list[Section] = [
     runs_section,
+    brain_section,
     replies_section,
-    count_section("Brain facts", "brain", "brain_facts", "created_at >= :since"),
-    count_section("Drafts waiting to be sent", "outreach", "drafts", "status = 'ready'"),
+    count_section(
+        "Drafts waiting to be sent",
+        "outreach",
+        "drafts",
+        "created_at <= :until AND status IN ('ready', 'sending', 'sent') AND NOT EXISTS"
+        " (SELECT 1 FROM messages m WHERE m.id = drafts.message_id AND m.sent_at <= :until)",
+    ),
     count_section(
         "Drafts quarantined by the fabrication gate",
         "outreach",
         "drafts",
-        "status = 'quarantined' AND updated_at >= :since",
+        "status = 'quarantined' AND created_at > :since AND created_at <= :until",
     ),
     stale_pages_section,
 ]

@@ -3,14 +3,16 @@
 The selection rule (`select_candidates`), for the partition day D:
   1. the contact has an email address;
   2. no message to them ever hard-bounced;
-  3. nothing was sent to them in the 14 days up to D (`RECENT_DAYS`);
+  3. nothing was sent to them in the 14 days before D, or at any time since (`RECENT_DAYS`);
   4. they have not replied to us (a conversation belongs to a person, not this job);
   5. their latest thread is not already bumped twice without a reply (politely twice, done);
   6. they were not researched in the 30 days before D (`RESEARCH_COOLDOWN_DAYS`);
 then warmest first, then the longest since we last wrote, then the lowest id; at most
-`RESEARCH_CAP` (20) a day. The day's picks are stored (`research_picks`) in one
-transaction the first time the day runs, so re-runs, backfills and catch-ups of several
-days each keep their own 20 and never pick more.
+`RESEARCH_CAP` (20) a day. Every message ever sent counts, whatever day is being picked
+for: a late or repeated day never writes to someone a later day already wrote to. The
+day's picks are stored (`research_picks`) in one transaction the first time the day
+runs, so re-runs, backfills and catch-ups of several days each keep their own 20 and
+never pick more.
 """
 
 from __future__ import annotations
@@ -61,15 +63,13 @@ def select_candidates(
     cap: int = RESEARCH_CAP,
 ) -> list[Candidate]:
     """The day's research candidates by the rule in this module's docstring."""
-    _, day_end = day_window(day, tz)
     recent, _ = day_window((date.fromisoformat(day) - timedelta(days=RECENT_DAYS)).isoformat(), tz)
     cooldown = (date.fromisoformat(day) - timedelta(days=RESEARCH_COOLDOWN_DAYS)).isoformat()
     excluded: set[int] = set()
     last_sent: dict[int, str] = {}
     for contact_id, sent, bounce, replied, bumps in outreach.execute(
         "SELECT contact_id, sent_at, bounce_status, replied_at, bump_count FROM messages"
-        " WHERE sent_at < ? ORDER BY sent_at",
-        (day_end,),
+        " ORDER BY sent_at"
     ):
         last_sent[contact_id] = sent
         if bounce == "hard" or replied or sent >= recent or bumps >= MAX_BUMPS:

@@ -179,6 +179,13 @@ OUTREACH_V2 = [
     "CREATE UNIQUE INDEX idx_messages_draft_id ON messages(draft_id)",
 ]
 
+# A follow-up of a thread goes out once, whichever day's draft carries it: the store refuses a
+# second message with the same thread and bump.
+OUTREACH_V3 = [
+    "CREATE UNIQUE INDEX idx_messages_thread_bump ON messages(thread_id, bump_count)",
+    "CREATE INDEX idx_messages_sent_at ON messages(sent_at)",
+]
+
 RECALL_V1 = [
     # The distiller's output, one row per title (idempotent by title). A page that failed
     # the fabrication check is kept here unpublished, with the claims it could not support.
@@ -258,11 +265,60 @@ RECALL_V1 = [
     "CREATE TABLE search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ]
 
+# The night's synthesis (core/brain.py): one day's facts, decisions and graph edges, each
+# with its importance (1-5) and the ids of the rows it came from (JSON list). Every row
+# belongs to one day; re-synthesising a day deletes that day's rows and inserts the new
+# ones in one transaction, so `key` need only be unique within its day.
+BRAIN_V1 = [
+    """
+    CREATE TABLE facts (
+        day        TEXT NOT NULL,
+        key        TEXT NOT NULL,              -- stable within the day, e.g. run:<run id>
+        kind       TEXT NOT NULL,              -- run_failed, sent, reply, ... (core/brain.py)
+        about      TEXT,                       -- the node it is about: contact:7, job:x, ...
+        text       TEXT NOT NULL,
+        importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
+        sources    TEXT NOT NULL,              -- JSON list: outreach.drafts:12, dagster.run:…
+        PRIMARY KEY (day, key)
+    )
+    """,
+    """
+    CREATE TABLE decisions (
+        day        TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        about      TEXT,
+        what       TEXT NOT NULL,              -- what the system chose
+        rule       TEXT NOT NULL,              -- the rule that chose it, in words
+        importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
+        sources    TEXT NOT NULL,
+        PRIMARY KEY (day, key)
+    )
+    """,
+    """
+    CREATE TABLE edges (
+        day        TEXT NOT NULL,
+        src        TEXT NOT NULL,              -- a node: contact:<id>, company:<name>,
+        relation   TEXT NOT NULL,              --   thread:<id>, job:<name>, page:<title>,
+        dst        TEXT NOT NULL,              --   partition:<key>
+        importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
+        sources    TEXT NOT NULL,
+        PRIMARY KEY (day, src, relation, dst)
+    )
+    """,
+    # The primary keys lead with day (the replace-a-day delete); the brief reads a day's
+    # most important rows; a graph walk starts from either end of an edge.
+    "CREATE INDEX idx_facts_day_importance ON facts(day, importance)",
+    "CREATE INDEX idx_decisions_day_importance ON decisions(day, importance)",
+    "CREATE INDEX idx_edges_src ON edges(src)",
+    "CREATE INDEX idx_edges_dst ON edges(dst)",
+]
+
 MIGRATIONS: dict[str, list[list[str]]] = {
     "crm": [CRM_V1],
     "memory": [MEMORY_V1],
-    "outreach": [OUTREACH_V1, OUTREACH_V2],
-    "brain": [],
+    "outreach": [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3],
+    "brain": [BRAIN_V1],
     "recall": [RECALL_V1],
     "ops": [OPS_V1],
 }

@@ -4,8 +4,12 @@
 while writers keep writing) into a staging folder, writes `manifest.json` (file, size,
 sha256, row counts per table) and only then renames the folder to its day, so a
 published snapshot is always whole. Old dated folders beyond `keep` are removed.
-`restore_drill` restores the latest snapshot into a temporary folder and proves it:
-checksums, `PRAGMA integrity_check`, row counts against the manifest.
+
+A snapshot never replaces a better one by accident: one taken from an empty or wrong data
+directory is refused (`shrinkage`) unless `allow_shrink=True` says the stores shrank on
+purpose. `restore_drill` restores the latest snapshot into a temporary folder and proves
+it: checksums, `PRAGMA integrity_check`, row counts against the manifest, and that it
+holds stores and rows at all.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from company_ai.core.times import to_iso, utc_now
 
 MANIFEST = "manifest.json"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# A snapshot with fewer rows in all than this share of the last good one's is refused.
+# The stores mostly grow (episodes are append-only); halving overnight means the wrong
+# folder or a lost store, while a real clean-up is rare and can say so (allow_shrink).
+MIN_ROWS_SHARE = 0.5
 
 
 class SnapshotError(Exception):
@@ -42,6 +50,27 @@ class Manifest:
     @property
     def bytes(self) -> int:
         return sum(f["bytes"] for f in self.files)
+
+    @property
+    def rows(self) -> int:
+        return total_rows(self.files)
+
+
+_SHADOW_SUFFIXES = ("_config", "_data", "_idx", "_docsize", "_content", "_segments", "_segdir")
+
+
+def total_rows(files: list[dict]) -> int:
+    """Rows of content in all the files: a full-text index's own tables (`search_fts_data`
+    beside `search_fts`) are left out, as they hold rows even in a store with no data."""
+    total = 0
+    for f in files:
+        tables = f["tables"]
+        total += sum(
+            n
+            for t, n in tables.items()
+            if not any(t.endswith(s) and t[: -len(s)] in tables for s in _SHADOW_SUFFIXES)
+        )
+    return total
 
 
 def _copy_db(source: Path, target: Path) -> None:
@@ -81,7 +110,8 @@ def row_counts(path: Path) -> dict[str, int]:
         conn.close()
 
 
-def _reason(exc: BaseException) -> str:
+def explain_os_error(exc: BaseException) -> str:
+    """Why a write failed, in words: "the disk is full", "it is read-only", …"""
     code = getattr(exc, "errno", None)
     if code == errno.ENOSPC or "full" in str(exc):
         return "the disk is full"
@@ -92,9 +122,21 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def take_snapshot(stores: Stores, root: Path, day: str, *, keep: int) -> Manifest:
-    """Snapshot every existing domain store into `root/<day>/`; keep the newest `keep`."""
+def take_snapshot(
+    stores: Stores, root: Path, day: str, *, keep: int, allow_shrink: bool = False
+) -> Manifest:
+    """Snapshot every existing domain store into `root/<day>/`; keep the newest `keep`.
+
+    Refused (SnapshotError, nothing published) when the data directory holds no store, or
+    when the snapshot would be smaller than the last good one (`shrinkage`) and
+    `allow_shrink` is not set.
+    """
     root = Path(root)
+    if not any(stores.path(domain).is_file() for domain in DOMAINS):
+        raise SnapshotError(
+            f"there is no store in {stores.data_dir} to snapshot: is COMPANY_AI_DATA_DIR "
+            "the right folder? Nothing was published"
+        )
     staging = root / f".{day}.partial-{os.getpid()}"
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -118,17 +160,59 @@ def take_snapshot(stores: Stores, root: Path, day: str, *, keep: int) -> Manifes
                     "tables": row_counts(target),
                 }
             )
+        problems = [] if allow_shrink else shrinkage(last_good(root), files)
+        if problems:
+            shutil.rmtree(staging)
+            raise SnapshotError(
+                f"refusing a snapshot of {stores.data_dir} smaller than the last good one: "
+                f"{'; '.join(problems)}. Nothing was published. Is "
+                "COMPANY_AI_DATA_DIR the right folder? If the stores shrank on purpose, take "
+                "this snapshot with allow_shrink=True"
+            )
         manifest = {"day": day, "taken_at": to_iso(utc_now()), "files": files}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
         _publish(staging, root / day)
     except (OSError, sqlite3.Error) as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise SnapshotError(
-            f"cannot write the snapshot of {day} into {root}: {_reason(exc)}. Nothing was "
-            "published; free space there or point COMPANY_AI_SNAPSHOT_DIR at a writable folder"
+            f"cannot write the snapshot of {day} into {root}: {explain_os_error(exc)}. Nothing "
+            "was published; free space there or point COMPANY_AI_SNAPSHOT_DIR at a writable "
+            "folder"
         ) from exc
     prune(root, keep)
     return Manifest(day, root / day, files)
+
+
+def last_good(root: Path) -> Manifest | None:
+    """The newest published snapshot that has a readable manifest and holds a store."""
+    for day in reversed(snapshot_days(root)):
+        try:
+            manifest = load_manifest(Path(root) / day)
+        except (OSError, ValueError, KeyError):
+            continue
+        if manifest.files:
+            return manifest
+    return None
+
+
+def shrinkage(last: Manifest | None, files: list[dict]) -> list[str]:
+    """Why `files` would be a worse snapshot than `last`: a store it has that they lack, or
+    fewer rows in all than `MIN_ROWS_SHARE` of its rows. Empty when they are no worse."""
+    if last is None:
+        return []
+    have = {f["file"] for f in files}
+    problems = [
+        f"no {f['file']}, which the snapshot of {last.day} has"
+        for f in last.files
+        if f["file"] not in have
+    ]
+    rows = total_rows(files)
+    if rows < MIN_ROWS_SHARE * last.rows:
+        problems.append(
+            f"{rows:,} rows, under {MIN_ROWS_SHARE:.0%} of the {last.rows:,} in the snapshot"
+            f" of {last.day}"
+        )
+    return problems
 
 
 def _publish(staging: Path, final: Path) -> None:
@@ -185,6 +269,11 @@ def restore_drill(root: Path) -> DrillReport:
     except (OSError, ValueError, KeyError) as exc:
         report.problems.append(f"{folder}/{MANIFEST} is unreadable: {exc}")
         return report
+    if not manifest.files:
+        report.problems.append("the snapshot holds no store")
+        return report
+    if manifest.rows == 0:
+        report.problems.append("the snapshot holds no rows")
     with tempfile.TemporaryDirectory(prefix="company-ai-drill-") as scratch:
         for entry in manifest.files:
             name = entry["file"]

@@ -15,7 +15,16 @@ from pathlib import Path
 from company_ai.core.files import write_atomic
 from company_ai.core.reports import query
 from company_ai.core.schema import DOMAINS
-from company_ai.core.snapshots import load_manifest, row_counts, snapshot_days
+from company_ai.core.snapshots import (
+    explain_os_error,
+    load_manifest,
+    row_counts,
+    snapshot_days,
+)
+
+
+class StateExportError(Exception):
+    """The state files could not be written; the message says why and what to do."""
 
 
 def write_json_atomic(path: Path, data: object) -> None:
@@ -71,7 +80,19 @@ def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
 
 
 def export_state(stores, folder: Path, snapshot_root: Path, as_of: str) -> dict[str, dict]:
+    """Write the state files into `folder`; StateExportError says why it could not.
+
+    Each file is replaced whole or not at all, so a failure (a full disk) leaves every
+    file either new or as it was, and no temporary file behind.
+    """
     state = collect_state(stores, snapshot_root, as_of)
-    for name, data in state.items():
-        write_json_atomic(Path(folder) / name, data)
+    try:
+        for name, data in state.items():
+            write_json_atomic(Path(folder) / name, data)
+    except OSError as exc:
+        raise StateExportError(
+            f"cannot write the state files into {folder}: {explain_os_error(exc)}. No file "
+            "was left half-written; free space there or point COMPANY_AI_STATE_DIR at a "
+            "writable folder"
+        ) from exc
     return state

@@ -1,13 +1,18 @@
-"""The timetable's arithmetic: which scheduled slots fall due between two instants.
+"""The timetable: the day's jobs as data, and which of their slots fall due when.
 
 A slot is a job at a local wall-clock time on a set of weekdays, in one IANA timezone.
-Each tick processes the last complete local day (the tick's local date minus one), the
-partition Dagster's daily partitions call "last". DST follows Dagster's scheduler: a time
-that does not exist (spring forward) fires at the first valid minute after the gap, and a
-time that exists twice (fall back) fires once, at its second occurrence.
+What a tick processes depends on the slot's grain: `YESTERDAY` (the last complete local
+day, the partition Dagster's daily partitions call "last"), `TODAY` (the day the work is
+done: outreach's weekday partitions are named by it) or `LAST_WEEK` (the last complete
+Monday-to-Sunday week, named by its Monday). DST follows Dagster's scheduler: a time
+that does not exist (spring forward) fires at the first valid minute after the gap, and
+a time that exists twice (fall back) fires once, at its second occurrence.
 
-`plan_catchup` decides, from facts read off the ledger (Dagster's run history), which
-missed slots get a run now. It is plain logic: the sensor reads, this decides.
+Every job is a *replay* (a pure function of its day's stored inputs: safe to backfill)
+or a *capture* (it records the world at the moment it runs: only its current partition
+may run, see `current_partitions`). `plan_catchup` decides, from facts read off the
+ledger (Dagster's run history), which missed slots get a run now; a missed capture is
+never run late, it is reported as not taken. Plain logic: the sensor reads, this decides.
 """
 
 from __future__ import annotations
@@ -20,19 +25,30 @@ from zoneinfo import ZoneInfo
 EVERY_DAY = frozenset(range(7))  # Monday = 0, as in `date.weekday()`
 WEEKDAYS = frozenset(range(5))
 WEEKEND = frozenset({5, 6})
+MONDAY = frozenset({0})
+
+YESTERDAY, TODAY, LAST_WEEK = "yesterday", "today", "last_week"
+GRAINS = (YESTERDAY, TODAY, LAST_WEEK)
+REPLAY, CAPTURE = "replay", "capture"
+
+_DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 @dataclass(frozen=True)
 class Slot:
-    """`job` runs at local time `at` on `weekdays` (0 = Monday)."""
+    """`job` runs at local time `at` on `weekdays` (0 = Monday) and processes `grain`."""
 
     job: str
     at: time
     weekdays: frozenset[int] = EVERY_DAY
+    grain: str = YESTERDAY
+    capture: bool = False  # it records the world now: only its current partition may run
 
     def __post_init__(self) -> None:
         if not self.weekdays or not self.weekdays <= EVERY_DAY:
             raise ValueError(f"{self.job}: weekdays must be a non-empty subset of 0..6")
+        if self.grain not in GRAINS:
+            raise ValueError(f"{self.job}: grain must be one of {', '.join(GRAINS)}")
 
     @property
     def max_gap_days(self) -> int:
@@ -48,6 +64,116 @@ class Slot:
         else:
             days = ",".join(str(d) for d in sorted((d + 1) % 7 for d in self.weekdays))
         return f"{self.at.minute} {self.at.hour} * * {days}"
+
+    def describe(self, tz: str) -> str:
+        """The slot in words, as the UI shows it: `Mon–Fri 07:55 Europe/London`."""
+        return f"{days_in_words(self.weekdays)} {self.at:%H:%M} {tz}"
+
+    def partition(self, tick: datetime, tz: str) -> str:
+        """The partition a tick at `tick` processes (see the module docstring)."""
+        local = tick.astimezone(ZoneInfo(tz)).date()
+        if self.grain == TODAY:
+            return local.isoformat()
+        if self.grain == LAST_WEEK:
+            return (local - timedelta(days=local.weekday() + 7)).isoformat()
+        return (local - timedelta(days=1)).isoformat()
+
+
+def days_in_words(weekdays: frozenset[int]) -> str:
+    """`Every day`, `Mon–Fri`, `Mon`, `Sat, Sun`: how a person writes a set of weekdays."""
+    days = sorted(weekdays)
+    if days == list(range(7)):
+        return "Every day"
+    if len(days) > 2 and days == list(range(days[0], days[-1] + 1)):
+        return f"{_DAY_NAMES[days[0]]}–{_DAY_NAMES[days[-1]]}"
+    return ", ".join(_DAY_NAMES[d] for d in days)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the timetable: `job` materialises `assets` at its slot.
+
+    `max_runtime_s` becomes the job's `dagster/max_runtime`; the arithmetic that sizes it
+    is written beside each entry in `TIMETABLE`.
+    """
+
+    job: str
+    assets: tuple[str, ...]
+    at: time
+    max_runtime_s: int
+    weekdays: frozenset[int] = EVERY_DAY
+    grain: str = YESTERDAY
+    capture: bool = False
+
+    @property
+    def slot(self) -> Slot:
+        return Slot(self.job, self.at, self.weekdays, self.grain, self.capture)
+
+
+TIMETABLE: list[Entry] = [
+    # The vault pipeline (staging -> pages -> index): a capture, because staging copies
+    # the vault as it is tonight. Measured at 10,000 notes on 2 busy cores (BENCHMARKS.md):
+    # staging cold 4-12 s, the offline distiller 2 ms a page, embedding up to 48 ms a page.
+    # Sized for a heavy night through Ollama: 100 changed notes x ~20 s a page = 2,000 s,
+    # + all 10,000 pages re-embedded (a rebuild) x 48 ms = 480 s, + staging 12 s and the
+    # fabrication re-check 20 s: about 2,500 s. 3,600 s leaves headroom; `recall_pages`'
+    # max_pages caps the model calls of a bigger backlog, which the next nights finish.
+    Entry(
+        "vault_job",
+        ("vault_staging", "recall_pages", "recall_index"),
+        time(0, 30),
+        3600,
+        capture=True,
+    ),
+    # The weekly funnel reads one week of messages (about 50 a week; 170k in all at the
+    # benchmark's scale, by an index on sent_at): well under 10 s. 300 s.
+    Entry("outreach_funnel_job", ("outreach_funnel",), time(5, 30), 300, MONDAY, LAST_WEEK),
+    # The brief reads ≤500 run records and counts a few tables: well under 5 s. Delivery
+    # is one HTTP call with a 10 s timeout per pending alert; 300 s covers ~25 retries.
+    Entry("morning_brief_job", ("morning_brief",), time(6, 0), 300),
+    # Counting every table of six stores: ~0.5 s on the demo, ~5 s on a 1.5M-episode
+    # memory; four small files. 300 s. A capture: it records the stores as they are.
+    Entry("state_export_job", ("state_export",), time(6, 15), 300, capture=True),
+    # Outreach: 20 research passes + 10 drafts at about a minute of model time each
+    # = 30 min; the gate (pure code, < 1 ms a draft) and 10 sends (a few s each) add
+    # under a minute. 1.5 x headroom for a slow model: 45 min = 2700 s, still well
+    # before the 08:15 snapshot wants the stores quiet. Its partition is the day the
+    # work is done, and it sends mail: a capture.
+    Entry(
+        "outreach_job",
+        ("research_findings", "outreach_drafts", "outreach_messages"),
+        time(7, 55),
+        2700,
+        WEEKDAYS,
+        TODAY,
+        capture=True,
+    ),
+    # Measured: 5.8 MB of stores copied, hashed and counted in 0.25 s on a loaded 2-core
+    # box (BENCHMARKS.md), i.e. ~45 s per GB. A 2 GB data dir ≈ 90 s; 1800 s is 20x that.
+    Entry("snapshots_job", ("db_snapshots",), time(8, 15), 1800, capture=True),
+    # Like the brief: ≤500 run records, the timetable for one day, one send. 300 s.
+    Entry("digest_job", ("daily_digest",), time(9, 5), 300),
+    # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
+    # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
+    # still stops a wedged run long before the next night. (At 23:15 the last complete
+    # day is yesterday: today's episodes are sealed tomorrow night, late arrivals included.)
+    Entry("memory_job", ("contact_episodes",), time(23, 15), 600),
+    # Synthesis reads one day of run records (~30 runs, each with its check evaluations)
+    # and one day of outreach, replies and vault changes: under a second on the demo and
+    # a few seconds at 156,925 contacts (BENCHMARKS.md). 600 s.
+    Entry("brain_job", ("brain_facts",), time(23, 30), 600),
+    # The export writes one Markdown file per contact touched that day (≤ a few hundred,
+    # each a whole timeline: ~1 ms each) plus the day's file. 600 s.
+    Entry("memory_export_job", ("memory_export",), time(23, 45), 600),
+]
+
+
+def kind_of_job(job: str, entries: Iterable[Entry] = ()) -> str:
+    """`capture` or `replay` for a job of the timetable."""
+    for entry in entries or TIMETABLE:
+        if entry.job == job:
+            return CAPTURE if entry.capture else REPLAY
+    raise KeyError(f"{job} is not in the timetable")
 
 
 @dataclass(frozen=True, order=True)
@@ -79,6 +205,33 @@ def partition_for(tick: datetime, tz: str) -> str:
     return (tick.astimezone(ZoneInfo(tz)).date() - timedelta(days=1)).isoformat()
 
 
+def ticks_around(slot: Slot, moment: datetime, tz: str) -> tuple[datetime, datetime]:
+    """The slot's last tick at or before `moment` and its first tick after it."""
+    today = moment.astimezone(ZoneInfo(tz)).date()
+    ticks = [
+        local_tick(today + timedelta(days=n), slot.at, tz)
+        for n in range(-8, 9)
+        if (today + timedelta(days=n)).weekday() in slot.weekdays
+    ]
+    return max(t for t in ticks if t <= moment), min(t for t in ticks if t > moment)
+
+
+def current_partitions(slot: Slot, moment: datetime, tz: str) -> tuple[str, str]:
+    """The partitions a capture may run for at `moment`: the one its last tick processed
+    (a late or repeated run of that tick's work) and the one its next tick will process."""
+    last, following = ticks_around(slot, moment, tz)
+    return slot.partition(last, tz), slot.partition(following, tz)
+
+
+def scheduled_time(slot: Slot, partition: str, tz: str) -> datetime:
+    """The tick (UTC) that processes `partition`: a replay's window ends there."""
+    day = date.fromisoformat(partition)
+    tick_day = day + timedelta(days={YESTERDAY: 1, TODAY: 0, LAST_WEEK: 7}[slot.grain])
+    while tick_day.weekday() not in slot.weekdays:
+        tick_day += timedelta(days=1)
+    return local_tick(tick_day, slot.at, tz)
+
+
 def due_between(
     slots: Iterable[Slot], start: datetime, end: datetime, tz: str, *, first_partition: str = ""
 ) -> list[Due]:
@@ -97,7 +250,7 @@ def due_between(
         while day <= last_day:
             if day.weekday() in slot.weekdays:
                 tick = local_tick(day, slot.at, tz)
-                partition = partition_for(tick, tz)
+                partition = slot.partition(tick, tz)
                 if start < tick <= end and partition >= first_partition:
                     found.append(Due(tick, slot.job, partition))
             day += timedelta(days=1)
@@ -129,6 +282,8 @@ class CatchUpPlan:
     requests: list[CatchUpRequest] = field(default_factory=list)
     waiting: list[Due] = field(default_factory=list)  # in flight, or behind an earlier day
     gave_up: list[Due] = field(default_factory=list)  # failed max_attempts times
+    not_taken: list[Due] = field(default_factory=list)  # a capture whose moment has passed
+    paused: list[Due] = field(default_factory=list)  # its schedule is stopped
 
 
 def plan_catchup(
@@ -138,19 +293,31 @@ def plan_catchup(
     sequential: set[str] = frozenset(),
     busy: set[str] = frozenset(),
     max_attempts: int = 3,
+    late_captures: set[tuple[str, str]] = frozenset(),
+    paused: set[tuple[str, str]] = frozenset(),
 ) -> CatchUpPlan:
     """Which missed slots run now, oldest first.
 
     A slot is missed when it has no materialisation and no run in flight. Jobs in
     `sequential` (their assets depend on the previous day) get one run at a time: only
     their oldest missed slot, and nothing while any of their runs (`busy`) is in flight.
-    A slot that failed `max_attempts` times is given up (the failure was alerted).
+    A slot that failed `max_attempts` times is given up (the failure was alerted). A
+    capture whose moment has passed (`late_captures`: (job, partition)) is never run late:
+    it would record today's world under an old day's name; it is reported as not taken.
+    Slots in `paused` ((job, partition): their schedule was stopped then, e.g. for a
+    holiday) are left alone.
     """
     plan = CatchUpPlan()
     blocked: set[str] = set(busy) & set(sequential)
     for slot in sorted(due):
         fact = facts.get((slot.job, slot.partition), SlotFacts())
         if fact.materialized:
+            continue
+        if (slot.job, slot.partition) in paused:
+            plan.paused.append(slot)
+            continue
+        if (slot.job, slot.partition) in late_captures and not fact.in_flight:
+            plan.not_taken.append(slot)
             continue
         if fact.failures >= max_attempts:
             plan.gave_up.append(slot)

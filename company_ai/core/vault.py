@@ -1,17 +1,29 @@
 """The vault gate: what of the owner's Markdown vault may be read by anything else.
 
-`stage_vault` walks the vault once, drops every private folder (by name, at any depth,
-with everything under it) before a single byte of it is read, refuses anything it cannot
-stage safely (symlinks leaving the vault, binary or non-UTF-8 files, enormous files,
-broken front matter, content last seen in a private folder), and copies each publishable
-note that is new or changed into the staging folder. A manifest of content hashes makes
-a rerun stage nothing when nothing changed; a note that disappeared is removed from the
-staging folder and recorded as deleted. Nothing downstream reads the vault: only
-`<staging>/notes/` and `<staging>/manifest.json`.
+`stage_vault` walks the vault once and copies each publishable note that is new or changed
+into the staging folder; nothing downstream reads the vault, only `<staging>/notes/` and
+`<staging>/manifest.json`. A manifest of content hashes makes a rerun stage nothing when
+nothing changed; a note that disappeared is removed from staging and recorded as deleted.
 
-Privacy: the manifest and the log name public notes only. A private note is never
-opened except to hash it (so that its content is recognised if it shows up under a
-public name later); the hash is kept under a hash of its path, never the path.
+Never staged:
+- private folders (by name, at any depth, with everything under them): nothing in them is
+  read except to hash it; hidden folders (`.trash/`, `.obsidian/`, `.git/`) unless asked
+  for; dot-files;
+- whatever was private at the last run under another name (`_Memory.formerly_private`):
+  a renamed private folder (the same directory by device and inode, or a new folder
+  holding most of the note names of a private folder gone since, or a new folder holding
+  a note that was private) is refused whole; a note moved out of a private folder (its
+  content or its path was private) is refused alone. They are named by folder only and
+  treated as private from then on: later edits and renames do not publish them;
+- a note with the same content as a private note (a shared template): that note only, and
+  only while the private note exists;
+- anything it cannot stage safely, each refused with a reason while the rest go on:
+  symlinks out of the vault or into a private folder, named pipes and devices, binary or
+  non-UTF-8 text or file names, enormous files, broken, deeply nested or aliased front
+  matter. A note staged before keeps its last good copy.
+
+Privacy: the manifest and the log name public notes only. Private notes are remembered by
+hashes of their paths, names, contents and folders, never by name.
 """
 
 from __future__ import annotations
@@ -20,10 +32,11 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import yaml
 
@@ -34,11 +47,35 @@ NOTES = "notes"
 DEFAULT_PRIVATE_FOLDERS = ("private", "journal")
 DEFAULT_MAX_NOTE_BYTES = 1_000_000
 NOTE_SUFFIX = ".md"
-TAINTED = "in a folder holding notes last seen in a private folder"
+MAX_FRONT_MATTER_DEPTH = 50
+SAME_AS_PRIVATE = "the same content as a note in a private folder"
+INTO_PRIVATE = "a symlink into a private folder"
+NOT_REGULAR = "not a regular file (a named pipe or device)"
+BAD_NAME = "the file name is not valid UTF-8"
 
 
 class FrontMatterError(ValueError):
-    """A note's front matter does not parse as a YAML mapping."""
+    """A note's front matter does not parse as a plain YAML mapping."""
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """Safe YAML without aliases (a 500-byte alias bomb expands to gigabytes once read)
+    and without deep nesting (5,000 levels exhaust the recursion limit)."""
+
+    depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise FrontMatterError("front matter uses a YAML alias (*name); a note needs none")
+        self.depth += 1
+        try:
+            if self.depth > MAX_FRONT_MATTER_DEPTH:
+                raise FrontMatterError(
+                    f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def split_front_matter(text: str) -> tuple[dict, str]:
@@ -49,7 +86,7 @@ def split_front_matter(text: str) -> tuple[dict, str]:
     for end in range(1, len(lines)):
         if lines[end].strip() == "---":
             try:
-                meta = yaml.safe_load("".join(lines[1:end])) or {}
+                meta = yaml.load("".join(lines[1:end]), Loader=_FrontMatterLoader) or {}
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 where = f" at line {mark.line + 2}" if mark else ""
@@ -81,12 +118,36 @@ class StageResult:
     deleted: list[str] = field(default_factory=list)
     unchanged: int = 0
     rejected: dict[str, str] = field(default_factory=dict)  # public path -> reason
+    # folder -> notes refused there as private at the last run (the notes are never named)
+    formerly_private: dict[str, int] = field(default_factory=dict)
+    withdrawn: int = 0  # of those, notes that had been staged and were taken out again
     private_skipped: int = 0  # notes under private folders (counted, never named)
+    hidden_folders: int = 0  # hidden folders not read
     ignored: int = 0  # files that are not notes (attachments)
 
     @property
     def published(self) -> int:
         return self.unchanged + len(self.staged)
+
+
+@dataclass
+class _Folder:
+    rel: str  # "" for the vault's root
+    identity: str  # a hash of (device, inode): survives a rename, not a copy
+    private: bool
+    notes: list[os.DirEntry]
+    links: list[str]  # symlinked subfolders, not followed; named only if the folder may be
+
+
+@dataclass(eq=False)  # compared by identity
+class _Note:
+    rel: str
+    path: Path
+    name: str
+    problem: str | None = None
+    stat: os.stat_result | None = None
+    data: bytes | None = None  # None: unchanged since staged, not read
+    sha256: str | None = None
 
 
 def stage_vault(
@@ -95,6 +156,7 @@ def stage_vault(
     *,
     private_folders: tuple[str, ...] = DEFAULT_PRIVATE_FOLDERS,
     max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES,
+    include_hidden_folders: bool = False,
     day: str | None = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> StageResult:
@@ -105,162 +167,335 @@ def stage_vault(
     root = vault.resolve()
     private = {name.strip().lower() for name in private_folders if name.strip()}
     day = day or datetime.now(UTC).date().isoformat()
+    leftovers = _remove_temporary_files(staging)
     manifest = read_manifest(staging)
     old_notes: dict[str, dict] = manifest["notes"]
-    old_private: dict[str, dict] = manifest["private"]
     result = StageResult()
-    notes: dict[str, dict] = {}
-    # Private content is remembered after it moves or goes: a renamed private folder
-    # must still be recognised (by hash; no path is kept).
-    new_private: dict[str, dict] = dict(old_private)
-    candidates: list[tuple[str, Path, os.DirEntry]] = []
+    folders, unreadable = _walk(vault, private, include_hidden_folders, result, log)
 
-    for rel_dir, entry in _scan(vault, PurePosixPath(), log):
-        is_private = any(part.lower() in private for part in rel_dir.parts)
-        rel = (rel_dir / entry.name).as_posix()
-        if not entry.name.lower().endswith(NOTE_SUFFIX) or entry.name.startswith("."):
-            result.ignored += not is_private
-        elif is_private:
-            result.private_skipped += 1
-            _remember_private(Path(entry.path), rel, old_private, new_private)
-        else:
-            candidates.append((rel, Path(entry.path), entry))
-
-    private_hashes = {entry["sha256"] for entry in new_private.values()}
+    memory = _Memory(manifest)
+    for folder in folders:
+        if folder.private:
+            memory.remember_folder(folder)
+            for entry in folder.notes:
+                result.private_skipped += 1
+                memory.remember_note(_join(folder.rel, entry.name), Path(entry.path),
+                                     max_note_bytes)  # fmt: skip
     if result.private_skipped:
         log(f"skipped {result.private_skipped} notes in private folders (not named here)")
-    tainted: set[str] = set()
-    loaded: list[tuple[str, Path, os.stat_result, bytes | None]] = []
-    for rel, path, dir_entry in candidates:
-        problem, stat, data = _check(path, dir_entry, root, private, max_note_bytes)
-        if problem:
-            result.rejected[rel] = problem
-            continue
-        old = old_notes.get(rel)
-        if (
-            data is None
-            and old
-            and (old["size"], old["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
-        ):
-            if old["sha256"] in private_hashes:
-                tainted.add(_folder_of(rel))
-            loaded.append((rel, path, stat, None))
-            continue
-        try:
-            data = data if data is not None else path.read_bytes()
-        except OSError as exc:
-            result.rejected[rel] = f"unreadable ({exc.strerror})"
-            continue
-        if hashlib.sha256(data).hexdigest() in private_hashes:
-            tainted.add(_folder_of(rel))
-        loaded.append((rel, path, stat, data))
+    if result.hidden_folders:
+        log(f"skipped {result.hidden_folders} hidden folders (.trash, .obsidian, .git, …)")
 
-    for folder in sorted(tainted):
-        log(
-            f"refused {folder}: it holds notes last seen in a private folder (renamed?); "
-            "add its name to COMPANY_AI_VAULT_PRIVATE_FOLDERS or move the notes out"
-        )
+    candidates: list[_Note] = []
+    for folder in (f for f in folders if not f.private):
+        notes = [
+            _read_note(folder.rel, entry, root, private, max_note_bytes, old_notes)
+            for entry in folder.notes
+        ]
+        refused = set(memory.formerly_private(folder, notes))
+        for note in refused:
+            memory.remember_refused(note)
+            if note.rel in old_notes:
+                (staging / NOTES / note.rel).unlink(missing_ok=True)
+                result.withdrawn += 1
+        if refused:
+            shown = _shown(f"{folder.rel}/" if folder.rel else "(vault root)")
+            result.formerly_private[shown] = len(refused)
+            log(
+                f"refused {shown}: {len(refused)} notes that were private (a renamed or moved "
+                "private folder?); add its name to COMPANY_AI_VAULT_PRIVATE_FOLDERS"
+            )
+        if not memory.is_private(folder):
+            for link in folder.links:
+                log(f"ignored symlinked folder {_shown(link)}/")
+        candidates += [note for note in notes if note not in refused]
+
     target = staging / NOTES
-    for rel, _path, stat, data in loaded:
-        if rel in tainted or any(
-            rel.startswith(folder) for folder in tainted if folder.endswith("/")
-        ):
-            result.rejected[rel] = TAINTED
+    notes: dict[str, dict] = {}
+    private_now = memory.present
+    for note in candidates:
+        rel, old = note.rel, old_notes.get(note.rel)
+        if note.problem is None and note.sha256 in private_now:
+            note.problem = SAME_AS_PRIVATE
+        if note.problem:
+            result.rejected[_shown(rel)] = note.problem
             continue
-        old = old_notes.get(rel)
-        if data is None:  # same size and mtime as staged: unchanged, not even read
+        if note.data is None:  # same size and mtime as staged: unchanged, not even read
             notes[rel] = old
             result.unchanged += 1
             continue
-        digest = hashlib.sha256(data).hexdigest()
         try:
-            text = _decode(data)
+            text = _decode(note.data)
             meta, _ = split_front_matter(text)
         except ValueError as exc:
             result.rejected[rel] = str(exc)
             continue
-        entry = {
-            "sha256": digest,
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
-            "touched": touched_day(meta, stat.st_mtime),
-            "staged_on": old["staged_on"] if old and old["sha256"] == digest else day,
+        notes[rel] = {
+            "sha256": note.sha256,
+            "size": note.stat.st_size,
+            "mtime_ns": note.stat.st_mtime_ns,
+            "touched": touched_day(meta, note.stat.st_mtime),
+            "staged_on": old["staged_on"] if old and old["sha256"] == note.sha256 else day,
         }
-        notes[rel] = entry
-        if old and old["sha256"] == digest and (target / rel).is_file():
+        if old and old["sha256"] == note.sha256 and (target / rel).is_file():
             result.unchanged += 1  # touched but not changed
             continue
         write_atomic(target / rel, text.encode("utf-8"), durable=False)
         result.staged.append(rel)
 
+    refused: dict[str, dict] = {}
+    shas = {_shown(n.rel): n.sha256 for n in candidates}
     for rel, reason in sorted(result.rejected.items()):
-        if rel in old_notes and rel not in notes:
-            # Keep the last good copy: an unreadable edit must not erase a published note.
-            if "private" not in reason:
-                notes[rel] = old_notes[rel]
-                reason += "; kept the last staged version"
-            else:
-                (target / rel).unlink(missing_ok=True)
-        if reason != TAINTED:  # those are named by folder only: their names were private
-            log(f"rejected {rel}: {reason}")
+        # Keep the last good copy: an unreadable edit must not erase a published note.
+        if rel in old_notes and rel not in notes and reason not in (SAME_AS_PRIVATE, INTO_PRIVATE):
+            notes[rel] = old_notes[rel]
+            reason += "; kept the last staged version"
+        refused[rel] = {"reason": reason, "sha256": shas.get(rel)}
+        log(f"rejected {rel}: {reason}")
 
     deleted = manifest["deleted"]
-    for rel in sorted(set(old_notes) - set(notes)):
+    kept = tuple(f"{folder}/" for folder in unreadable)
+    for rel in sorted(set(old_notes) - set(notes) - memory.refused_paths):
+        if rel.startswith(kept):  # a folder that could not be read is not a deleted one
+            notes[rel] = old_notes[rel]
+            continue
         (target / rel).unlink(missing_ok=True)
         deleted[rel] = {"deleted_on": day, "sha256": old_notes[rel]["sha256"]}
         result.deleted.append(rel)
     for rel in notes:
         deleted.pop(rel, None)
-    _prune_empty_dirs(target)
-    updated = {"notes": notes, "deleted": deleted, "private": new_private}
+    if result.deleted or result.withdrawn or leftovers:
+        _prune_empty_dirs(target)
+    updated = memory.manifest() | {"notes": notes, "deleted": deleted, "refused": refused}
     if updated != manifest:  # an unchanged rerun writes nothing at all
         write_manifest(staging, updated)
     log(
         f"staged {len(result.staged)}, unchanged {result.unchanged}, deleted "
-        f"{len(result.deleted)}, rejected {len(result.rejected)}, ignored {result.ignored}"
+        f"{len(result.deleted)}, rejected {len(result.rejected)}, refused as private "
+        f"{sum(result.formerly_private.values())}, ignored {result.ignored}"
     )
     return result
 
 
-def _folder_of(rel: str) -> str:
-    """The folder to refuse when `rel` holds private content: its own, or itself at the root."""
-    parent = str(PurePosixPath(rel).parent)
-    return rel if parent == "." else parent + "/"
+class _Memory:
+    """What was private at the last run, and what is private now: hashes only.
+
+    `private`: path hash -> content hash, size and mtime of each note private at the last
+    run (in a private folder, or refused as formerly private); `ever_private`: the hash of
+    every path that was ever private; `private_folders`: folder path hash -> the folder's
+    identity (device and inode) and the hashes of its notes' names."""
+
+    def __init__(self, manifest: dict):
+        self.old: dict[str, dict] = manifest["private"]
+        self.old_folders: dict[str, dict] = manifest["private_folders"]
+        self.ever: set[str] = set(manifest["ever_private"]) | set(self.old)
+        self.notes: dict[str, dict] = {}
+        self.folders: dict[str, dict] = {}
+        self.known = {rel: e["sha256"] for rel, e in manifest["refused"].items()} | {
+            rel: e["sha256"] for rel, e in manifest["notes"].items()
+        }
+        self.old_ids = {folder["id"] for folder in self.old_folders.values()}
+        self.refused_paths: set[str] = set()
+        self._gone: set[str] | None = None
+
+    def remember_folder(self, folder: _Folder) -> None:
+        self.folders[_key(folder.rel)] = {
+            "id": folder.identity,
+            "names": sorted(_key(entry.name) for entry in folder.notes),
+        }
+
+    def remember_note(self, rel: str, path: Path, max_bytes: int) -> None:
+        """Hash a private note so its content is recognised elsewhere; keep no path."""
+        key = _key(rel)
+        self.ever.add(key)
+        try:
+            info = path.stat()
+        except OSError:
+            return
+        if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= max_bytes:
+            return  # an empty note holds nothing private, and would match every empty note
+        prev = self.old.get(key)
+        if prev and (prev["size"], prev["mtime_ns"]) == (info.st_size, info.st_mtime_ns):
+            self.notes[key] = prev
+            return
+        try:
+            digest = hashlib.sha256(_read_regular(path, max_bytes)).hexdigest()
+        except (OSError, ValueError):
+            return
+        self.notes[key] = {"sha256": digest, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+
+    @property
+    def present(self) -> set[str]:
+        """The contents private now (call once every folder is remembered)."""
+        return {entry["sha256"] for entry in self.notes.values()}
+
+    def formerly_private(self, folder: _Folder, notes: list[_Note]) -> list[_Note]:
+        """The notes of a public folder that were private at the last run: all of them when
+        the folder is a private one renamed, else those whose path was private or whose
+        content was private and is not what this path held at the last run."""
+        if self._gone is None:
+            self._gone = {e["sha256"] for e in self.old.values()} - self.present
+        moved = [
+            note
+            for note in notes
+            if (note.rel not in self.known and _key(note.rel) in self.ever)
+            or (note.sha256 in self._gone and self.known.get(note.rel) != note.sha256)
+        ]
+        is_new = notes and not any(note.rel in self.known for note in notes)
+        if folder.identity in self.old_ids or (
+            is_new and (moved or self._holds_names_of_a_gone_folder(notes))
+        ):
+            self.folders[_key(folder.rel)] = {
+                "id": folder.identity,
+                "names": sorted(_key(note.name) for note in notes),
+            }
+            return notes
+        return moved
+
+    def is_private(self, folder: _Folder) -> bool:
+        """Whether the folder is private now (named so, or refused as a renamed one)."""
+        return _key(folder.rel) in self.folders
+
+    def _holds_names_of_a_gone_folder(self, notes: list[_Note]) -> bool:
+        """Most of the notes of a private folder gone since the last run, under the same
+        names (a rename replayed by a sync tool as copy and delete: new inodes)."""
+        names = {_key(note.name) for note in notes}
+        for key, folder in self.old_folders.items():
+            if key in self.folders:
+                continue  # still there: this is not it
+            shared = len(names & set(folder["names"]))
+            if shared and 2 * shared >= len(folder["names"]) and 2 * shared >= len(names):
+                return True
+        return False
+
+    def remember_refused(self, note: _Note) -> None:
+        key = _key(note.rel)
+        self.ever.add(key)
+        self.refused_paths.add(note.rel)
+        if note.sha256 and note.stat:
+            self.notes[key] = {
+                "sha256": note.sha256,
+                "size": note.stat.st_size,
+                "mtime_ns": note.stat.st_mtime_ns,
+            }
+
+    def manifest(self) -> dict:
+        return {
+            "private": self.notes,
+            "ever_private": sorted(self.ever),
+            "private_folders": self.folders,
+        }
 
 
-def _scan(
-    top: Path, rel: PurePosixPath, log: Callable[[str], None]
-) -> Iterator[tuple[PurePosixPath, os.DirEntry]]:
-    """Every file under `top` in name order, as (folder relative to the vault, entry).
-    Symlinked folders are never followed: they may lead out of the vault."""
-    with os.scandir(top) as entries:
-        ordered = sorted(entries, key=lambda e: e.name)
-    for entry in ordered:
-        if entry.is_dir(follow_symlinks=False):
-            yield from _scan(Path(entry.path), rel / entry.name, log)
-        elif entry.is_symlink() and Path(entry.path).is_dir():
-            log(f"ignored symlinked folder {(rel / entry.name).as_posix()}/")
-        else:
-            yield rel, entry
+def _walk(
+    vault: Path,
+    private: set[str],
+    include_hidden: bool,
+    result: StageResult,
+    log: Callable[[str], None],
+) -> tuple[list[_Folder], list[str]]:
+    """Every folder of the vault with its note entries, in path order, and the public
+    folders that could not be read. Symlinked folders are never followed (they may lead
+    out of the vault) and not yet named (their folder may turn out to be private). No
+    recursion: a vault nested 5,000 folders deep is walked like any other."""
+    folders, unreadable = [], []
+    pending = [(vault, "", False)]
+    while pending:
+        path, rel, is_private = pending.pop()
+        try:
+            identity = _key(f"inode:{(info := os.stat(path)).st_dev}:{info.st_ino}")
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if not rel:
+                raise
+            if not is_private:
+                result.rejected[_shown(f"{rel}/")] = f"unreadable folder ({exc.strerror})"
+                unreadable.append(rel)
+            continue
+        notes, links = [], []
+        for entry in entries:
+            child = _join(rel, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".") and not include_hidden:
+                    result.hidden_folders += not is_private
+                else:
+                    pending.append(
+                        (Path(entry.path), child, is_private or entry.name.lower() in private)
+                    )
+            elif entry.is_symlink() and entry.is_dir():
+                links.append(child)
+            elif entry.name.startswith(".") or not entry.name.lower().endswith(NOTE_SUFFIX):
+                result.ignored += not is_private
+            else:
+                notes.append(entry)
+        folders.append(_Folder(rel, identity, is_private, notes, links))
+    return sorted(folders, key=lambda f: f.rel), unreadable
+
+
+def _read_note(
+    folder: str, entry: os.DirEntry, root: Path, private: set[str], max_bytes: int,
+    staged: dict[str, dict],
+) -> _Note:  # fmt: skip
+    """The note with its content hash (read only when size or mtime changed), or the
+    reason it cannot be staged."""
+    note = _Note(_join(folder, entry.name), Path(entry.path), entry.name)
+    note.problem, note.stat = _check(note.path, entry, root, private, max_bytes)
+    if note.problem:
+        return note
+    old = staged.get(note.rel)
+    if old and (old["size"], old["mtime_ns"]) == (note.stat.st_size, note.stat.st_mtime_ns):
+        note.sha256 = old["sha256"]
+    else:
+        try:
+            note.data = _read_regular(note.path, max_bytes)
+        except OSError as exc:
+            note.problem = f"unreadable ({exc.strerror})"
+            return note
+        except ValueError as exc:
+            note.problem = str(exc)
+            return note
+        note.sha256 = hashlib.sha256(note.data).hexdigest()
+    if _shown(note.rel) != note.rel:
+        note.problem = BAD_NAME  # after hashing: a private note renamed so is still known
+    return note
 
 
 def _check(
     path: Path, entry: os.DirEntry, root: Path, private: set[str], max_bytes: int
-) -> tuple[str | None, os.stat_result | None, bytes | None]:
-    """(problem, stat, bytes if they had to be read); symlinks are resolved and re-gated."""
+) -> tuple[str | None, os.stat_result | None]:
+    """(problem, stat); symlinks are resolved and re-gated."""
     if entry.is_symlink():
         real = path.resolve()
         if not real.is_relative_to(root):
-            return "a symlink to a file outside the vault", None, None
+            return "a symlink to a file outside the vault", None
         if any(part.lower() in private for part in real.relative_to(root).parts[:-1]):
-            return "a symlink into a private folder", None, None
+            return INTO_PRIVATE, None
     try:
-        stat = path.stat() if entry.is_symlink() else entry.stat(follow_symlinks=False)
+        info = path.stat() if entry.is_symlink() else entry.stat(follow_symlinks=False)
     except OSError as exc:
-        return f"unreadable ({exc.strerror})", None, None
-    if stat.st_size > max_bytes:
-        return f"{stat.st_size:,} bytes, over the {max_bytes:,}-byte limit for a note", None, None
-    return None, stat, None
+        return f"unreadable ({exc.strerror})", None
+    if not stat.S_ISREG(info.st_mode):
+        return NOT_REGULAR, None
+    if info.st_size > max_bytes:
+        return f"{info.st_size:,} bytes, over the {max_bytes:,}-byte limit for a note", None
+    return None, info
+
+
+def _read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file, never blocking: a file swapped for a named pipe after
+    it was checked is refused, not waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(NOT_REGULAR)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise ValueError(f"over the {max_bytes:,}-byte limit for a note")
+    return data
 
 
 def _decode(data: bytes) -> str:
@@ -272,33 +507,38 @@ def _decode(data: bytes) -> str:
         raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
 
 
-def _remember_private(path: Path, rel: str, old: dict, new: dict) -> None:
-    """Hash a private note so its content is recognised elsewhere; store no path."""
-    key = hashlib.sha256(rel.encode()).hexdigest()
-    try:
-        stat = path.stat()
-    except OSError:
-        return
-    if stat.st_size == 0:
-        return  # an empty note holds nothing private, and would match every empty note
-    prev = old.get(key)
-    if prev and (prev["size"], prev["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
-        new[key] = prev
-        return
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return
-    new[key] = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _key(text: str) -> str:
+    """The hash that stands for a private path, name or folder: the name never is kept."""
+    return hashlib.sha256(os.fsencode(text)).hexdigest()
+
+
+def _shown(text: str) -> str:
+    """A path safe to log and store: bytes that are not UTF-8 shown as `\\xe9`."""
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def _remove_temporary_files(staging: Path) -> int:
+    """Delete what a crash between writing and renaming left (`.<name>.<random>.tmp`, see
+    `write_atomic`): a stale copy may hold a note that has since gone private."""
+    removed = 0
+    for folder, _, files in os.walk(staging):
+        for name in files:
+            if name.startswith(".") and name.endswith(".tmp"):
+                Path(folder, name).unlink(missing_ok=True)
+                removed += 1
+    return removed
 
 
 def read_manifest(staging: str | Path) -> dict:
     path = Path(staging) / MANIFEST
-    if not path.is_file():
-        return {"notes": {}, "deleted": {}, "private": {}}
-    manifest = json.loads(path.read_text())
-    for key in ("notes", "deleted", "private"):
+    manifest = json.loads(path.read_text()) if path.is_file() else {}
+    for key in ("notes", "deleted", "private", "private_folders", "refused"):
         manifest.setdefault(key, {})
+    manifest.setdefault("ever_private", [])
     return manifest
 
 

@@ -1,9 +1,10 @@
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import dagster as dg
 
-from company_ai.core.embedding import OllamaEmbedder, TextEmbedder, load_minilm
+if TYPE_CHECKING:
+    from company_ai.core.embedding import TextEmbedder
 
 
 class Embedder(dg.ConfigurableResource):
@@ -19,7 +20,10 @@ class Embedder(dg.ConfigurableResource):
     timeout_s: float = 60.0
 
     @cached_property
-    def embedder(self) -> TextEmbedder:
+    def embedder(self) -> "TextEmbedder":
+        # numpy and onnxruntime load with the first embedding, not with every run's code.
+        from company_ai.core.embedding import OllamaEmbedder, load_minilm
+
         if self.backend == "offline":
             return load_minilm()
         return OllamaEmbedder(self.host, model=self.model, dim=self.dim, timeout_s=self.timeout_s)

@@ -3,8 +3,6 @@ from collections.abc import Callable
 from typing import Literal, TypeVar
 
 import dagster as dg
-import httpx
-import ollama
 from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
@@ -39,6 +37,10 @@ class LLMResource(dg.ConfigurableResource):
         if self.backend == "offline":
             answer = offline()
             return answer if isinstance(answer, schema) else schema.model_validate(answer)
+        # Imported here: every run loads this module, and the offline default needs neither.
+        import httpx
+        import ollama
+
         client = ollama.Client(host=self.host, timeout=self.timeout_s)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         problem = "no attempt made"

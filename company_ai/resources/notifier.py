@@ -1,15 +1,34 @@
 import json
+import logging
+import os
+import re
 from pathlib import Path
 from typing import Literal
 
 import dagster as dg
-import httpx
 
 from company_ai.core import alerts
 from company_ai.core.db import Stores
+from company_ai.core.secrets import MASK, scrub, secrets_from_env
 from company_ai.core.times import to_iso, utc_now
 
 TELEGRAM_MAX_CHARS = 4096
+
+
+class _HideBotToken(logging.Filter):
+    """httpx logs every request's URL at INFO, and a Bot API URL holds the token
+    (`/bot<token>/sendMessage`): mask it, should anyone turn those logs on."""
+
+    _TOKEN_IN_URL = re.compile(r"/bot[^/\s\"']+/")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "/bot" in message:
+            record.msg, record.args = self._TOKEN_IN_URL.sub(f"/bot{MASK}/", message), ()
+        return True
+
+
+logging.getLogger("httpx").addFilter(_HideBotToken())
 
 
 class NotifierError(RuntimeError):
@@ -21,7 +40,9 @@ class Notifier(dg.ConfigurableResource):
     unique by key, so one failure is announced once), then every pending message is
     delivered oldest first. `outbox` (the default): appended as a JSON line to
     `outbox_path` and written to the log. `telegram`: the Bot API's `sendMessage`.
-    Delivery failures never raise: the message stays pending and goes with the next send."""
+    Delivery failures never raise: the message stays pending and goes with the next send.
+    Every secret (the token, and any `COMPANY_AI_…TOKEN`/`…SECRET`/`…PASSWORD` setting) is
+    scrubbed from alert text and delivery errors before they are stored or logged."""
 
     backend: Literal["outbox", "telegram"] = "outbox"
     data_dir: str
@@ -34,10 +55,11 @@ class Notifier(dg.ConfigurableResource):
     def send(self, key: str, text: str) -> alerts.FlushResult:
         """Queue `text` under `key` (a repeat of a key is ignored) and flush the queue."""
         log = dg.get_dagster_logger()
+        secrets = self._secrets()
         with Stores(self.data_dir).connect("ops") as ops:
-            if alerts.enqueue(ops, key, text):
-                log.info(f"alert {key}: {text}")
-            result = alerts.flush(ops, self._deliver)
+            if alerts.enqueue(ops, key, text, secrets):
+                log.info(f"alert {key}: {scrub(text, secrets)}")
+            result = alerts.flush(ops, self._deliver, secrets)
         if result.error:
             log.warning(
                 f"notifier ({self.backend}) is unavailable, {result.pending} alert(s) kept "
@@ -48,7 +70,11 @@ class Notifier(dg.ConfigurableResource):
     def flush(self) -> alerts.FlushResult:
         """Retry whatever is pending (e.g. on a sensor tick with nothing new to say)."""
         with Stores(self.data_dir).connect("ops") as ops:
-            return alerts.flush(ops, self._deliver)
+            return alerts.flush(ops, self._deliver, self._secrets())
+
+    def _secrets(self) -> list[str]:
+        """What `alerts` scrubs from every text and error before storing or returning it."""
+        return [self.telegram_token, *secrets_from_env(os.environ)]
 
     def _deliver(self, text: str) -> None:
         if self.backend == "telegram":
@@ -65,19 +91,17 @@ class Notifier(dg.ConfigurableResource):
         if len(text) > TELEGRAM_MAX_CHARS:
             text = text[: TELEGRAM_MAX_CHARS - 1] + "…"
         url = f"{self.telegram_base_url.rstrip('/')}/bot{self.telegram_token}/sendMessage"
+        import httpx  # only the telegram backend needs it: not at every run's start
+
         try:
             response = httpx.post(
                 url, json={"chat_id": self.telegram_chat_id, "text": text}, timeout=self.timeout_s
             )
             body = response.json()
         except (httpx.HTTPError, ValueError) as exc:
-            # httpx puts the URL, which holds the token, into its messages: never show it.
-            raise NotifierError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+            # httpx puts the URL, which holds the token, into its messages; alerts.flush
+            # scrubs the message, and `from None` keeps the original out of any traceback.
+            raise NotifierError(f"{type(exc).__name__}: {exc}") from None
         if not (isinstance(body, dict) and body.get("ok")):
             description = body.get("description") if isinstance(body, dict) else None
-            raise NotifierError(
-                self._scrub(f"telegram answered {response.status_code}: {description}")
-            )
-
-    def _scrub(self, message: str) -> str:
-        return message.replace(self.telegram_token, "<token>") if self.telegram_token else message
+            raise NotifierError(f"telegram answered {response.status_code}: {description}")

@@ -5,14 +5,25 @@ from contextlib import contextmanager
 import dagster as dg
 
 from company_ai.core.db import DEFAULT_BUSY_TIMEOUT_MS, Stores
+from company_ai.core.install import record_first_day
 
 
 class StoresResource(dg.ConfigurableResource):
     """The domain SQLite stores (crm, memory, outreach, brain, recall, ops) under one data
-    directory: one file per domain, WAL mode, a busy timeout, schemas migrated on open."""
+    directory: one file per domain, WAL mode, a busy timeout, schemas migrated on open.
+    The first run against a data directory records `first_day`, the partitions' start
+    (the install date), in it."""
 
     data_dir: str
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
+    first_day: str = ""
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        if self.first_day:
+            try:
+                record_first_day(self.stores().data_dir, self.first_day)
+            except OSError as exc:  # a read-only data dir is reported by the stores themselves
+                context.log.warning(f"could not record the install date: {exc.strerror}")
 
     def stores(self) -> Stores:
         return Stores(self.data_dir, self.busy_timeout_ms)

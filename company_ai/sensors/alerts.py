@@ -1,8 +1,11 @@
 """Alert sensors: failed runs, failed asset checks, assets gone stale.
 
-Each alert goes through the one `Notifier`, keyed by what failed (a run id, a check
-evaluation's id, a freshness state change's time), so a failure is announced once however
-many ticks see it; a notifier that is down keeps the alert queued and every tick retries.
+Every alert says its level. An ERROR (a failed run, a failed ERROR check, an asset whose
+freshness FAILs) is pushed through the one `Notifier` once, always, keyed by what failed
+(a run id, a check evaluation's id, a freshness state change's time), however many ticks
+see it or however the run came about (backfill, catch-up, re-execution); a notifier that
+is down keeps it queued and every tick retries. A WARN that recurs every day (drafts
+quarantined by the gate) is not pushed: the daily digest counts it.
 """
 
 import json
@@ -21,14 +24,16 @@ def run_failure_alerts(context: dg.RunFailureSensorContext, notifier: Notifier) 
     message = (context.failure_event.message or "").strip().splitlines()[:1]
     notifier.send(
         f"run-failure:{run.run_id}",
-        f"FAILED {run.job_name} {run.tags.get('dagster/partition', '')} run {run.run_id[:8]}"
+        f"ERROR: run failed: {run.job_name} {run.tags.get('dagster/partition', '')}"
+        f" run {run.run_id[:8]}"
         f" steps {', '.join(steps) or '-'}: {' '.join(message)}",
     )
 
 
 @dg.sensor(minimum_interval_seconds=120, default_status=dg.DefaultSensorStatus.RUNNING)
 def check_failure_alerts(context: dg.SensorEvaluationContext, notifier: Notifier):
-    """Announces every failed asset-check evaluation once (a cursor of ids per check)."""
+    """Announces every failed ERROR check evaluation once (a cursor of ids per check);
+    failed WARN checks are left to the daily digest, which counts them."""
     seen = json.loads(context.cursor) if context.cursor else {}
     new = []
     for check in sorted(context.repository_def.asset_graph.asset_check_keys, key=str):
@@ -39,18 +44,23 @@ def check_failure_alerts(context: dg.SensorEvaluationContext, notifier: Notifier
         fresh = [r for r in records if r.id > seen.get(key, 0)]
         if fresh:
             seen[key] = max(r.id for r in fresh)
-            new += [(key, r) for r in sorted(fresh, key=lambda r: r.id)]
+            new += [(key, r) for r in sorted(fresh, key=lambda r: r.id) if _is_error(r)]
     context.update_cursor(json.dumps(seen, sort_keys=True))
     for key, record in new:
         partition = f" partition {record.partition}" if record.partition else ""
         notifier.send(
             f"check-failure:{key}:{record.id}",
-            f"CHECK FAILED {key}{partition} run {record.run_id[:8]}",
+            f"ERROR: check failed: {key}{partition} run {record.run_id[:8]}",
         )
     if not new:
         notifier.flush()
         return dg.SkipReason("no new failed checks")
     return dg.SkipReason(f"alerted {len(new)} failed check(s)")
+
+
+def _is_error(record) -> bool:
+    evaluation = record.evaluation
+    return evaluation is None or evaluation.severity != dg.AssetCheckSeverity.WARN
 
 
 @dg.sensor(minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
@@ -70,7 +80,8 @@ def freshness_alerts(context: dg.SensorEvaluationContext, notifier: Notifier):
         if record.freshness_state == FreshnessState.FAIL:
             notifier.send(
                 f"freshness:{name}:{stamp}",
-                f"STALE {name}: freshness FAIL since {record.updated_at:%Y-%m-%d %H:%M} UTC",
+                f"ERROR: stale: {name} freshness FAIL since {record.updated_at:%Y-%m-%d %H:%M}"
+                " UTC (a night was missed)",
             )
             alerted += 1
     context.update_cursor(json.dumps(seen, sort_keys=True))

@@ -8,7 +8,9 @@ read afresh from Dagster's run history on every tick (no cursor), so running it 
 never double-fires and slots that fall due meanwhile are picked up on the next pass. A
 failed slot is retried up to `max_attempts` runs in all; the attempt is part of the run
 key because a sensor's run keys dedupe forever. The cursor only records when the sensor
-first ran: slots due before that are not its business.
+first ran: slots due before that are not its business. A capture whose moment has passed
+is never run late (the digest lists it as not taken), and the slots of a schedule a
+person stopped in the UI are left alone: stopping outreach for a holiday stops its mail.
 """
 
 from datetime import timedelta
@@ -17,8 +19,8 @@ import dagster as dg
 
 from company_ai import ledger
 from company_ai.core.times import parse_utc, to_iso
-from company_ai.core.timetable import plan_catchup
-from company_ai.schedules import JOBS, TIMETABLE, Entry
+from company_ai.core.timetable import TIMETABLE, Entry, plan_catchup
+from company_ai.schedules import JOBS
 
 LOOKBACK = timedelta(days=7)
 MAX_ATTEMPTS = 3
@@ -63,11 +65,15 @@ def build_catchup_sensor(
             sequential=self_dependent(context.repository_def.asset_graph, entries),
             busy=busy,
             max_attempts=max_attempts,
+            late_captures=ledger.late_captures(entries, slots, now),
+            paused=ledger.paused_slots(context.instance, entries, slots),
         )
         for slot in plan.gave_up:
             context.log.warning(
                 f"{slot.job} {slot.partition} failed {max_attempts} times; not retried again"
             )
+        for slot in plan.not_taken:
+            context.log.info(f"{slot.job} {slot.partition}: a capture, never run late")
         requests = [
             dg.RunRequest(
                 run_key=r.run_key,
@@ -79,7 +85,8 @@ def build_catchup_sensor(
         ]
         if not requests:
             return dg.SensorResult(
-                skip_reason=f"nothing missed ({len(slots)} slots, {len(plan.waiting)} waiting)"
+                skip_reason=f"nothing to run ({len(slots)} slots, {len(plan.waiting)} waiting,"
+                f" {len(plan.not_taken)} captures not taken, {len(plan.paused)} paused)"
             )
         return dg.SensorResult(run_requests=requests)
 

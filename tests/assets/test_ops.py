@@ -1,4 +1,5 @@
 import json
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
@@ -20,6 +21,14 @@ from tests.fakes import FakeServer, Reply
 from tests.test_notifier import TOKEN, telegram, telegram_ok
 
 DAY = "2026-11-29"
+# 09:00 the next morning: the 08:15 snapshot and the 06:15 export of DAY are current, and
+# DAY's 09:05 digest is the next one due (so it is the one that sends).
+MORNING = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def morning(clock):
+    clock(MORNING)
 
 
 def resources(data, snapshot_dir=None, notifier=None):
@@ -29,6 +38,7 @@ def resources(data, snapshot_dir=None, notifier=None):
             snapshot_dir=str(snapshot_dir or data / "snapshots"),
             snapshot_retention=2,
             state_dir=str(data / "state"),
+            export_dir=str(data / "exports"),
         ),
         "notifier": notifier
         or Notifier(data_dir=str(data), outbox_path=str(data / "outbox.jsonl")),
@@ -102,7 +112,9 @@ def test_the_restore_drill_fails_loudly_on_a_corrupted_snapshot_and_is_alerted(d
             instance=instance, definitions=defs, resources=resources(data)
         )
         check_failure_alerts(context)
-    assert any(t.startswith("CHECK FAILED db_snapshots:restore_drill") for t in outbox(data))
+    assert any(
+        t.startswith("ERROR: check failed: db_snapshots:restore_drill") for t in outbox(data)
+    )
 
 
 def test_a_notifier_that_is_down_does_not_fail_the_report_and_sends_it_later(data):
@@ -131,3 +143,39 @@ def test_a_notifier_that_is_down_does_not_fail_the_report_and_sends_it_later(dat
     assert texts[2].startswith("company_ai morning brief")
     with Stores(data).connect("ops", readonly=True) as ops:
         assert alerts.pending_count(ops) == 0
+
+
+def failure_of(result) -> str:
+    [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    return failure.step_failure_data.user_failure_data.description
+
+
+def test_a_report_is_a_replay_only_its_own_day_sends_and_captures_refuse_the_past(data, clock):
+    with dg.instance_for_test() as instance:
+
+        def digest(day):
+            result = dg.materialize(
+                [daily_digest], partition_key=day, instance=instance, resources=resources(data)
+            )
+            return result.asset_materializations_for_node("daily_digest")[0].metadata
+
+        first = digest(DAY)
+        assert first["delivered"].value is True
+        backfilled = digest("2026-11-26")
+        assert "not_sent" in backfilled and backfilled["delivered"].value is False
+        clock(datetime(2026, 12, 7, 9, 0, tzinfo=UTC))  # a week later
+        again = digest(DAY)
+        assert again["digest"].value == first["digest"].value, "a replay gives what the day gave"
+        assert "not_sent" in again
+        for capture in (state_export, db_snapshots):
+            late = dg.materialize(
+                [capture],
+                partition_key=DAY,
+                instance=instance,
+                resources=resources(data),
+                raise_on_error=False,
+            )
+            assert not late.success and "is a capture" in failure_of(late)
+    texts = [t for t in outbox(data) if t.startswith("company_ai digest")]
+    assert len(texts) == 1, "one digest went out: its own day's"
+    assert not (data / "snapshots").exists() and not (data / "state").exists()

@@ -1,4 +1,5 @@
 import json
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
@@ -18,8 +19,14 @@ from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from tests.fakes import FakeServer, Reply, ollama_chat
 
-DAY = "2026-11-27"
+DAY = "2026-11-27"  # a Friday; at 09:00 its 07:55 outreach is the current one
+FRIDAY_MORNING = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
 ALL = [research_findings, outreach_drafts, fabrication_gate, outreach_messages]
+
+
+@pytest.fixture(autouse=True)
+def friday(clock):
+    clock(FRIDAY_MORNING)
 
 
 def resources(data, llm=None):
@@ -314,13 +321,43 @@ def test_model_drafts_that_invent_facts_or_carry_html_are_never_sent(data, draft
     assert not (data / "outbox").exists() or outbox(data) == []
 
 
-def test_backfilled_days_each_keep_their_own_cap(data):
+def test_a_backfill_of_every_past_outreach_day_sends_nothing_and_changes_nothing(data, clock):
     with dg.instance_for_test() as instance:
-        for day in ("2026-11-24", "2026-11-25", "2026-11-26"):
-            assert run(data, instance, assets=[research_findings], day=day).success
-    picks = rows(data, "outreach", "SELECT day, contact_id FROM research_picks")
-    per_day = {}
-    for p in picks:
-        per_day.setdefault(p["day"], []).append(p["contact_id"])
-    assert all(len(v) <= RESEARCH_CAP for v in per_day.values()) and len(per_day) == 3
-    assert len({p["contact_id"] for p in picks}) == len(picks)  # nobody researched twice
+        assert run(data, instance).success  # Friday's own run
+        sent = rows(data, "outreach", "SELECT * FROM messages ORDER BY id")
+        drafts = rows(data, "outreach", "SELECT * FROM drafts ORDER BY id")
+        picks = rows(data, "outreach", "SELECT * FROM research_picks ORDER BY day, rank")
+        assert outbox(data) and len(drafts) <= DRAFT_CAP
+        clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))  # the next Monday
+        for day in ("2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26", DAY):
+            result = run(data, instance, day=day)
+            assert result.success, day
+            assert meta(result, "outreach_messages")["past_day"] is True
+        assert meta(result, "research_findings")["picked"] == len(picks)  # DAY's, as stored
+        assert meta(result, "outreach_messages")["sent"] == sum(
+            d["status"] == "sent" for d in drafts
+        )
+        assert meta(run(data, instance, day="2026-11-24"), "research_findings")["picked"] == 0
+    assert rows(data, "outreach", "SELECT * FROM messages ORDER BY id") == sent
+    assert rows(data, "outreach", "SELECT * FROM drafts ORDER BY id") == drafts
+    assert rows(data, "outreach", "SELECT * FROM research_picks ORDER BY day, rank") == picks
+    assert len(outbox(data)) == len([m for m in sent if m["draft_id"]])
+
+
+def test_a_single_run_over_a_range_of_days_is_refused_clearly(data):
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [research_findings],
+            instance=instance,
+            resources=resources(data),
+            raise_on_error=False,
+            tags={
+                "dagster/asset_partition_range_start": "2026-11-23",
+                "dagster/asset_partition_range_end": DAY,
+            },
+        )
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    message = failure.step_failure_data.user_failure_data.description
+    assert "works one day per run" in message and "2026-11-23..2026-11-27" in message
+    assert rows(data, "outreach", "SELECT * FROM research_picks") == []

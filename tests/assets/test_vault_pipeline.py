@@ -1,5 +1,6 @@
 import json
 import shutil
+from datetime import UTC, datetime
 
 import dagster as dg
 import pytest
@@ -15,6 +16,12 @@ from tests.fakes import FakeServer, Reply, ollama_chat
 
 ASSETS = [vault_staging, recall_pages, recall_index]
 DAY = "2026-11-29"
+NIGHT = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)  # DAY's vault night: staging is current
+
+
+@pytest.fixture(autouse=True)
+def night(clock):
+    clock(NIGHT)
 
 
 def resources(tmp_path, vault, llm=None):
@@ -142,3 +149,37 @@ def test_the_vault_job_runs_nightly_at_0030_with_a_max_runtime():
     }  # fmt: skip
     schedule = defs.resolve_schedule_def("vault_job_schedule")
     assert schedule.cron_schedule == "30 0 * * *" and schedule.job_name == "vault_job"
+
+
+def failure_of(result) -> str:
+    [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    return failure.step_failure_data.user_failure_data.description
+
+
+def test_staging_is_a_capture_and_pages_are_a_replay_of_their_days_staging(
+    instance, tmp_path, vault, clock
+):
+    res = resources(tmp_path, vault)
+    clock(datetime(2026, 11, 21, 0, 30, tzinfo=UTC))
+    assert run(instance, res, day="2026-11-20").success
+    pages_before = pages(tmp_path)
+    clock(datetime(2026, 11, 26, 1, 0, tzinfo=UTC))
+    # A past day's staging is refused: it would file today's vault under that day's name.
+    late = run(instance, res, selection=[vault_staging], day="2026-11-19")
+    assert not late.success and "is a capture" in failure_of(late)
+    # A day whose staging was never captured has nothing to derive pages from.
+    never = run(instance, res, selection=[recall_pages], day="2026-11-23")
+    assert not never.success and "was never captured" in failure_of(never)
+    assert pages(tmp_path) == pages_before, "and nothing changed"
+    # A later staging supersedes the 20th: replaying its pages changes nothing.
+    (vault / "notes" / "new-note.md").write_text("# A new note\n\nWritten on the 25th.\n")
+    assert run(instance, res, day="2026-11-25").success
+    after = pages(tmp_path)
+    replay = run(instance, res, selection=[recall_pages, recall_index], day="2026-11-20")
+    assert replay.success and pages(tmp_path) == after != pages_before
+    assert metadata(replay, "recall_pages")["superseded"] is True
+
+
+def pages(tmp_path):
+    with Stores(tmp_path / "data").connect("recall", readonly=True) as conn:
+        return conn.execute("SELECT title, note_hash, distilled FROM pages ORDER BY 1").fetchall()

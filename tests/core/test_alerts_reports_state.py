@@ -4,8 +4,10 @@ from datetime import UTC, datetime
 import pytest
 
 from company_ai.core import alerts
+from company_ai.core.db import Stores
 from company_ai.core.reports import (
     BriefInput,
+    CheckInfo,
     RunInfo,
     build_brief,
     build_digest,
@@ -44,34 +46,57 @@ def test_a_failed_delivery_keeps_the_alert_and_the_order_for_the_next_flush(stor
     assert [a[0] for a in attempts] == [2, 1]
 
 
-def run(status, partition="2026-11-29", attempt=None, job="memory_job"):
-    return RunInfo(f"{status}-{partition}-{attempt}".ljust(8, "x"), job, partition, status, attempt)
+def run(status, partition="2026-11-29", attempt=None, job="memory_job", checks=()):
+    run_id = f"{status}-{partition}-{attempt}".ljust(8, "x")
+    return RunInfo(run_id, job, partition, status, attempt, checks=checks)
 
 
-def test_the_digest_says_what_ran_failed_was_missed_and_recovered():
-    runs = [run("SUCCESS"), run("FAILURE", "2026-11-28"), run("SUCCESS", "2026-11-27", 1)]
+def test_the_digest_says_what_ran_failed_was_missed_not_taken_and_recovered():
+    quarantined = CheckInfo("outreach_drafts", "fabrication_gate", False, "WARN")
+    runs = [
+        run("SUCCESS", checks=(quarantined,)),
+        run("FAILURE", "2026-11-28"),
+        run("SUCCESS", "2026-11-27", 1, checks=(quarantined,)),
+        run("SUCCESS", "2026-11-26", checks=(CheckInfo("a", "b", True, "WARN"),)),
+    ]
     missed = [Due(datetime(2026, 11, 30, 6, 0, tzinfo=UTC), "morning_brief_job", "2026-11-29")]
-    text = build_digest(runs, missed, SINCE, UNTIL).render()
-    assert "ran 2 · failed 1 · missed 1 · recovered 1" in text
+    late = [Due(datetime(2026, 11, 29, 8, 15, tzinfo=UTC), "snapshots_job", "2026-11-28")]
+    text = build_digest(runs, missed, SINCE, UNTIL, not_taken=late).render()
+    assert "ran 3 · failed 1 · missed 1 · not taken 1 · recovered 1 · warnings 2" in text
+    assert "ERROR: failed:\n- memory_job 2026-11-28" in text
     assert "- morning_brief_job 2026-11-29 (due 2026-11-30T06:00:00Z)" in text
+    assert "never run late):\n- snapshots_job 2026-11-28 (due 2026-11-29T08:15:00Z)" in text
     assert "memory_job 2026-11-27 (run SUCCESS-), attempt 1" in text
+    assert (
+        "WARN (counted here, not alerted one by one):\n- outreach_drafts fabrication_gate: 2"
+        in text
+    )
     assert text.endswith("the scheduler is dark: check dagster-daemon.")
 
 
 def test_the_brief_leaves_out_stores_and_tables_that_do_not_exist(sample_stores, stores):
-    brief = build_brief(BriefInput(sample_stores, SINCE, UNTIL, [run("SUCCESS")]))
+    brief = build_brief(BriefInput(sample_stores, SINCE, UNTIL, [run("SUCCESS")], 90, "2026-11-28"))
     assert "Runs:\n  1 succeeded, 0 failed" in brief
     assert "Replies:" in brief
-    assert "Brain facts" not in brief, "brain.db has no brain_facts table yet"
+    assert "brain" not in brief, "the sample has no brain.db yet"
     sections = [count_section("Not yet", "outreach", "no_such_table", "status = 'waiting'")]
     assert build_brief(BriefInput(sample_stores, SINCE, UNTIL, []), sections).count("\n") == 0
     assert "Replies" not in build_brief(BriefInput(stores, SINCE, UNTIL, []))
 
 
 def test_a_count_section_counts_in_the_window(sample_stores):
-    section = count_section("Replies", "outreach", "messages", "replied_at >= :since")
-    title, lines = section(BriefInput(sample_stores, SINCE, UNTIL, []))
-    assert title == "Replies" and int(lines[0]) >= 0
+    where = "replied_at >= :since AND replied_at < :until"
+    section = count_section("Replies", "outreach", "messages", where)
+    since = datetime(2026, 10, 15, tzinfo=UTC)  # the sample's replies spread over 90 days
+    title, lines = section(BriefInput(sample_stores, since, UNTIL, []))
+    with sample_stores.connect("outreach", readonly=True) as conn:
+        everything = conn.execute("SELECT count(replied_at) FROM messages").fetchone()[0]
+        in_window = conn.execute(
+            "SELECT count(*) FROM messages WHERE replied_at >= ? AND replied_at < ?",
+            ("2026-10-15T00:00:00Z", "2026-11-30T09:05:00Z"),
+        ).fetchone()[0]
+    assert title == "Replies" and int(lines[0]) == in_window
+    assert 0 < in_window < everything, "the where clause must narrow the count"
 
 
 def test_state_files_are_written_whole(sample_stores, tmp_path):
@@ -91,3 +116,20 @@ def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path):
         write_json_atomic(target, {"v": object()})
     assert json.loads(target.read_text()) == {"v": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_the_brief_reports_the_nights_most_important_brain_facts(data):
+    from company_ai.core.brain import synthesize_day, write_day
+    from tests.core.brain_inputs import DAY, day_runs, seed_day
+
+    stores = Stores(data)
+    seed_day(stores)
+    with stores.connect("brain") as conn:
+        write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+    brief = build_brief(BriefInput(stores, SINCE, UNTIL, [], 90, DAY))
+    section = brief.split(f"The night's brain ({DAY}), most important first:\n")[1]
+    lines = section.splitlines()[:5]
+    importances = [int(line.strip()[1]) for line in lines]
+    assert importances == sorted(importances, reverse=True) and importances[0] == 5
+    empty = build_brief(BriefInput(stores, SINCE, UNTIL, [], 90, "2026-01-01"))
+    assert "no facts: the brain job has not covered that day" in empty

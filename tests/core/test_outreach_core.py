@@ -6,6 +6,7 @@ from company_ai.core.db import Stores, transaction
 from company_ai.core.drafting import (
     DRAFT_CAP,
     BumpLimitError,
+    already_contacted,
     compose,
     next_thread,
     text_problem,
@@ -59,11 +60,12 @@ def test_the_selection_rule_excludes_whom_it_must_and_prefers_warmth(stores):
     add_message(stores, 4, "2026-10-01T09:00:00Z", replied="2026-10-02T09:00:00Z")
     add_message(stores, 5, "2026-10-01T09:00:00Z", bump=2)  # politely twice: done
     add_message(stores, 6, "2026-10-01T09:00:00Z", bump=1)  # may still get a last bump
-    add_message(stores, 7, "2026-11-25T09:00:00Z")  # after the day: does not count yet
+    add_message(stores, 7, "2026-11-25T09:00:00Z")  # after the day: a backfill must see it
     picked = chosen(stores)
     assert len(picked) == RESEARCH_CAP
-    assert not {1, 2, 3, 4, 5} & set(picked)  # no email, bounced, recent, replied, bumped
-    assert picked[:3] == [6, 7, 8]  # warmest first (warmth 100 - id)
+    # no email, bounced, recent, replied, bumped twice, written to by a later day
+    assert not {1, 2, 3, 4, 5, 7} & set(picked)
+    assert picked[:3] == [6, 8, 9]  # warmest first (warmth 100 - id)
 
 
 def test_each_days_picks_are_stored_once_and_capped_even_when_days_are_caught_up(stores):
@@ -128,16 +130,45 @@ def test_a_missing_or_odd_page_is_refused(tmp_path):
 def test_a_third_bump_cannot_be_drafted_or_stored(stores):
     add_message(stores, 6, "2026-10-01T09:00:00Z", thread="t-6", bump=0)
     with stores.connect("outreach") as outreach:
-        assert next_thread(outreach, 6, "2026-11-20", "UTC").bump == 1
+        assert next_thread(outreach, 6, "2026-11-20").bump == 1
     add_message(stores, 6, "2026-10-20T09:00:00Z", thread="t-6", bump=1)
     add_message(stores, 6, "2026-11-01T09:00:00Z", thread="t-6", bump=2)
     with stores.connect("outreach") as outreach:
         with pytest.raises(BumpLimitError, match="no third bump"):
-            next_thread(outreach, 6, "2026-11-20", "UTC")
+            next_thread(outreach, 6, "2026-11-20")
         with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
             outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
                 " bump_count) VALUES (6, 't-6', 's', 'b', ?, 3)",
+                (NOW,),
+            )
+
+
+def test_a_past_day_drafting_sees_the_thread_a_later_day_started(stores):
+    add_message(stores, 6, "2026-11-25T09:00:00Z", thread="t-6-later")
+    with stores.connect("outreach") as outreach:
+        thread = next_thread(outreach, 6, "2026-11-20")
+    assert (thread.thread_id, thread.bump) == ("t-6-later", 1)
+
+
+def test_a_thread_bump_goes_out_once_and_nobody_is_written_to_twice_in_the_quiet_period(stores):
+    add_message(stores, 6, "2026-11-25T09:00:00Z", thread="t-6", bump=0)
+    draft = {"contact_id": 6, "thread_id": "t-6", "bump": 0}
+    with stores.connect("outreach") as outreach:
+        assert "already sent 2026-11-25T09:00:00Z" in already_contacted(
+            outreach, draft, "2026-11-01T00:00:00Z"
+        )
+        follow_up = draft | {"bump": 1}
+        assert "inside the quiet period" in already_contacted(
+            outreach, follow_up, "2026-11-20T00:00:00Z"
+        )
+        assert already_contacted(outreach, follow_up, "2026-11-26T00:00:00Z") is None
+        assert already_contacted(outreach, draft | {"contact_id": 8, "thread_id": "t-8"},
+                                 "2026-11-01T00:00:00Z") is None  # fmt: skip
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            outreach.execute(
+                "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
+                " bump_count) VALUES (6, 't-6', 's', 'b', ?, 0)",
                 (NOW,),
             )
 

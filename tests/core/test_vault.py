@@ -111,12 +111,8 @@ def test_a_private_folder_renamed_to_a_public_name_is_not_staged(vault, tmp_path
     (vault / "journal").rename(vault / "diary-2026")
     (vault / "diary-2026" / "new-entry.md").write_text("quartzheron today was fine\n")
     result = stage(vault, staging, logs)
-    assert result.staged == []
-    assert set(result.rejected) == {
-        "diary-2026/2026-11-01.md",
-        "diary-2026/health.md",
-        "diary-2026/new-entry.md",
-    }
+    assert result.staged == [] and result.rejected == {}
+    assert result.formerly_private == {"diary-2026/": 3}
     assert PRIVATE_CANARY not in all_text(staging)
     assert any("refused diary-2026/" in line for line in logs)
     assert not any("health" in line or "new-entry" in line for line in logs)

@@ -12,7 +12,7 @@ from company_ai.sensors.internal import FreshnessState
 from tests.fakes import FakeServer, Reply
 from tests.test_notifier import TOKEN, telegram, telegram_ok
 
-BROKEN = {"on": True}
+BROKEN = {"on": True, "warn": False}
 
 
 @dg.asset(freshness_policy=dg.FreshnessPolicy.time_window(fail_window=timedelta(hours=26)))
@@ -23,7 +23,8 @@ def watched() -> None:
 
 @dg.asset_check(asset=watched)
 def watched_is_sane() -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=not BROKEN["on"])
+    severity = dg.AssetCheckSeverity.WARN if BROKEN["warn"] else dg.AssetCheckSeverity.ERROR
+    return dg.AssetCheckResult(passed=not BROKEN["on"], severity=severity)
 
 
 DEFS = dg.Definitions(
@@ -35,7 +36,7 @@ DEFS = dg.Definitions(
 
 @pytest.fixture
 def outbox(tmp_path):
-    BROKEN["on"] = True
+    BROKEN["on"], BROKEN["warn"] = True, False
     path = tmp_path / "outbox.jsonl"
     return path, Notifier(data_dir=str(tmp_path), outbox_path=str(path))
 
@@ -71,7 +72,7 @@ def test_a_failed_run_is_alerted_once(outbox):
             run_failure_alerts(context)
     [alert] = sent(path)
     assert alert.startswith(
-        f"FAILED __ephemeral_asset_job__  run {result.run_id[:8]} steps watched"
+        f"ERROR: run failed: __ephemeral_asset_job__  run {result.run_id[:8]} steps watched"
     )
 
 
@@ -92,7 +93,9 @@ def test_each_failed_check_is_alerted_once_across_ticks(outbox):
         )
         cursor = evaluate(check_failure_alerts, instance, notifier, cursor)
         cursor = evaluate(check_failure_alerts, instance, notifier, cursor)
-        assert [a.split(" run ")[0] for a in sent(path)] == ["CHECK FAILED watched:watched_is_sane"]
+        assert [a.split(" run ")[0] for a in sent(path)] == [
+            "ERROR: check failed: watched:watched_is_sane"
+        ]
         dg.materialize(
             job,
             instance=instance,
@@ -101,6 +104,36 @@ def test_each_failed_check_is_alerted_once_across_ticks(outbox):
         )
         evaluate(check_failure_alerts, instance, notifier, cursor)
         assert len(sent(path)) == 2, "a new failure is a new alert"
+
+
+def test_a_failed_warn_check_is_left_to_the_digest_not_pushed(outbox):
+    path, notifier = outbox
+    BROKEN["on"], BROKEN["warn"] = False, False
+    with dg.instance_for_test() as instance:
+        job = [watched, watched_is_sane]
+        dg.materialize(job, instance=instance, selection=dg.AssetSelection.all())
+        cursor = evaluate(check_failure_alerts, instance, notifier)
+        BROKEN["on"], BROKEN["warn"] = True, True
+        for _ in range(3):  # a warning that recurs every day
+            dg.materialize(
+                job,
+                instance=instance,
+                raise_on_error=False,
+                selection=dg.AssetSelection.checks(watched_is_sane),
+            )
+            cursor = evaluate(check_failure_alerts, instance, notifier, cursor)
+        assert sent(path) == []
+        BROKEN["warn"] = False  # the same check failing as an ERROR is pushed
+        dg.materialize(
+            job,
+            instance=instance,
+            raise_on_error=False,
+            selection=dg.AssetSelection.checks(watched_is_sane),
+        )
+        evaluate(check_failure_alerts, instance, notifier, cursor)
+        assert [a.split(" run ")[0] for a in sent(path)] == [
+            "ERROR: check failed: watched:watched_is_sane"
+        ]
 
 
 def change(instance, new, previous, at):
@@ -124,7 +157,7 @@ def test_a_change_to_fail_is_alerted_once(outbox):
         change(instance, FreshnessState.FAIL, FreshnessState.PASS, 2000.0)
         cursor = evaluate(freshness_alerts, instance, notifier, cursor)
         cursor = evaluate(freshness_alerts, instance, notifier, cursor)
-        assert [a.split(":")[0] for a in sent(path)] == ["STALE watched"]
+        assert [a.split(" freshness")[0] for a in sent(path)] == ["ERROR: stale: watched"]
         change(instance, FreshnessState.PASS, FreshnessState.FAIL, 3000.0)
         change(instance, FreshnessState.FAIL, FreshnessState.PASS, 4000.0)
         evaluate(freshness_alerts, instance, notifier, cursor)
@@ -143,4 +176,4 @@ def test_an_alert_sensor_survives_a_notifier_that_is_down_and_retries_later(tmp_
         server.script(path, Reply(telegram_ok()))
         evaluate(freshness_alerts, instance, notifier, cursor)  # nothing new: flushes the queue
     texts = [p["text"] for _, p in server.requests]
-    assert len(texts) == 2 and texts[0] == texts[1] and texts[0].startswith("STALE watched")
+    assert len(texts) == 2 and texts[0] == texts[1] and texts[0].startswith("ERROR: stale: watched")

@@ -5,6 +5,7 @@ comes back, each schedule runs only its latest missed tick (as Dagster 1.13 does
 the catch-up sensor is evaluated every ten minutes and its run requests are executed.
 """
 
+import warnings
 from collections import Counter
 from datetime import UTC, datetime, time, timedelta
 
@@ -15,10 +16,11 @@ from company_ai import ledger
 from company_ai.assets.ops import daily_digest
 from company_ai.constants import DAILY
 from company_ai.core import times
-from company_ai.core.timetable import partition_for
+from company_ai.core.timetable import Entry, partition_for
 from company_ai.resources.notifier import Notifier
-from company_ai.schedules import Entry, _job, _schedule
+from company_ai.schedules import _job, _schedule
 from company_ai.sensors.catchup import build_catchup_sensor
+from tests.ledger_time import backdate_run
 
 FAILING: set[str] = set()
 
@@ -54,12 +56,19 @@ def brief(context: dg.AssetExecutionContext) -> None:
     pass
 
 
+@dg.asset(partitions_def=DAILY)
+def snap(context: dg.AssetExecutionContext) -> None:
+    """A capture, like the snapshots: records the world as it is when it runs."""
+
+
 ENTRIES = [
     Entry("nightly_job", ("nightly",), time(2, 0), 60),
     Entry("early_job", ("early",), time(3, 30), 60),
     Entry("brief_job", ("brief",), time(6, 0), 60),
 ]
-JOBS = {e.job: _job(e) for e in ENTRIES}
+CAPTURES = [Entry("snap_job", ("snap",), time(4, 0), 60, capture=True)]
+JOBS = {e.job: _job(e) for e in ENTRIES + CAPTURES}
+REPLAYS = [e.job for e in ENTRIES]
 # Short look-backs keep the simulated history (real runs) small: it starts at START.
 START = utc(2026, 3, 3, 6, 30)
 SENSOR = build_catchup_sensor(
@@ -68,12 +77,15 @@ SENSOR = build_catchup_sensor(
 LONG_SENSOR = build_catchup_sensor(
     ENTRIES, list(JOBS.values()), name="test_catchup_long", lookback=timedelta(days=4)
 )
-SCHEDULES = {e.job: _schedule(e, JOBS[e.job]) for e in ENTRIES}
+CAPTURE_SENSOR = build_catchup_sensor(
+    CAPTURES, [JOBS["snap_job"]], name="test_catchup_captures", lookback=timedelta(days=4)
+)
+SCHEDULES = {e.job: _schedule(e, JOBS[e.job]) for e in ENTRIES + CAPTURES}
 DEFS = dg.Definitions(
-    assets=[nightly, early, brief],
+    assets=[nightly, early, brief, snap],
     jobs=list(JOBS.values()),
     schedules=list(SCHEDULES.values()),
-    sensors=[SENSOR, LONG_SENSOR],
+    sensors=[SENSOR, LONG_SENSOR, CAPTURE_SENSOR],
 )
 
 
@@ -86,12 +98,16 @@ class Daemon:
         self.sensor = SENSOR
         self.cursor: str | None = None
         self.requested: list[list[dg.RunRequest]] = []
+        self.executed = 0
         monkeypatch.setattr(times, "utc_now", lambda: self.now)
 
     def execute(self, job: str, partition: str, tags: dict) -> None:
-        DEFS.resolve_job_def(job).execute_in_process(
+        result = DEFS.resolve_job_def(job).execute_in_process(
             partition_key=partition, instance=self.instance, tags=tags, raise_on_error=False
         )
+        # Runs made at one fake instant keep the order they were made in.
+        self.executed += 1
+        backdate_run(self.instance, result.run_id, self.now + timedelta(milliseconds=self.executed))
 
     def schedule_tick(self, job: str, tick: datetime) -> None:
         context = dg.build_schedule_context(
@@ -163,13 +179,13 @@ def daemon(monkeypatch):
 @pytest.mark.parametrize("sensor_first", [True, False])
 def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
     daemon.up_until(utc(2026, 3, 5, 1, 59))
-    before = {job: partitions(daemon.instance, job) for job in JOBS}
+    before = {job: partitions(daemon.instance, job) for job in REPLAYS}
     assert before["nightly_job"] == ["2026-03-03"]
 
     daemon.comes_back(utc(2026, 3, 5, 6, 0), sensor_first=sensor_first)
     daemon.sensor_until(utc(2026, 3, 5, 7, 0))
 
-    for job in JOBS:
+    for job in REPLAYS:
         done = partitions(daemon.instance, job)
         assert done[: len(before[job])] == before[job], "nothing that ran runs again"
         assert done == sorted(done) and len(done) == len(set(done)), job
@@ -184,7 +200,7 @@ def test_down_for_three_days_every_slot_runs_once_in_order(daemon):
     daemon.sensor_until(utc(2026, 3, 5, 8, 0))
 
     expected = ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]
-    for job in JOBS:
+    for job in REPLAYS:
         assert sorted(partitions(daemon.instance, job)) == expected, job
     # The self-dependent job ran one day at a time and in order. (Its latest tick
     # came from the schedule itself when the daemon came back, as 1.13 does.)
@@ -276,3 +292,45 @@ def test_a_fresh_deployment_owes_nothing_from_before_the_sensor_first_ran(daemon
         ("nightly_job", "2026-03-05"),
         ("early_job", "2026-03-05"),
     ]
+
+
+def remote_schedule(instance, name):
+    """The schedule as the daemon and the UI see it (to stop and start it as a person does)."""
+    from dagster._core.test_utils import in_process_test_workspace
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
+    origin = LoadableTargetOrigin(python_file=__file__, attribute="DEFS")
+    # Dagster's own snapshot code reads a deprecated property of every schedule.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with in_process_test_workspace(instance, origin) as workspace:
+            [location] = workspace.code_locations
+            [repo] = location.get_repositories().values()
+            return repo.get_schedule(name)
+
+
+def test_a_schedule_stopped_in_the_ui_stops_its_catch_up_too(daemon):
+    daemon.up_until(utc(2026, 3, 5, 1, 59))
+    early = remote_schedule(daemon.instance, "early_job_schedule")
+    daemon.instance.stop_schedule(early.get_remote_origin_id(), early.selector_id, early)
+    daemon.now = utc(2026, 3, 7, 6, 30)  # two days of early_job slots fall due meanwhile
+    daemon.sensor_until(utc(2026, 3, 7, 7, 0))
+    assert partitions(daemon.instance, "early_job") == ["2026-03-03"], "nothing ran"
+    assert partitions(daemon.instance, "nightly_job")[-1] == "2026-03-06", "others caught up"
+    # Switched back on: what fell due while it was off is still not owed; new slots are.
+    daemon.instance.start_schedule(early)
+    daemon.sensor_until(utc(2026, 3, 7, 8, 0))
+    assert partitions(daemon.instance, "early_job") == ["2026-03-03"]
+
+
+def test_a_missed_capture_is_never_run_late_only_its_latest_tick_runs(daemon):
+    daemon.sensor = CAPTURE_SENSOR
+    daemon.sensor_tick()  # the sensor starts watching on the 3rd
+    daemon.now = utc(2026, 3, 6, 4, 0)  # the daemon was down for three 04:00 ticks
+    daemon.schedule_tick("snap_job", daemon.now)  # Dagster 1.13 runs the latest one only
+    daemon.sensor_until(utc(2026, 3, 6, 6, 0))
+    assert partitions(daemon.instance, "snap_job") == ["2026-03-05"]
+    assert all(r == [] for r in daemon.requested), "no capture is faked under an old name"
+    slots = ledger.due(CAPTURES, utc(2026, 3, 3, 6, 30), daemon.now)
+    late = ledger.late_captures(CAPTURES, slots, daemon.now)
+    assert late == {("snap_job", "2026-03-03"), ("snap_job", "2026-03-04")}

@@ -1,0 +1,102 @@
+"""The night's own memory through Dagster: brain facts, the Markdown export, the funnel."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from company_ai.assets.brain import brain_facts, memory_export, outreach_funnel
+from company_ai.assets.memory import contact_episodes
+from company_ai.core.db import Stores
+from company_ai.resources.folders import OpsFolders
+from company_ai.resources.stores import StoresResource
+
+DAY, BEFORE = "2026-11-28", "2026-11-27"
+
+
+def resources(data, export_dir=None):
+    return {
+        "stores": StoresResource(data_dir=str(data)),
+        "ops_folders": OpsFolders(
+            snapshot_dir=str(data / "snapshots"),
+            state_dir=str(data / "state"),
+            export_dir=str(export_dir or data / "exports"),
+        ),
+    }
+
+
+def night(instance, data, day, export_dir=None, **kwargs):
+    return dg.materialize(
+        [contact_episodes, brain_facts, memory_export],
+        partition_key=day,
+        instance=instance,
+        resources=resources(data, export_dir),
+        **kwargs,
+    )
+
+
+def meta(result, key):
+    [event] = result.asset_materializations_for_node(key)
+    return {k: v.value for k, v in event.metadata.items()}
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def brain_rows(data, day):
+    with Stores(data).connect("brain", readonly=True) as conn:
+        return [
+            tuple(r) for r in conn.execute("SELECT * FROM facts WHERE day = ? ORDER BY key", (day,))
+        ]
+
+
+def test_a_night_is_synthesised_and_exported_and_its_replay_is_byte_identical(data, clock):
+    with dg.instance_for_test() as instance:
+        first = night(instance, data, DAY)
+        night(instance, data, BEFORE)
+        exported = files(data / "exports" / DAY)
+        facts, before = brain_rows(data, DAY), brain_rows(data, BEFORE)
+        assert facts and before and meta(first, "memory_export")["contacts"] > 0
+        assert "index.md" in exported and any(k.startswith("contacts/") for k in exported)
+        clock(datetime(2026, 12, 20, 23, 30, tzinfo=UTC))  # weeks later
+        again = night(instance, data, DAY)
+    assert files(data / "exports" / DAY) == exported, "byte-identical"
+    assert meta(again, "memory_export")["written"] == 0
+    assert brain_rows(data, DAY) == facts, "the same rows"
+    assert brain_rows(data, BEFORE) == before, "and no other day's"
+
+
+def test_an_export_folder_that_cannot_be_written_fails_clearly_and_loses_nothing(data, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with dg.instance_for_test() as instance:
+        result = night(instance, data, DAY, export_dir=blocked / "exports", raise_on_error=False)
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert str(blocked) in failure.step_failure_data.user_failure_data.description
+    assert brain_rows(data, DAY), "the brain's rows were written before the export failed"
+    assert blocked.read_text() == "not a folder"
+
+
+def test_a_partition_key_outside_the_range_is_refused_before_anything_runs(data):
+    with dg.instance_for_test() as instance, pytest.raises(dg.DagsterUnknownPartitionError):
+        night(instance, data, "1999-01-01")
+    assert not Stores(data).path("brain").exists()
+
+
+def test_the_weekly_funnel_is_a_pandas_table_and_a_markdown_file(data):
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [outreach_funnel],
+            partition_key="2026-11-16",
+            instance=instance,
+            resources=resources(data),
+        )
+    metadata = meta(result, "outreach_funnel")
+    rows = metadata["funnel"].records
+    assert rows[0].data["angle"] == "(all)" and rows[0].data["sent"] == metadata["sent"] > 0
+    assert sum(r.data["sent"] for r in rows[1:]) == rows[0].data["sent"]
+    text = (data / "exports" / "funnel" / "2026-11-16.md").read_text()
+    assert "| week |" in text and "(all)" in text
