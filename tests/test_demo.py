@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -178,17 +179,27 @@ def test_sigterm_stops_the_demo_cleanly_and_leaves_no_run_started(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + PATIENCE_S
-    instance = None
-    while time.monotonic() < deadline and process.poll() is None:
-        if (root / "dagster_home" / "history").exists():
-            instance = instance or instance_of(root)
-            if any(r.status in IN_FLIGHT for r in instance.get_runs()):
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(process.stderr), daemon=True)
+    reader.start()
+    try:
+        # Open the instance only once the demo has made it ("[2/3]"): two processes
+        # creating one SQLite instance at once would race each other.
+        deadline = time.monotonic() + PATIENCE_S
+        while time.monotonic() < deadline and process.poll() is None:
+            made = any(line.startswith("[2/3]") for line in said)
+            if made and any(r.status in IN_FLIGHT for r in instance_of(root).get_runs()):
                 break
-        time.sleep(0.2)
-    assert process.poll() is None, "the demo ended before a run was in flight"
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=PATIENCE_S)
+            time.sleep(0.2)
+        assert process.poll() is None, "".join(said)[-3000:]
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=PATIENCE_S)
+        reader.join(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stderr.close()
+    stderr = "".join(said)
     assert process.returncode == 143, stderr[-2000:]
     assert "stopped by SIGTERM" in stderr and "Traceback" not in stderr
     runs = instance_of(root).get_runs()
