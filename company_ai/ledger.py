@@ -220,11 +220,22 @@ def missed_between(
 
 
 def _failure(instance: dg.DagsterInstance, run: dg.DagsterRun) -> str | None:
+    """`step: what went wrong`, in the words a person needs: a `Failure`'s description, else
+    the first line of the innermost error (not Dagster's "Error occurred while executing")."""
     events = instance.get_records_for_run(
         run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE, limit=1
     ).records
-    if not events:
+    event = events[0].event_log_entry.dagster_event if events else None
+    data = event.step_failure_data if event else None
+    if data is None:
         return None
-    event = events[0].event_log_entry.dagster_event
-    error = event.step_failure_data.error if event and event.step_failure_data else None
-    return f"{event.step_key}: {error.message.strip().splitlines()[0]}" if error else None
+    if data.user_failure_data and data.user_failure_data.description:
+        said = data.user_failure_data.description
+    elif data.error:
+        error = data.error
+        while error.cause is not None:
+            error = error.cause
+        said = error.message
+    else:
+        return None
+    return f"{event.step_key}: {said.strip().splitlines()[0]}"

@@ -12,6 +12,7 @@ from company_ai.core.reports import (
     build_brief,
     build_digest,
     count_section,
+    runs_section,
 )
 from company_ai.core.state import export_state, write_json_atomic
 from company_ai.core.timetable import Due
@@ -72,6 +73,14 @@ def test_the_digest_says_what_ran_failed_was_missed_not_taken_and_recovered():
         in text
     )
     assert text.endswith("the scheduler is dark: check dagster-daemon.")
+
+
+def test_the_brief_names_each_failed_run_with_its_error():
+    runs = [run("SUCCESS"), run("FAILURE", "2026-11-28"), run("STARTED", "2026-11-29")]
+    runs[1] = RunInfo(runs[1].run_id, "outreach_job", "2026-11-28", "FAILURE", error="boom")
+    brief = build_brief(BriefInput(Stores("/nonexistent"), SINCE, UNTIL, runs), [runs_section])
+    assert "1 succeeded, 1 failed, 1 in flight or queued" in brief
+    assert "FAILED outreach_job 2026-11-28 (run FAILURE-): boom" in brief
 
 
 def test_the_brief_leaves_out_stores_and_tables_that_do_not_exist(sample_stores, stores):

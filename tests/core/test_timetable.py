@@ -3,7 +3,6 @@ from datetime import UTC, datetime, time
 import pytest
 
 from company_ai.core.timetable import (
-    EVERY_DAY,
     WEEKDAYS,
     Due,
     Slot,
@@ -157,7 +156,3 @@ def test_failed_slots_are_retried_with_a_new_run_key_until_the_limit():
     plan = plan_catchup(slots, facts, max_attempts=3)
     assert [r.run_key for r in plan.requests] == ["catchup:a:2026-03-01:2"]
     assert plan.gave_up == [due(3)]
-
-
-def test_every_day_is_every_day():
-    assert sorted(EVERY_DAY) == list(range(7))

@@ -16,13 +16,19 @@ def utc(*args):
     return datetime(*args, tzinfo=UTC)
 
 
+BROKEN = {"on": False}
+
+
 @dg.asset(partitions_def=dg.DailyPartitionsDefinition(start_date="2026-01-01"))
 def thing() -> None:
-    pass
+    if BROKEN["on"]:
+        raise RuntimeError("the source went away\nsecond line")
 
 
 def made_at(instance, at, took_s=1.0, partition="2026-03-04"):
-    result = dg.materialize([thing], partition_key=partition, instance=instance)
+    result = dg.materialize(
+        [thing], partition_key=partition, instance=instance, raise_on_error=False
+    )
     backdate_run(instance, result.run_id, at, took_s)
     return result.run_id
 
@@ -39,6 +45,18 @@ def test_a_run_is_read_with_the_status_it_had_at_the_instant_asked():
         later = ledger.runs_between(instance, utc(2026, 3, 5), utc(2026, 3, 6))
         assert [r.status for r in later] == ["SUCCESS", "SUCCESS"]
         assert ledger.runs_between(instance, utc(2026, 3, 6), utc(2026, 3, 7)) == []
+
+
+def test_a_failed_run_is_read_with_the_first_line_of_its_error():
+    with dg.instance_for_test() as instance:
+        BROKEN["on"] = True
+        try:
+            failed = made_at(instance, utc(2026, 3, 5, 1, 0))
+        finally:
+            BROKEN["on"] = False
+        [run] = ledger.runs_between(instance, utc(2026, 3, 5), utc(2026, 3, 6))
+    assert (run.run_id, run.status) == (failed, "FAILURE")
+    assert run.error == "thing: RuntimeError: the source went away"
 
 
 def test_slots_due_before_the_install_are_nobodys_miss(tmp_path, monkeypatch):
