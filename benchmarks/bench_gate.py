@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from company_ai.core.gate import SourceIndex, find_unsupported_claims, unsupported_claims
-from company_ai.core.gate_eval import (
+from company_ai.tools.gate_eval import (
     ALLOW,
     entfa_scores,
     gate_scores,

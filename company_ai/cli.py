@@ -351,7 +351,7 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
 
 def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.embedding import load_minilm
-    from company_ai.core.evaluation import evaluate_beir, evaluate_recall, render
+    from company_ai.tools.evaluation import evaluate_beir, evaluate_recall, render
 
     if args.dir is None:
         with stores.connect("recall", readonly=True) as conn:

@@ -1,13 +1,15 @@
+import argparse
 import json
 
 import pytest
 
+from company_ai.cli import _parser
 from company_ai.core.db import Stores
 from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.recall import index_entities
 from company_ai.core.vault import stage_vault
 from tests.conftest import SAMPLE_VAULT
-from tests.test_cli import run
+from tests.test_cli import first_email, run
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +97,49 @@ def test_eval_retrieval_without_a_folder_scores_the_sample_questions(recall_data
     results = json.loads(done.stdout)
     assert results["queries"]["count"] >= 40
     assert results["hybrid"]["ndcg@10"] > results["keyword"]["ndcg@10"]
+
+
+# Declared, needed elsewhere, and each costs a read command a noticeable start-up.
+HEAVY = {"dagster", "pandas", "chromadb", "pydantic"}
+READ_COMMANDS = ("timeline", "dossier", "recall", "page", "stale")
+
+
+def run_listing_imports(*args):
+    """The CLI in its own process, and the top-level packages it imported (-X importtime)."""
+    done = run(*args, python_flags=("-X", "importtime"))
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    return done, imported
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS)
+def test_no_read_command_imports_the_heavy_libraries(command, sample_stores, recall_data):
+    sample = ("--data-dir", str(sample_stores.data_dir))
+    recall = ("--data-dir", str(recall_data))
+    args = {
+        "timeline": (*sample, "timeline", first_email(sample_stores)),
+        "dossier": (*sample, "dossier", first_email(sample_stores)),
+        "recall": (*recall, "recall", "who runs customer support?"),
+        "page": (*recall, "page", "Signalcrest"),
+        "stale": (*recall, "stale"),
+    }[command]
+    done, imported = run_listing_imports(*args)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr[-2000:]
+    assert "company_ai" in imported  # the listing works
+    assert imported & HEAVY == set()
+
+
+def test_the_import_listing_sees_a_heavy_library_when_one_is_imported(data):
+    done, imported = run_listing_imports(
+        "--data-dir", str(data), "note", first_email(Stores(data)), "Called back."
+    )
+    assert done.returncode == 0 and "pydantic" in imported  # episodes are validated by it
+
+
+def test_every_command_is_a_read_command_or_known_to_load_more():
+    [commands] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    may_load_more = {"note", "gate", "sample", "eval-retrieval", "demo"}
+    assert set(commands.choices) == set(READ_COMMANDS) | may_load_more

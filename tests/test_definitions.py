@@ -54,18 +54,38 @@ def test_the_day_kind_check_catches_an_asset_that_does_not_say():
     assert "docstring" in day_kind_problem(mute)
 
 
+def imported_modules(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append(node.module or "")
+    return names
+
+
 def test_core_never_imports_dagster():
-    offenders = []
-    for path in (ROOT / "company_ai" / "core").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else []
-            )
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "dagster"]
+    offenders = [
+        f"{path.name}: {name}"
+        for path in (ROOT / "company_ai" / "core").rglob("*.py")
+        for name in imported_modules(path)
+        if name.split(".")[0] == "dagster"
+    ]
+    assert offenders == []
+
+
+def test_the_product_never_imports_the_tools():
+    """tools/ (sample pages, the gate's and retrieval's evaluations) is for the CLI, the
+    demo, the sample loader, tests and benchmarks: no asset, resource or sensor needs it."""
+    package = ROOT / "company_ai"
+    users = {package / "cli.py", package / "demo.py", package / "core" / "sample.py"}
+    offenders = [
+        f"{path.relative_to(package)}: {name}"
+        for path in package.rglob("*.py")
+        if path not in users and package / "tools" not in path.parents
+        for name in imported_modules(path)
+        if name.startswith("company_ai.tools")
+    ]
     assert offenders == []
 
 

@@ -1,6 +1,9 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import company_ai
 from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, EmbedderError, MiniLM, minilm_files
 from company_ai.resources.embedder import Embedder
 from tests.fakes import FakeServer, Reply, ollama_embed
@@ -29,6 +32,15 @@ def test_a_wrong_model_file_is_refused(tmp_path):
     fake.write_bytes(b"not the model")
     with pytest.raises(EmbedderError, match="not the pinned"):
         MiniLM(fake, tokenizer)
+
+
+def test_a_tokenizer_other_than_the_shipped_one_is_refused(tmp_path):
+    model, tokenizer = minilm_files()
+    assert tokenizer.parent == Path(company_ai.__file__).parent / "minilm"
+    edited = tmp_path / "tokenizer.json"  # still a valid tokenizer, one token renamed
+    edited.write_text(tokenizer.read_text().replace('"[UNK]"', '"[UNKNOWN]"', 1))
+    with pytest.raises(EmbedderError, match="tokenizer.json is not the pinned"):
+        MiniLM(model, edited)
 
 
 def test_the_resource_defaults_to_the_offline_model(minilm):

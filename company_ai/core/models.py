@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from company_ai.core.schema import EPISODE_TYPES
+from company_ai.core.schema import EpisodeType
 from company_ai.core.times import canonical_utc
-
-EpisodeType = Literal[EPISODE_TYPES]  # type: ignore[valid-type]
 
 MAX_CONTENT_CHARS = 50_000
 # Sources that name a model ("model:qwen3:8b") mark a guess; a guess is never certain.

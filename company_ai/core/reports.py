@@ -9,7 +9,7 @@ exist yet, so a store added later joins the brief with one line.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -105,7 +105,7 @@ def build_digest(
     since: datetime,
     until: datetime,
     *,
-    not_taken: list[Due] = (),
+    not_taken: Sequence[Due] = (),
 ) -> Digest:
     """What ran, failed, was missed (or not taken) and recovered; `runs` are the window's
     runs, with the status they had at `until`."""

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
-from company_ai.core.research import write_company_pages
 from company_ai.core.times import to_iso, utc_now
+from company_ai.tools.company_pages import write_company_pages
 
 FIRST = (
     "Ada Alan Grace Linus Margaret Tim Barbara Ken Radia Edsger Frances Donald Hedy Katherine"

@@ -8,9 +8,14 @@ tables yet; its file still exists, in WAL mode, so that its writer can migrate i
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 DOMAINS = ("crm", "memory", "outreach", "brain", "recall", "ops")
 
-EPISODE_TYPES = ("research", "company", "outreach", "response", "engagement", "note", "scoring")
+EpisodeType = Literal[
+    "research", "company", "outreach", "response", "engagement", "note", "scoring"
+]
+EPISODE_TYPES: tuple[str, ...] = get_args(EpisodeType)
 
 # An OR chain, not `IN (...)`: in a CHECK, SQLite rebuilds an IN list for every row, which
 # halved append throughput (see BENCHMARKS.md).

@@ -18,6 +18,7 @@ never run late, it is reported as not taken. Plain logic: the sensor reads, this
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -290,11 +291,11 @@ def plan_catchup(
     due: Iterable[Due],
     facts: Mapping[tuple[str, str], SlotFacts],
     *,
-    sequential: set[str] = frozenset(),
-    busy: set[str] = frozenset(),
+    sequential: AbstractSet[str] = frozenset(),
+    busy: AbstractSet[str] = frozenset(),
     max_attempts: int = 3,
-    late_captures: set[tuple[str, str]] = frozenset(),
-    paused: set[tuple[str, str]] = frozenset(),
+    late_captures: AbstractSet[tuple[str, str]] = frozenset(),
+    paused: AbstractSet[tuple[str, str]] = frozenset(),
 ) -> CatchUpPlan:
     """Which missed slots run now, oldest first.
 

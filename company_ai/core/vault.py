@@ -188,27 +188,27 @@ def stage_vault(
 
     candidates: list[_Note] = []
     for folder in (f for f in folders if not f.private):
-        notes = [
+        folder_notes = [
             _read_note(folder.rel, entry, root, private, max_note_bytes, old_notes)
             for entry in folder.notes
         ]
-        refused = set(memory.formerly_private(folder, notes))
-        for note in refused:
+        formerly = set(memory.formerly_private(folder, folder_notes))
+        for note in formerly:
             memory.remember_refused(note)
             if note.rel in old_notes:
                 (staging / NOTES / note.rel).unlink(missing_ok=True)
                 result.withdrawn += 1
-        if refused:
+        if formerly:
             shown = _shown(f"{folder.rel}/" if folder.rel else "(vault root)")
-            result.formerly_private[shown] = len(refused)
+            result.formerly_private[shown] = len(formerly)
             log(
-                f"refused {shown}: {len(refused)} notes that were private (a renamed or moved "
+                f"refused {shown}: {len(formerly)} notes that were private (a renamed or moved "
                 "private folder?); add its name to COMPANY_AI_VAULT_PRIVATE_FOLDERS"
             )
         if not memory.is_private(folder):
             for link in folder.links:
                 log(f"ignored symlinked folder {_shown(link)}/")
-        candidates += [note for note in notes if note not in refused]
+        candidates += [note for note in folder_notes if note not in formerly]
 
     target = staging / NOTES
     notes: dict[str, dict] = {}
@@ -221,6 +221,7 @@ def stage_vault(
             result.rejected[_shown(rel)] = note.problem
             continue
         if note.data is None:  # same size and mtime as staged: unchanged, not even read
+            assert old is not None
             notes[rel] = old
             result.unchanged += 1
             continue
@@ -230,6 +231,7 @@ def stage_vault(
         except ValueError as exc:
             result.rejected[rel] = str(exc)
             continue
+        assert note.stat is not None
         notes[rel] = {
             "sha256": note.sha256,
             "size": note.stat.st_size,
@@ -443,6 +445,7 @@ def _read_note(
     note.problem, note.stat = _check(note.path, entry, root, private, max_bytes)
     if note.problem:
         return note
+    assert note.stat is not None  # _check gives a stat whenever it finds no problem
     old = staged.get(note.rel)
     if old and (old["size"], old["mtime_ns"]) == (note.stat.st_size, note.stat.st_mtime_ns):
         note.sha256 = old["sha256"]

@@ -1,7 +1,7 @@
 import pytest
 
 from company_ai.core.gate import KINDS, find_unsupported_claims
-from company_ai.core.gate_eval import gate_scores, labelled_drafts
+from company_ai.tools.gate_eval import gate_scores, labelled_drafts
 
 SOURCES = [
     "CRM: Grace Hopper <grace@bluewind.example>, CTO at Bluewind Logistics Inc., Leeds.",

@@ -3,7 +3,6 @@ from datetime import UTC, datetime
 import pytest
 
 from company_ai.core.distill import distill_staging, offline_page
-from company_ai.core.evaluation import evaluate_recall, sample_questions
 from company_ai.core.recall import (
     index_entities,
     page_markdown,
@@ -13,6 +12,7 @@ from company_ai.core.recall import (
 )
 from company_ai.core.retrieval import Searcher
 from company_ai.core.vault import stage_vault
+from company_ai.tools.evaluation import evaluate_recall, sample_questions
 
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 

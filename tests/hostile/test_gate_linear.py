@@ -12,7 +12,7 @@ import pytest
 
 from company_ai.core import gate
 from company_ai.core.gate import CONNECTORS, SourceIndex, find_unsupported_claims
-from company_ai.core.gate_eval import title_case_words
+from company_ai.tools.gate_eval import title_case_words
 
 SOURCES = [
     "Dr Grace Hopper of Bluewind Logistics Inc. met the Bank of England in Zürich.",

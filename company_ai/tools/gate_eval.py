@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from company_ai.core.gate import find_unsupported_claims
-from company_ai.core.research import MONTH_NAMES, company_facts, company_page, page_text
+from company_ai.core.research import page_text
 from company_ai.core.sample import CITIES, FIRST, LAST, TITLES, iter_sample
+from company_ai.tools.company_pages import MONTH_NAMES, company_facts, company_page
 
 SENDER = "Sam Rivers"
 ALLOW = (SENDER, "Company AI")

@@ -1,0 +1,1 @@
+"""Tools around the product, not in it: sample data, measurements, evaluations."""
