@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -65,7 +65,7 @@ _INSERT = (
 
 # A stored row: contact_id, episode_type, content, source, confidence, created_at,
 # natural_key, day (the columns of _INSERT, in order).
-Row = tuple[int, str, str, "str | None", float, str, str, str]
+Row = tuple[int, str, str, str | None, float, str, str, str]
 
 
 def validate(episodes: Iterable[Episode | Mapping[str, Any]]) -> list[Episode]:
@@ -105,7 +105,7 @@ def episode_rows(
         checked = _validated([items[i] for i in unusual], [first + i for i in unusual])
         for i, episode in zip(unusual, checked, strict=True):
             rows[i] = _model_row(episode, tz)
-    return rows  # type: ignore[return-value] (no None is left)
+    return cast(list[Row], rows)  # no None is left
 
 
 def _plain_row(item: Any, tz: str) -> Row | None:
