@@ -120,6 +120,20 @@ def test_an_accepted_episode_is_stored_as_pydantic_would_store_it(override, tz):
     assert exact(episode_rows([Episode(**good)], tz)[0]) == expected
 
 
+class Hiding(dict):
+    """A dict whose `keys()` hide a field its items hold (pydantic reads the items)."""
+
+    def keys(self):
+        return super().keys() - {"warmth"}
+
+
+def test_only_an_exact_dict_takes_the_plain_path():
+    hiding = Hiding(bad_episode({"warmth": 3}))
+    assert _plain_row(hiding, "UTC") is None
+    with pytest.raises(EpisodeError, match="warmth: Extra inputs are not permitted"):
+        episode_rows([hiding])
+
+
 def test_the_writers_episodes_take_the_plain_path():
     history = [e for _, h, _ in iter_sample(contacts=60, as_of=AS_OF) for e in h]
     assert len(history) > 100
@@ -221,9 +235,17 @@ def test_a_large_batch_is_stored_exactly_as_small_batches_store_it(stores, tmp_p
     assert checker_threads() == []
 
 
-@pytest.mark.parametrize("bad_at", [0, CHUNK_ROWS + 3, LARGE - 2])
-def test_a_bad_episode_anywhere_in_a_large_batch_refuses_all_of_it(memory, bad_at):
-    batch = many(LARGE)
+@pytest.mark.parametrize(
+    ("size", "bad_at"),
+    [
+        (LARGE, 0),
+        (LARGE, CHUNK_ROWS + 3),
+        (LARGE, LARGE - 2),
+        (CHUNK_ROWS + 500, CHUNK_ROWS + 3),  # two chunks: checked before storing, no worker
+    ],
+)
+def test_a_bad_episode_anywhere_in_a_large_batch_refuses_all_of_it(memory, size, bad_at):
+    batch = many(size)
     batch[bad_at] = batch[bad_at] | {"confidence": 1.5}
     batch[-1] = batch[-1] | {"episode_type": "gossip"}  # a later bad one is not the one named
     with pytest.raises(EpisodeError, match=f"episode #{bad_at} is invalid: confidence"):
