@@ -94,7 +94,7 @@ def episode_rows(
     """The stored row of every episode, each checked by the rules of `models.Episode`.
 
     Plain dicts of built-in types (what the writers make) are checked in plain Python,
-    five times faster than pydantic; anything else, and anything the plain check does not
+    about three times faster than pydantic; anything else, and anything the plain check does not
     accept, goes to pydantic, which then accepts or refuses it: a refusal always reads the
     same, naming the first bad episode by its position (counted from `first`).
     """
