@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 from itertools import chain
 from typing import Any, cast
 
@@ -55,13 +55,14 @@ def natural_key(
 _BATCH = TypeAdapter(list[Episode])
 _FIELDS = frozenset(Episode.model_fields)
 _TYPES = frozenset(EPISODE_TYPES)
-# Rows per INSERT statement (fewer where SQLite allows fewer than 8 × this many parameters).
+# Rows per INSERT statement (fewer where SQLite allows fewer parameters in one statement).
 CHUNK_ROWS = 1000
 _INSERT = (
     "INSERT INTO contact_episodes (contact_id, episode_type, content, source,"
     " confidence, created_at, natural_key, day) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (contact_id, natural_key) DO NOTHING"
 )
+_PER_ROW = _INSERT.count("?")  # parameters
 
 # A stored row: contact_id, episode_type, content, source, confidence, created_at,
 # natural_key, day (the columns of _INSERT, in order).
@@ -181,42 +182,42 @@ def append_episodes(
     found there rolls back the chunks already inserted.
     """
     items = list(episodes)
-    size = max(1, min(CHUNK_ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 8))
+    size = max(1, min(CHUNK_ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _PER_ROW))
     starts = range(0, len(items), size)
     if len(starts) <= 2:  # not worth a thread: check it all before taking the write lock
-        chunks = [episode_rows(items[i : i + size], tz, first=i) for i in starts]
-        return _store(conn, chunks, len(items), size)
+        chunks = [_parameters(items[i : i + size], tz, i) for i in starts]
+        return _store(conn, chunks, len(items))
     with ThreadPoolExecutor(1, thread_name_prefix="episode-check") as pool:
-        return _store(conn, _checked_ahead(items, tz, starts, size, pool), len(items), size)
+        return _store(conn, _checked_ahead(items, tz, starts, size, pool), len(items))
+
+
+def _parameters(items: list[Any], tz: str, first: int) -> list[Any]:
+    """The parameters of one INSERT of these episodes' rows: the rows, one after another."""
+    return list(chain.from_iterable(episode_rows(items, tz, first=first)))
 
 
 def _checked_ahead(
     items: list[Any], tz: str, starts: range, size: int, pool: ThreadPoolExecutor
-) -> Iterator[list[Row]]:
-    """Each chunk's rows, checked in `pool` one chunk ahead of the caller storing them."""
-    ahead: deque[Future[list[Row]]] = deque()
+) -> Iterator[list[Any]]:
+    """Each chunk's parameters, made in `pool` one chunk ahead of the caller storing them."""
+    ahead: deque[Future[list[Any]]] = deque()
     for i in starts:
-        ahead.append(pool.submit(episode_rows, items[i : i + size], tz, first=i))
+        ahead.append(pool.submit(_parameters, items[i : i + size], tz, i))
         if len(ahead) == 2:
             yield ahead.popleft().result()
     yield ahead.popleft().result()
 
 
-def _store(
-    conn: sqlite3.Connection, chunks: Iterable[list[Row]], count: int, size: int
-) -> AppendResult:
+def _store(conn: sqlite3.Connection, chunks: Iterable[list[Any]], count: int) -> AppendResult:
     with transaction(conn):
         before = conn.total_changes
-        for rows in chunks:
-            if len(rows) == size:
-                conn.execute(_insert_rows(size), list(chain.from_iterable(rows)))
-            else:
-                conn.executemany(_INSERT, rows)
+        for parameters in chunks:
+            conn.execute(_insert_rows(len(parameters) // _PER_ROW), parameters)
         inserted = conn.total_changes - before
     return AppendResult(inserted=inserted, duplicates=count - inserted)
 
 
-@cache
+@lru_cache(maxsize=16)
 def _insert_rows(count: int) -> str:
     """One INSERT of `count` rows. SQLite then sets up the AUTOINCREMENT counter and the
     conflict handling once, not once a row: a quarter less CPU a row, measured."""
