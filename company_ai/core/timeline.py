@@ -25,17 +25,26 @@ def load_timeline(stores: Stores, email: str) -> Timeline:
     with stores.connect("crm", readonly=True) as crm:
         contact = dict(find_contact(crm, email))
     with stores.connect("memory", readonly=True) as memory:
-        entries = [
-            {"kind": "episode", "at": r["created_at"], **dict(r)}
-            for r in memory.execute(
-                "SELECT id, episode_type, source, confidence, created_at, content"
-                " FROM contact_episodes WHERE contact_id = ? ORDER BY created_at, id",
-                (contact["id"],),
-            )
-        ]
-    if stores.path("outreach").is_file():
+        if not stores.path("outreach").is_file():
+            return read_timeline(memory, None, contact)
         with stores.connect("outreach", readonly=True) as outreach:
-            entries += _messages(outreach, contact["id"])
+            return read_timeline(memory, outreach, contact)
+
+
+def read_timeline(
+    memory: sqlite3.Connection, outreach: sqlite3.Connection | None, contact: dict[str, Any]
+) -> Timeline:
+    """`load_timeline` through connections the caller keeps open (no outreach store: None)."""
+    entries = [
+        {"kind": "episode", "at": r["created_at"], **dict(r)}
+        for r in memory.execute(
+            "SELECT id, episode_type, source, confidence, created_at, content"
+            " FROM contact_episodes WHERE contact_id = ? ORDER BY created_at, id",
+            (contact["id"],),
+        )
+    ]
+    if outreach is not None:
+        entries += _messages(outreach, contact["id"])
     entries.sort(key=lambda e: (e["at"], e["kind"], e["id"]))
     return Timeline(contact, entries)
 

@@ -1,5 +1,6 @@
 import math
 import sqlite3
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -49,32 +50,61 @@ def test_a_writer_supplied_natural_key_makes_a_rewrite_idempotent(memory):
     assert memory.execute("SELECT content FROM contact_episodes").fetchone()[0] == "Sent v1"
 
 
-@pytest.mark.parametrize(
-    ("override", "complaint"),
-    [
-        ({"episode_type": "gossip"}, "episode_type"),
-        ({"content": ""}, "must not be empty"),
-        ({"content": "  \n\t "}, "must not be empty"),
-        ({"content": "x" * 50_001}, "at most 50000"),
-        ({"confidence": -0.01}, "greater than or equal to 0"),
-        ({"confidence": 1.5}, "less than or equal to 1"),
-        ({"confidence": math.nan}, "finite number"),
-        ({"created_at": "yesterday"}, "not an ISO-8601 timestamp"),
-        ({"created_at": "2026-11-29T10:00:00"}, "has no timezone"),
-        ({"created_at": "2026-11-29T10:00:00+02:00"}, "is not UTC"),
-        ({"created_at": 1764410400}, "ISO-8601 UTC string or datetime"),
-        ({"created_at": "2026-02-30T10:00:00Z"}, "not an ISO-8601 timestamp"),
-        ({"contact_id": "12"}, "contact_id"),
-        ({"contact_id": 0}, "greater than 0"),
-        ({"contact_id": True}, "contact_id"),
-        ({"source": ""}, "source"),
-        ({"day": "29/11/2026"}, "day"),
-        ({"warmth": 3}, "Extra inputs are not permitted"),
-        ({"source": "model:qwen3:8b", "confidence": 1.0}, "must be below 1.0"),
-    ],
-)
+DROP = object()  # an override that removes the field
+
+
+def bad_episode(override):
+    return {k: v for k, v in episode(**override).items() if v is not DROP}
+
+
+# Each override makes the episode invalid, and the complaint says why. Shared with
+# test_episode_paths.py, which runs it through the plain path and pydantic alike.
+BAD_EPISODES = [
+    ({"episode_type": "gossip"}, "episode_type"),
+    ({"episode_type": "Note"}, "episode_type"),
+    ({"episode_type": None}, "episode_type"),
+    ({"content": DROP}, "content: Field required"),
+    ({"content": None}, "content: Input should be a valid string"),
+    ({"content": ["a list"]}, "content: Input should be a valid string"),
+    ({"content": ""}, "must not be empty"),
+    ({"content": "  \n\t "}, "must not be empty"),
+    ({"content": "x" * 50_001}, "at most 50000"),
+    ({"confidence": -0.01}, "greater than or equal to 0"),
+    ({"confidence": 1.5}, "less than or equal to 1"),
+    ({"confidence": math.nan}, "finite number"),
+    ({"confidence": math.inf}, "finite number"),
+    ({"confidence": "high"}, "confidence: Input should be a valid number"),
+    ({"created_at": "yesterday"}, "not an ISO-8601 timestamp"),
+    ({"created_at": "2026-11-29T10:00:00"}, "has no timezone"),
+    ({"created_at": "2026-11-29T10:00:00+02:00"}, "is not UTC"),
+    ({"created_at": 1764410400}, "ISO-8601 UTC string or datetime"),
+    ({"created_at": "2026-02-30T10:00:00Z"}, "not an ISO-8601 timestamp"),
+    ({"created_at": datetime(2026, 11, 29, 10)}, "must be a UTC datetime"),
+    ({"created_at": datetime(2026, 11, 29, 10, tzinfo=timezone(timedelta(hours=1)))}, "UTC"),
+    ({"created_at": DROP}, "created_at: Field required"),
+    ({"contact_id": "12"}, "contact_id"),
+    ({"contact_id": 0}, "greater than 0"),
+    ({"contact_id": True}, "contact_id"),
+    ({"contact_id": 1.0}, "contact_id: Input should be a valid integer"),
+    ({"contact_id": -5}, "greater than 0"),
+    ({"source": ""}, "source"),
+    ({"source": 5}, "source: Input should be a valid string"),
+    ({"source": "s" * 201}, "source: String should have at most 200 characters"),
+    ({"natural_key": ""}, "natural_key: String should have at least 1 character"),
+    ({"natural_key": "k" * 301}, "natural_key: String should have at most 300 characters"),
+    ({"day": "29/11/2026"}, "day"),
+    ({"day": "2026-11-29\n"}, "day"),
+    ({"day": "٢٠٢٦-١١-٢٩"}, "day"),
+    ({"warmth": 3}, "Extra inputs are not permitted"),
+    ({"source": "model:qwen3:8b", "confidence": 1.0}, "must be below 1.0"),
+    ({"source": "model:qwen3:8b", "confidence": 1}, "must be below 1.0"),
+    ({"source": "model:warmth", "confidence": DROP}, "must be below 1.0"),
+]
+
+
+@pytest.mark.parametrize(("override", "complaint"), BAD_EPISODES)
 def test_bad_episodes_are_refused_and_the_whole_batch_is_not_written(memory, override, complaint):
-    batch = [episode(content="first"), episode(**override), episode(content="third")]
+    batch = [episode(content="first"), bad_episode(override), episode(content="third")]
     with pytest.raises(EpisodeError, match="episode #1 is invalid") as caught:
         append_episodes(memory, batch)
     assert complaint in str(caught.value)
