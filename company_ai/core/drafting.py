@@ -26,7 +26,7 @@ from email.utils import format_datetime, make_msgid
 from pydantic import BaseModel, Field
 
 from company_ai.core.db import transaction
-from company_ai.core.gate import Claim, SourceIndex, unsupported_claims
+from company_ai.core.gate import Claim, SourceIndex, check, extract
 from company_ai.core.research import MAX_BUMPS
 from company_ai.core.times import to_iso, utc_now
 
@@ -177,7 +177,7 @@ def gate_draft(subject: str, body: str, sources: list[str], allow: list[str]) ->
     index = SourceIndex(sources, allow)
     found: list[dict] = []
     for part, text in (("subject", subject), ("body", body)):
-        found += [_claim_json(part, c) for c in unsupported_claims(text, index)]
+        found += [_claim_json(part, c) for c in check(extract(text), index)]
     return found
 
 
