@@ -11,8 +11,8 @@ from company_ai.assets.outreach import (
     research_findings,
 )
 from company_ai.core.db import Stores, transaction
-from company_ai.core.drafting import DRAFT_CAP, compose, mark_sending, record_sent
-from company_ai.core.research import RESEARCH_CAP
+from company_ai.core.drafting import compose, mark_sending, record_sent
+from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.research import ResearchSource
@@ -158,16 +158,24 @@ def test_a_crash_between_the_stores_is_repaired_without_sending_twice(data):
             ready = outreach.execute("SELECT id FROM drafts WHERE status = 'ready'").fetchall()
             assert len(ready) >= 2
             for n, (draft_id,) in enumerate(ready[:2]):
-                mark_sending(outreach, draft_id, "company-ai.example")
+                mark_sending(outreach, draft_id, "company-ai.example", FRIDAY_MORNING)
                 draft = outreach.execute(
                     "SELECT * FROM drafts WHERE id = ?", (draft_id,)
                 ).fetchone()
                 contact = crm.execute(
                     "SELECT * FROM contacts WHERE id = ?", (draft["contact_id"],)
                 ).fetchone()
-                mailer.send(compose(draft, to=contact["email"], sender="Sam", sender_email="s@x.y"))
+                mailer.send(
+                    compose(
+                        draft,
+                        to=contact["email"],
+                        sender="Sam",
+                        sender_email="s@x.y",
+                        now=FRIDAY_MORNING,
+                    )
+                )
                 if n == 0:  # crashed after the message row, before the episode
-                    record_sent(outreach, draft, "2026-11-27T08:00:00Z")
+                    record_sent(outreach, draft, FRIDAY_MORNING)
                 # n == 1: crashed after the mail went out, before the message row
         assert len(outbox(data)) == 2
         result = run(data, instance, assets=[outreach_messages])
