@@ -16,7 +16,7 @@ from company_ai.core import outreach as day_of
 from company_ai.core.db import Stores, transaction
 from company_ai.core.drafting import Draft
 from company_ai.core.llm import ModelError
-from company_ai.core.research import Fact, Findings, read_page
+from company_ai.core.research import Fact, Findings, pick_for_day, read_page
 from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
 from tests.fakes import Crash, FakeMailer, FakeModel
 
@@ -103,6 +103,7 @@ def test_a_day_is_researched_drafted_checked_and_sent_within_its_caps(data):
     assert {e["episode_type"] for e in episodes} == {"research", "company"}
     assert all(e["source"].startswith("web:") and e["confidence"] < 1 for e in episodes)
     assert all(e["natural_key"].startswith(f"{e['episode_type']}:{DAY}:") for e in episodes)
+    assert {e["created_at"] for e in episodes} == {"2026-11-27T09:00:00Z"}  # when recorded
 
     written = draft(data)
     stored = drafts(data)
@@ -255,8 +256,9 @@ def test_nobody_lost_bounced_or_written_to_since_the_draft_is_sent_to(data):
     research(data)
     draft(data)
     ready = drafts(data, "ready")
-    gone, bounced, written = (d["contact_id"] for d in ready[:3])
+    gone, bounced, written, deleted = (d["contact_id"] for d in ready[:4])
     update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", gone)
+    update(data, "crm", "DELETE FROM contacts WHERE id = ?", deleted)
     update(
         data,
         "outreach",
@@ -277,18 +279,24 @@ def test_nobody_lost_bounced_or_written_to_since_the_draft_is_sent_to(data):
     assert "no email address" in skipped[str(ready[0]["id"])]
     assert "hard-bounced" in skipped[str(ready[1]["id"])]
     assert "inside the quiet period" in skipped[str(ready[2]["id"])]
+    assert "no longer in the CRM" in skipped[str(ready[3]["id"])]
     after = {d["id"]: d for d in drafts(data)}
-    assert all(after[d["id"]]["status"] == "skipped" for d in ready[:3])
-    assert all(after[d["id"]]["message_id"] is None for d in ready[:3])
-    assert done.sent == len(mailer.sent) == len(ready) - 3
+    assert all(after[d["id"]]["status"] == "skipped" for d in ready[:4])
+    assert all(after[d["id"]]["message_id"] is None for d in ready[:4])
+    assert done.sent == len(mailer.sent) == len(ready) - 4
 
 
-def test_a_thread_bumped_twice_since_the_pick_is_not_drafted(data):
+def test_who_lost_their_address_or_was_bumped_twice_since_the_pick_is_not_drafted(data):
     research(data)
-    first = rows(
-        data, "outreach", "SELECT contact_id FROM research_picks WHERE day = ? AND"
-        " status = 'done' ORDER BY rank LIMIT 1", DAY
-    )[0]["contact_id"]  # fmt: skip
+    first, second, third = (
+        r["contact_id"]
+        for r in rows(
+            data, "outreach", "SELECT contact_id FROM research_picks WHERE day = ? AND"
+            " status = 'done' ORDER BY rank LIMIT 3", DAY
+        )
+    )  # fmt: skip
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)
+    update(data, "crm", "DELETE FROM contacts WHERE id = ?", third)
     for bump, sent in enumerate(("2026-10-01", "2026-10-10", "2026-10-20")):
         update(
             data,
@@ -301,7 +309,26 @@ def test_a_thread_bumped_twice_since_the_pick_is_not_drafted(data):
         )
     written = draft(data)
     assert "no third bump" in written.not_drafted[str(first)]
-    assert first not in {d["contact_id"] for d in drafts(data)}
+    assert "no email address" in written.not_drafted[str(second)]
+    assert "no longer in the CRM" in written.not_drafted[str(third)]
+    assert not {first, second, third} & {d["contact_id"] for d in drafts(data)}
+    assert written.drafted == DRAFT_CAP  # the next picks take their places
+
+
+def test_a_pick_gone_from_the_crm_or_left_without_an_address_is_skipped(data):
+    stores = Stores(data)
+    with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
+        first, second = (
+            p["contact_id"] for p in pick_for_day(crm, outreach, DAY, "UTC", clock())[:2]
+        )
+    update(data, "crm", "DELETE FROM contacts WHERE id = ?", first)
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)
+    found = research(data)
+    assert found.skip_reasons == {
+        str(first): "the contact is no longer in the CRM",
+        str(second): "the contact has no email address",
+    }
+    assert found.researched == RESEARCH_CAP - 2
 
 
 def test_a_huge_or_binary_company_page_skips_that_contact_with_a_reason(data):
@@ -405,6 +432,19 @@ def test_drafts_that_invent_facts_or_carry_html_are_never_sent(data, answer, sta
     mailer = FakeMailer()
     assert send(data, mailer).sent == 0
     assert sent_messages(data) == [] and mailer.sent == {}
+
+
+def test_the_senders_own_name_is_no_claim_until_the_sender_changes(data):
+    research(data)
+    signed = Draft(subject="Hello", body="Hi,\n\nSam Rivers here, with a short note.\n", angle="x")
+    draft(data, FakeModel({"Draft": signed}), FakeMailer(sender_name="Sam Rivers"))
+    assert {d["status"] for d in drafts(data)} == {"ready"}
+    assert check(data, FakeMailer(sender_name="Sam Rivers")).leaking == []
+    # Sent under another name, the drafts are judged again: "Sam Rivers" is now a claim.
+    renamed = FakeMailer(sender_name="Alex Moore")
+    done = send(data, renamed)
+    assert done.sent == 0 and renamed.sent == {}
+    assert set(done.skipped.values()) == {"the fabrication gate does not pass this draft"}
 
 
 def test_a_model_failure_leaves_that_contact_undrafted_with_its_reason(data):
