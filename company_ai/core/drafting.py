@@ -140,7 +140,7 @@ def offline_draft(contact: Contact, findings: list[str], thread: Thread, sender:
         lines = [
             f"Hi {first},",
             "",
-            opener or f"I hope things are going well at {company}.",
+            opener or f"I hope things are going well{f' at {company}' if company else ''}.",
         ]
         lines += [pitch, "Would a short call next week be useful?", "", "Best,", sender]
     return Draft(subject=subject, body="\n".join(lines), angle=angle)

@@ -3,12 +3,15 @@ from datetime import UTC, datetime
 
 import pytest
 
+from company_ai.core.contacts import Contact
 from company_ai.core.db import Stores, transaction
 from company_ai.core.drafting import (
     BumpLimitError,
+    Thread,
     already_contacted,
     compose,
     next_thread,
+    offline_draft,
     text_problem,
 )
 from company_ai.core.research import (
@@ -233,3 +236,11 @@ def test_the_daily_caps_hold_in_the_store_itself(stores):
             outreach.execute(row, (n + 1, NOW, NOW))
         with pytest.raises(sqlite3.IntegrityError, match=f"at most {DRAFT_CAP} drafts a day"):
             outreach.execute(row, (99, NOW, NOW))
+
+
+def test_the_offline_drafter_writes_to_a_contact_without_a_company():
+    contact = Contact(id=3, name="Ada Lovelace", email="ada@b.example", company=None, title=None,
+                      city=None)  # fmt: skip
+    draft = offline_draft(contact, ["Acme grew 20%."], Thread("t-3", 0), "Sam Rivers")
+    assert draft.body.startswith("Hi Ada,") and "None" not in draft.body
+    assert "I hope things are going well." in draft.body
