@@ -14,7 +14,7 @@ import platform
 import time
 from pathlib import Path
 
-from company_ai.core.gate import SourceIndex, find_unsupported_claims, unsupported_claims
+from company_ai.core.gate import SourceIndex, check, extract, find_unsupported_claims
 from company_ai.tools.gate_eval import (
     ALLOW,
     entfa_scores,
@@ -61,7 +61,7 @@ def main() -> None:
     started = time.process_time()
     for _ in range(args.repeat):
         for case, index in zip(cases, indexes, strict=True):
-            unsupported_claims(case.text, index)
+            check(extract(case.text), index)
     elapsed = time.process_time() - started
     print(f"speed: {n / elapsed:,.0f} drafts/s with the sources indexed once")
     long_draft(cases[0].sources, args.repeat)

@@ -1,4 +1,5 @@
-"""Small local HTTP servers that speak real services' APIs, so the real clients run.
+"""Small local HTTP servers that speak real services' APIs, so the real clients run; and
+in-process fakes of the small interfaces core code is written against (a model, a mailer).
 
 No test touches the network: each server listens on 127.0.0.1 on a free port.
 """
@@ -92,3 +93,48 @@ def ollama_chat(content: str, model: str = "qwen3:8b") -> dict:
 def ollama_embed(vectors: list[list[float]], model: str = "bge-m3") -> dict:
     """An Ollama /api/embed response."""
     return {"model": model, "embeddings": vectors}
+
+
+# --- in-process fakes of the outreach interfaces (core/llm.py, core/outreach.py) ----------
+
+
+class Crash(Exception):
+    """The process died here (a simulated crash)."""
+
+
+@dataclass
+class FakeModel:
+    """A `StructuredModel`: answers by schema name (`Draft=…`, `Findings=…`) with an object,
+    a dict, or a ModelError to raise; any other question gets core's offline answer."""
+
+    answers: dict[str, Any] = field(default_factory=dict)
+    source: str = "model:fake"
+    asked: list[str] = field(default_factory=list)
+
+    def structured(self, *, system: str, prompt: str, schema: type, offline: Any) -> Any:
+        self.asked.append(schema.__name__)
+        answer = self.answers.get(schema.__name__, offline)
+        if isinstance(answer, Exception):
+            raise answer
+        answer = answer() if callable(answer) else answer
+        return answer if isinstance(answer, schema) else schema.model_validate(answer)
+
+
+@dataclass
+class FakeMailer:
+    """A `Mailer` that keeps what it sends in memory; `crash_on` = the nth send that dies
+    right after the mail left (1-based), before the caller hears back."""
+
+    sender_name: str = "Sam Rivers"
+    sender_email: str = "sam@company-ai.example"
+    sent: dict[str, Any] = field(default_factory=dict)  # Message-ID -> EmailMessage
+    crash_on: int | None = None
+
+    def send(self, message: Any) -> str:
+        self.sent[message["Message-ID"]] = message
+        if len(self.sent) == self.crash_on:
+            raise Crash(f"died after sending {message['Message-ID']}")
+        return message["Message-ID"]
+
+    def already_sent(self, rfc_message_id: str) -> bool:
+        return rfc_message_id in self.sent

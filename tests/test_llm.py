@@ -81,7 +81,7 @@ def test_an_unreachable_server_is_a_model_error():
 
 
 def test_a_model_that_invents_facts_is_answered_validly_and_caught_by_the_gate():
-    from company_ai.core.drafting import Draft, gate_draft
+    from company_ai.core.drafting import Draft, judge_draft
 
     material = ["CRM: Ada Lovelace, CTO at Bluewind Logistics Ltd, Leeds.", "Bluewind employs 80."]
     invented = {
@@ -96,8 +96,8 @@ def test_a_model_that_invents_facts_is_answered_validly_and_caught_by_the_gate()
             system="Write.", prompt="\n".join(material), schema=Draft, offline=dict
         )
     assert draft.body == invented["body"]  # valid JSON: the resource cannot know it lies
-    claims = gate_draft(draft.subject, draft.body, material, allow=["Sam Rivers"])
-    assert [(c["field"], c["text"], c["kind"]) for c in claims] == [
+    verdict = judge_draft(draft.subject, draft.body, material, allow=["Sam Rivers"])
+    assert [(c["field"], c["text"], c["kind"]) for c in verdict.to_json()] == [
         ("body", "45%", "percent"),
         ("body", "Tim Cook", "person"),
     ]

@@ -6,6 +6,7 @@ from company_ai import days, ledger, settings
 from company_ai.constants import BRAIN, DAILY, OWNER, REPLAY_META, WEEKLY
 from company_ai.core.brain import synthesize_day, write_day
 from company_ai.core.export import ExportError, export_day, export_funnel
+from company_ai.core.schema import Store
 from company_ai.core.times import day_window, parse_utc, to_iso
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
@@ -44,7 +45,7 @@ def brain_facts(context: dg.AssetExecutionContext, stores: StoresResource) -> dg
         context.instance, start, end, as_of=days.scheduled_until("brain_facts", day)
     )
     brain_day = synthesize_day(stores.stores(), day, settings.timezone(), runs)
-    with stores.connect(BRAIN) as conn:
+    with stores.connect(Store.BRAIN) as conn:
         counts = write_day(conn, day, brain_day)
     top = sorted(brain_day.facts, key=lambda f: (-f.importance, f.key))[:5]
     return dg.MaterializeResult(
@@ -120,9 +121,9 @@ def outreach_funnel(
 
     week = days.one_day(context)
     cutoff = to_iso(days.scheduled_until("outreach_funnel", week))
-    if not stores.stores().path("outreach").is_file():
+    if not stores.stores().path(Store.OUTREACH).is_file():
         raise dg.Failure(description="no outreach store yet: nothing was ever sent")
-    with stores.connect("outreach", readonly=True) as conn:
+    with stores.connect(Store.OUTREACH, readonly=True) as conn:
         table = weekly_funnel(conn, date.fromisoformat(week), settings.timezone(), cutoff)
     markdown = to_markdown(table)
     try:

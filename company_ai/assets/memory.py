@@ -3,8 +3,9 @@ from contextlib import nullcontext
 import dagster as dg
 
 from company_ai import days, settings
-from company_ai.constants import DAILY, MEMORY, OUTREACH, OWNER, REPLAY_META
+from company_ai.constants import DAILY, MEMORY, OWNER, REPLAY_META
 from company_ai.core.episodes import DayAudit, audit_day, seal_day
+from company_ai.core.schema import Store
 from company_ai.resources.stores import StoresResource
 
 EPISODE_CHECKS = {
@@ -46,10 +47,10 @@ def contact_episodes(
     day only replaces its seal, and gives the same seal while the day's rows are unchanged.
     """
     day = days.one_day(context)
-    sent = stores.stores().path(OUTREACH).is_file()  # nothing was ever sent without it
+    sent = stores.stores().path(Store.OUTREACH).is_file()  # nothing was ever sent without it
     with (
-        stores.connect(MEMORY) as conn,
-        stores.connect(OUTREACH, readonly=True) if sent else nullcontext() as outreach,
+        stores.connect(Store.MEMORY) as conn,
+        stores.connect(Store.OUTREACH, readonly=True) if sent else nullcontext() as outreach,
     ):
         seal = seal_day(conn, day)
         audit = audit_day(conn, day, settings.timezone(), outreach)

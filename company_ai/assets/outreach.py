@@ -1,51 +1,15 @@
-import json
 import warnings
-from datetime import timedelta
 
 import dagster as dg
 
-from company_ai import days, ledger, settings
+from company_ai import days, settings
 from company_ai.constants import CAPTURE_META, OUTREACH, OWNER, WORKDAYS
-from company_ai.core.db import transaction
-from company_ai.core.dossier import build_dossier
-from company_ai.core.drafting import (
-    DRAFT_CAP,
-    DRAFT_SYSTEM,
-    BumpLimitError,
-    Draft,
-    already_contacted,
-    compose,
-    draft_prompt,
-    gate_draft,
-    insert_draft,
-    mark_sending,
-    next_thread,
-    offline_draft,
-    outreach_episodes,
-    record_sent,
-    source_material,
-    text_problem,
-)
-from company_ai.core.episodes import EpisodeError, append_episodes, validate
-from company_ai.core.research import (
-    RECENT_DAYS,
-    RESEARCH_SYSTEM,
-    Findings,
-    SourceError,
-    apply_writeback,
-    offline_research,
-    pick_for_day,
-    research_episodes,
-    research_prompt,
-    unsendable_reason,
-)
-from company_ai.core.times import to_iso, utc_now
-from company_ai.resources.llm import LLMResource, ModelError
+from company_ai.core import outreach
+from company_ai.core.times import utc_now
+from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
-
-CRM, MEMORY = "crm", "memory"
 
 
 def _past_day(context: dg.AssetExecutionContext, day: str) -> bool:
@@ -54,13 +18,6 @@ def _past_day(context: dg.AssetExecutionContext, day: str) -> bool:
         return False
     context.log.info(f"{day} is a past outreach day: reporting what it stored, doing nothing new")
     return True
-
-
-def _stored(stores: StoresResource, sql: str, day: str) -> dict[str, int]:
-    if not stores.stores().path(OUTREACH).is_file():
-        return {}
-    with stores.connect(OUTREACH, readonly=True) as outreach:
-        return dict(outreach.execute(sql, (day,)).fetchall())
 
 
 @dg.asset(
@@ -90,114 +47,34 @@ def research_findings(
     The model may propose CRM corrections; only city, title and company are ever written
     to `crm.db`, every other proposal is rejected, logged and counted here.
     """
-    day, tz = days.one_day(context), settings.timezone()
+    day = days.one_day(context)
     if _past_day(context, day):
-        picks = _stored(stores, "SELECT status, count(*) FROM research_picks WHERE day = ? "
-                        "GROUP BY status", day)  # fmt: skip
+        picks = outreach.stored_counts(stores.stores(), "research_picks", day)
         return dg.MaterializeResult(
             metadata={"past_day": True, "picked": sum(picks.values()), **picks}
         )
-    at = to_iso(utc_now())  # the episode's day is the day it is recorded
-    done = skipped = episodes_written = 0
-    reasons: dict[str, str] = {}
-    applied: dict[str, int] = {}
-    rejected: dict[str, int] = {}
-    with (
-        stores.connect(CRM) as crm,
-        stores.connect(OUTREACH) as outreach,
-        stores.connect(MEMORY) as memory,
-    ):
-        picks = pick_for_day(crm, outreach, day, tz)
-        for pick in picks:
-            if pick["status"] != "picked":
-                done += pick["status"] == "done"
-                skipped += pick["status"] == "skipped"
-                continue
-            contact = crm.execute(
-                "SELECT * FROM contacts WHERE id = ?", (pick["contact_id"],)
-            ).fetchone()
-            reason = unsendable_reason(outreach, contact)
-            findings = None
-            if reason is None:
-                domain = contact["email"].rpartition("@")[2]
-                try:
-                    page = research_source.page(domain)
-                    findings = llm.structured(
-                        system=RESEARCH_SYSTEM,
-                        prompt=research_prompt(contact, page),
-                        schema=Findings,
-                        offline=lambda c=contact, p=page: offline_research(c, p),
-                    )
-                    # Validated whole before anything is written: a bad fact skips the pick.
-                    episodes = validate(
-                        research_episodes(
-                            day=day,
-                            contact_id=contact["id"],
-                            domain=domain,
-                            page=page,
-                            findings=findings,
-                            model_source=llm.source,
-                            created_at=at,
-                        )
-                    )
-                except (SourceError, ModelError, EpisodeError) as exc:
-                    reason, findings = str(exc), None
-            if findings is None:
-                _finish_pick(outreach, day, pick["contact_id"], "skipped", reason=reason)
-                reasons[str(pick["contact_id"])] = reason or "unknown"
-                skipped += 1
-                context.log.warning(f"research skipped contact {pick['contact_id']}: {reason}")
-                continue
-            written = append_episodes(memory, episodes, tz=tz)
-            writeback = apply_writeback(crm, contact["id"], findings.corrections)
-            for column in writeback.applied:
-                applied[column] = applied.get(column, 0) + 1
-            for column, value in writeback.rejected.items():
-                rejected[column] = rejected.get(column, 0) + 1
-                context.log.warning(
-                    f"CRM writeback refused for contact {contact['id']}: {column}={value!r}"
-                    " is not a correctable column"
-                )
-            _finish_pick(
-                outreach,
-                day,
-                contact["id"],
-                "done",
-                findings=json.dumps([f.model_dump() for f in findings.facts]),
-                writeback=writeback.to_json(),
-            )
-            episodes_written += written.inserted
-            done += 1
+    done = outreach.research_day(
+        stores.stores(),
+        day,
+        tz=settings.timezone(),
+        model=llm,
+        pages=research_source,
+        clock=utc_now,
+        warn=context.log.warning,
+    )
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": len(picks),
-            "picked": len(picks),
-            "researched": done,
-            "skipped": skipped,
-            "skip_reasons": reasons,
-            "episodes_written": episodes_written,
-            "writeback_applied": applied,
-            "writeback_rejected": sum(rejected.values()),
-            "writeback_rejected_columns": rejected,
+            "dagster/row_count": done.picked,
+            "picked": done.picked,
+            "researched": done.researched,
+            "skipped": done.skipped,
+            "skip_reasons": done.skip_reasons,
+            "episodes_written": done.episodes_written,
+            "writeback_applied": done.writeback_applied,
+            "writeback_rejected": sum(done.writeback_rejected.values()),
+            "writeback_rejected_columns": done.writeback_rejected,
         }
     )
-
-
-def _finish_pick(outreach, day: str, contact_id: int, status: str, **fields) -> None:
-    with transaction(outreach):
-        outreach.execute(
-            "UPDATE research_picks SET status = ?, reason = ?, findings = ?, writeback = ?,"
-            " updated_at = ? WHERE day = ? AND contact_id = ?",
-            (
-                status,
-                fields.get("reason"),
-                fields.get("findings"),
-                fields.get("writeback"),
-                to_iso(utc_now()),
-                day,
-                contact_id,
-            ),
-        )
 
 
 @dg.asset(
@@ -227,82 +104,22 @@ def outreach_drafts(
     """
     day = days.one_day(context)
     if _past_day(context, day):
-        stored = _stored(
-            stores, "SELECT status, count(*) FROM drafts WHERE day = ? GROUP BY status", day
-        )
+        stored = outreach.stored_counts(stores.stores(), "drafts", day)
         return dg.MaterializeResult(
             metadata={"past_day": True, "drafted": sum(stored.values()), **stored}
         )
-    allow = [mailer.sender_name]  # the sender's own name is never a claim
-    counts = {"ready": 0, "quarantined": 0, "skipped": 0}
-    not_drafted: dict[str, str] = {}
-    with (
-        stores.connect(CRM) as crm,
-        stores.connect(OUTREACH) as outreach,
-        stores.connect(MEMORY) as memory,
-    ):
-        (existing,) = outreach.execute(
-            "SELECT count(*) FROM drafts WHERE day = ?", (day,)
-        ).fetchone()
-        picks = outreach.execute(
-            "SELECT p.* FROM research_picks p WHERE p.day = ? AND p.status = 'done' AND NOT"
-            " EXISTS (SELECT 1 FROM drafts d WHERE d.day = p.day AND d.contact_id = p.contact_id)"
-            " ORDER BY p.rank",
-            (day,),
-        ).fetchall()
-        for pick in picks:
-            if existing + sum(counts.values()) >= DRAFT_CAP:
-                break
-            contact = crm.execute(
-                "SELECT * FROM contacts WHERE id = ?", (pick["contact_id"],)
-            ).fetchone()
-            reason = unsendable_reason(outreach, contact)
-            try:
-                thread = None if reason else next_thread(outreach, contact["id"], day)
-            except BumpLimitError as exc:
-                reason = str(exc)
-            if reason:
-                not_drafted[str(pick["contact_id"])] = reason
-                continue
-            facts = [f["text"] for f in json.loads(pick["findings"] or "[]")]
-            dossier = build_dossier(memory, contact["id"])
-            material = source_material(contact, dossier, facts)
-            try:
-                draft = llm.structured(
-                    system=DRAFT_SYSTEM.format(sender=mailer.sender_name),
-                    prompt=draft_prompt(material, thread),
-                    schema=Draft,
-                    offline=lambda c=contact, f=facts, t=thread: offline_draft(
-                        c, f, t, mailer.sender_name
-                    ),
-                )
-            except ModelError as exc:
-                not_drafted[str(contact["id"])] = str(exc)
-                context.log.warning(f"no draft for contact {contact['id']}: {exc}")
-                continue
-            unsupported = gate_draft(draft.subject, draft.body, material, allow)
-            _, status = insert_draft(
-                outreach,
-                day=day,
-                contact_id=contact["id"],
-                thread=thread,
-                draft=draft,
-                dossier=dossier,
-                sources=material,
-                model=llm.source,
-                unsupported=unsupported,
-                problem=text_problem(draft.subject, draft.body),
-            )
-            counts[status] += 1
+    done = outreach.draft_day(
+        stores.stores(), day, model=llm, sender=mailer, clock=utc_now, warn=context.log.warning
+    )
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": existing + sum(counts.values()),
-            "drafted": sum(counts.values()),
-            "passed": counts["ready"],
-            "quarantined": counts["quarantined"],
-            "skipped": counts["skipped"],
-            "already_drafted": existing,
-            "not_drafted": not_drafted,
+            "dagster/row_count": done.already_drafted + done.drafted,
+            "drafted": done.drafted,
+            "passed": done.stored["ready"],
+            "quarantined": done.stored["quarantined"],
+            "skipped": done.stored["skipped"],
+            "already_drafted": done.already_drafted,
+            "not_drafted": done.not_drafted,
         }
     )
 
@@ -318,46 +135,35 @@ with warnings.catch_warnings():
     ) -> dg.AssetCheckResult:
         """Every unquarantined draft of the day says only what its source material says.
 
-        Re-runs the gate (`core.gate`, pure code, no model) on every stored draft of the day
-        against the material stored with it. WARN if drafts were quarantined (they are listed
-        with what they said; the passing drafts still go out); ERROR, blocking every send in
-        the run, if any draft that is not quarantined has an unsupported claim.
+        Reads the gate's verdict (`core.gate`, pure code, no model) on every stored draft of
+        the day against the material stored with it: the stored verdict while its fingerprint
+        matches the row, else the gate judges the draft again (counted as `rejudged`: an
+        edited draft or verdict, a renamed sender, a newer gate). WARN if drafts were
+        quarantined (they are listed with what they said; the passing drafts still go out);
+        ERROR, blocking every send in the run, if any draft that is not quarantined has an
+        unsupported claim.
         """
-        day = context.partition_key
-        allow = [mailer.sender_name]  # the sender's own name is never a claim
-        quarantined: list[str] = []
-        leaking: list[str] = []
-        checked = 0
-        with stores.connect(OUTREACH, readonly=True) as outreach:
-            for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
-                checked += 1
-                claims = gate_draft(d["subject"], d["body"], json.loads(d["sources"]), allow)
-                said = "; ".join(f"{c['kind']} {c['text']!r}" for c in claims)
-                line = f"| {d['id']} | {d['contact_id']} | {d['status']} | {said} |"
-                if d["status"] == "quarantined":
-                    quarantined.append(line)
-                elif claims and d["status"] != "skipped":
-                    leaking.append(line)
-        table = "| draft | contact | status | unsupported claims |\n|---|---|---|---|\n"
+        found = outreach.check_day(stores.stores(), context.partition_key, sender=mailer)
         metadata = {
-            "drafts_checked": checked,
-            "quarantined": len(quarantined),
-            "unquarantined_with_claims": len(leaking),
-            "drafts": dg.MetadataValue.md(table + "\n".join(leaking + quarantined)),
+            "drafts_checked": found.checked,
+            "quarantined": len(found.quarantined),
+            "unquarantined_with_claims": len(found.leaking),
+            "rejudged": found.rejudged,
+            "drafts": dg.MetadataValue.md(found.table()),
         }
-        if leaking:
+        if found.leaking:
             return dg.AssetCheckResult(
                 passed=False,
                 severity=dg.AssetCheckSeverity.ERROR,
                 metadata=metadata,
-                description=f"{len(leaking)} unquarantined draft(s) make unsupported claims",
+                description=f"{len(found.leaking)} unquarantined draft(s) make unsupported claims",
             )
-        if quarantined:
+        if found.quarantined:
             return dg.AssetCheckResult(
                 passed=False,
                 severity=dg.AssetCheckSeverity.WARN,
                 metadata=metadata,
-                description=f"{len(quarantined)} draft(s) quarantined; the rest may go out",
+                description=f"{len(found.quarantined)} draft(s) quarantined; the rest may go out",
             )
         return dg.AssetCheckResult(passed=True, metadata=metadata)
 
@@ -382,104 +188,40 @@ def outreach_messages(
     `outreach:message:<id>`). A send is a ledger (see `core/drafting.py`): the Message-ID
     is fixed before sending and the mailer is asked before any resend, and every run
     re-appends missing episodes, so a re-run or a crash never sends twice or loses an
-    episode. A draft is re-gated and its contact re-checked (email, bounce, anything sent
-    to them by any day: a thread's bump goes out once, and nobody gets two messages in the
-    quiet period) just before sending; anything doubtful is skipped with its reason, never
-    sent. Sending is a capture: a past day is re-gated and reported, and sends nothing.
+    episode. Just before sending, a draft's gate verdict is re-read (judged again if it no
+    longer holds for the draft: see `core/drafting.py`) and its contact re-checked (email,
+    bounce, anything sent to them by any day: a thread's bump goes out once, and nobody
+    gets two messages in the quiet period); anything doubtful is skipped with its reason,
+    never sent. Sending is a capture: a past day is re-gated and reported (`sent`,
+    `unsent`, `failing_gate_now`), and sends nothing.
     """
-    day, tz = days.one_day(context), settings.timezone()
+    day = days.one_day(context)
     if _past_day(context, day):
-        return _regate_past_day(stores, mailer, day)
-    allow = [mailer.sender_name]  # the sender's own name is never a claim
-    sent = resumed = 0
-    skipped: dict[str, str] = {}
-    domain = mailer.sender_email.rpartition("@")[2] or "company-ai.example"
-    with (
-        stores.connect(CRM) as crm,
-        stores.connect(OUTREACH) as outreach,
-        stores.connect(MEMORY) as memory,
-    ):
-        drafts = outreach.execute(
-            "SELECT * FROM drafts WHERE day = ? AND status IN ('ready', 'sending') ORDER BY id",
-            (day,),
-        ).fetchall()
-        for draft in drafts:
-            contact = crm.execute(
-                "SELECT * FROM contacts WHERE id = ?", (draft["contact_id"],)
-            ).fetchone()
-            if draft["status"] == "sending" and mailer.already_sent(draft["rfc_message_id"]):
-                record_sent(outreach, draft, to_iso(utc_now()))  # a crash after the send
-                resumed += 1
-                continue
-            quiet_since = to_iso(ledger.now() - timedelta(days=RECENT_DAYS))
-            reason = (
-                unsendable_reason(outreach, contact)
-                or already_contacted(outreach, draft, quiet_since)
-                or text_problem(draft["subject"], draft["body"])
-            )
-            if reason is None and gate_draft(
-                draft["subject"], draft["body"], json.loads(draft["sources"]), allow
-            ):
-                reason = "the fabrication gate does not pass this draft"
-            message = None
-            if reason is None:
-                mark_sending(outreach, draft["id"], domain)
-                draft = outreach.execute(
-                    "SELECT * FROM drafts WHERE id = ?", (draft["id"],)
-                ).fetchone()
-                try:
-                    message = compose(
-                        draft,
-                        to=f"{contact['name']} <{contact['email']}>",
-                        sender=mailer.sender_name,
-                        sender_email=mailer.sender_email,
-                    )
-                except ValueError as exc:
-                    reason = f"cannot compose the message: {exc}"
-            if message is None:
-                _skip_draft(outreach, draft["id"], reason or "unknown")
-                skipped[str(draft["id"])] = reason or "unknown"
-                context.log.warning(f"draft {draft['id']} not sent: {reason}")
-                continue
-            mailer.send(message)
-            record_sent(outreach, draft, to_iso(utc_now()))
-            sent += 1
-        written = append_episodes(memory, outreach_episodes(outreach, day), tz=tz)
-        total = outreach.execute(
-            "SELECT count(*) FROM drafts WHERE day = ? AND status = 'sent'", (day,)
-        ).fetchone()[0]
+        past = outreach.past_sends(stores.stores(), day, sender=mailer)
+        return dg.MaterializeResult(
+            metadata={
+                "past_day": True,
+                "dagster/row_count": past.sent,
+                "sent": past.sent,
+                "unsent": past.unsent,
+                "failing_gate_now": past.failing_gate_now,
+            }
+        )
+    done = outreach.send_day(
+        stores.stores(),
+        day,
+        tz=settings.timezone(),
+        mailer=mailer,
+        clock=utc_now,
+        warn=context.log.warning,
+    )
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": total,
-            "sent": sent,
-            "resumed_after_crash": resumed,
-            "skipped": skipped,
-            "episodes_written": written.inserted,
+            "dagster/row_count": done.sent_in_total,
+            "sent": done.sent,
+            "resumed_after_crash": done.resumed_after_crash,
+            "skipped": done.skipped,
+            "episodes_written": done.episodes_written,
             "mailer": mailer.backend,
         }
     )
-
-
-def _regate_past_day(stores: StoresResource, mailer: Mailer, day: str) -> dg.MaterializeResult:
-    """A past day's sends, re-gated and reported; nothing is sent or changed."""
-    allow = [mailer.sender_name]
-    counts = {"sent": 0, "unsent": 0, "failing_gate_now": 0}
-    if stores.stores().path(OUTREACH).is_file():
-        with stores.connect(OUTREACH, readonly=True) as outreach:
-            for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
-                counts["sent" if d["status"] == "sent" else "unsent"] += 1
-                sources = json.loads(d["sources"])
-                counts["failing_gate_now"] += bool(
-                    gate_draft(d["subject"], d["body"], sources, allow)
-                )
-    return dg.MaterializeResult(
-        metadata={"past_day": True, "dagster/row_count": counts["sent"], **counts}
-    )
-
-
-def _skip_draft(outreach, draft_id: int, reason: str) -> None:
-    with transaction(outreach):
-        outreach.execute(
-            "UPDATE drafts SET status = 'skipped', reason = ?, updated_at = ? WHERE id = ?",
-            (reason, to_iso(utc_now()), draft_id),
-        )

@@ -5,19 +5,17 @@ from company_ai.constants import CAPTURE_META, DAILY, OWNER, REPLAY_META, VAULT
 from company_ai.core.distill import (
     SYSTEM_PROMPT,
     Page,
-    claim_text,
     distill_staging,
     offline_page,
-    unsupported_claims,
+    page_verdict,
 )
+from company_ai.core.schema import Store
 from company_ai.core.times import utc_now
 from company_ai.core.vault import stage_vault, staged_notes, staging_dir
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
-
-RECALL = "recall"
 
 
 @dg.asset(
@@ -180,7 +178,7 @@ def recall_pages(
         )
 
     staging = staging_dir(stores.data_dir)
-    with stores.connect(RECALL) as conn:
+    with stores.connect(Store.RECALL) as conn:
         result = distill_staging(
             conn,
             str(staging),
@@ -223,7 +221,7 @@ def _published_unsupported(conn, staging) -> list[str]:
     offenders = []
     for title, path, markdown in conn.execute("SELECT title, derived_from, markdown FROM entities"):
         source = notes.get(path, (None, ""))[1]
-        if unsupported_claims(claim_text(markdown), [source]):
+        if not page_verdict(markdown, source).passed:
             offenders.append(title)
     return offenders
 
@@ -260,7 +258,7 @@ def recall_index(
         return dg.MaterializeResult(metadata=SUPERSEDED)
     from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
 
-    with stores.connect(RECALL) as conn:
+    with stores.connect(Store.RECALL) as conn:
         summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
         stale = stale_pages(conn, utc_now(), settings.recall_stale_days())
     if stale:

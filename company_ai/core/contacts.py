@@ -4,8 +4,50 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from company_ai.core.terminal import shorten
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A contact as the CRM row says it, read once: what outreach researches and writes to."""
+
+    id: int
+    name: str
+    email: str | None
+    company: str | None
+    title: str | None
+    city: str | None
+    warmth: int = 0
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | Mapping[str, Any]) -> Contact:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            email=row["email"],
+            company=row["company"],
+            title=row["title"],
+            city=row["city"],
+            warmth=row["warmth"],
+        )
+
+    @property
+    def domain(self) -> str:
+        """The domain of the contact's address ("" without one): where its company page is."""
+        return (self.email or "").rpartition("@")[2]
+
+
+def load_contact(crm: sqlite3.Connection, contact_id: int) -> Contact | None:
+    """The contact with this id, or None when the CRM no longer has it."""
+    row = crm.execute(
+        "SELECT id, name, email, company, title, city, warmth FROM contacts WHERE id = ?",
+        (contact_id,),
+    ).fetchone()
+    return None if row is None else Contact.from_row(row)
 
 
 class UnknownContactError(LookupError):

@@ -3,10 +3,11 @@
 A page has one shape (`Page`): a type, tags, a recall paragraph written for a reader with
 no context, tagged observations and typed relations. A model proposes it (the caller
 passes `distill`, e.g. the LLM resource with `offline_page` as its offline answer); code
-decides: the fabrication gate (`unsupported_claims`) runs on the rendered page
-against its note, and a page that fails is kept unpublished. Pages are written one
-transaction each, so a run that dies keeps what it finished; then the entities (what
-recall reads) are rebuilt in full from the published pages, so deletions are honoured.
+decides: the fabrication gate (`page_verdict`) runs on the rendered page against its
+note, and a page that fails is kept unpublished with the claims it could not support.
+Pages are written one transaction each, so a run that dies keeps what it finished; then
+the entities (what recall reads) are rebuilt in full from the published pages, so
+deletions are honoured.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from company_ai.core.db import transaction
-from company_ai.core.gate import find_unsupported_claims
+from company_ai.core.gate import GateVerdict, judge
 from company_ai.core.vault import FrontMatterError, split_front_matter, staged_notes
 
 TYPES = ("person", "anchor", "thread", "context", "note")
@@ -127,11 +128,6 @@ _LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _EXPLICIT_CATEGORY = re.compile(r"^\[(\w+)\]\s*(.+)$")
 _EXPLICIT_RELATION = re.compile(r"^(\w+)\s+\[\[([^\]]+)\]\]\s*$")
-
-
-def unsupported_claims(page_text: str, source_texts: list[str]) -> list[str]:
-    """The page's numbers and named claims its notes do not support (the fabrication gate)."""
-    return [f"{c.kind} {c.text}" for c in find_unsupported_claims(page_text, source_texts)]
 
 
 def note_title(path: str, meta: dict, body: str) -> str:
@@ -324,6 +320,11 @@ def claim_text(markdown: str) -> str:
     return "\n".join(_OBSERVATION.sub("", line) for line in lines if line not in _TEMPLATE_HEADINGS)
 
 
+def page_verdict(markdown: str, note: str) -> GateVerdict:
+    """The fabrication gate's verdict on what a page claims (`claim_text`) against its note."""
+    return judge({"page": claim_text(markdown)}, [note])
+
+
 @dataclass
 class DistillResult:
     distilled: list[str] = field(default_factory=list)
@@ -383,7 +384,7 @@ def distill_staging(
         markdown = render_markdown(
             title, page, derived_from=path, distilled=day, note_hash=entry["sha256"], source=source
         )
-        problems = unsupported_claims(claim_text(markdown), [text])
+        problems = page_verdict(markdown, text).labels()
         if problems:
             result.withheld[title] = problems
             log(f"withheld {title!r}: unsupported {', '.join(problems[:5])}")

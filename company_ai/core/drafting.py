@@ -4,6 +4,14 @@ A draft is built from exactly three pieces of source material (the CRM row, the 
 and the day's research findings); all three are stored with it, and the fabrication gate
 (`core.gate`) checks the draft against them alone.
 
+The gate judges a draft once, when it is written (`judge_draft`); the verdict is stored
+with the fingerprint of what it judged (`GateVerdict.judged`: the gate's version, the
+subject, body, material and sender's name, and the claims found). The blocking check,
+the pre-send re-check and a past day's report read it back (`stored_verdict`) and trust it
+only while the fingerprint matches the row as it is then; a draft or verdict edited since,
+a renamed sender or a newer gate fail the match and the draft is judged again, and that
+fresh verdict is the one that counts.
+
 Sending spans two stores and a mail server, so it is a ledger, not one transaction:
   1. the draft gets a fixed RFC 5322 Message-ID and status `sending` (outreach.db);
   2. the mailer sends it; a mailer can say whether that Message-ID already went out;
@@ -19,18 +27,20 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
 from pydantic import BaseModel, Field
 
+from company_ai.core.contacts import Contact
 from company_ai.core.db import transaction
-from company_ai.core.gate import Claim, SourceIndex, unsupported_claims
+from company_ai.core.gate import GateVerdict, judge
 from company_ai.core.research import MAX_BUMPS
-from company_ai.core.times import to_iso, utc_now
+from company_ai.core.times import to_iso
 
-DRAFT_CAP = 10
 MAX_SUBJECT_CHARS = 150
 MAX_BODY_CHARS = 5_000
 _HTML = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>|&[a-zA-Z]+;|&#\d+;")
@@ -76,11 +86,11 @@ def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str) -> Thre
     return Thread(row["thread_id"], row["bumps"] + 1, subject)
 
 
-def source_material(contact: sqlite3.Row, dossier: str, findings: list[str]) -> list[str]:
+def source_material(contact: Contact, dossier: str, findings: list[str]) -> list[str]:
     """The exact material a drafter is given (and the gate checks against)."""
     crm = (
-        f"CRM: {contact['name']} <{contact['email']}>, {contact['title']} at "
-        f"{contact['company']}, {contact['city']}."
+        f"CRM: {contact.name} <{contact.email}>, {contact.title} at "
+        f"{contact.company}, {contact.city}."
     )
     research = "Research today:\n" + ("\n".join(findings) if findings else "(nothing new)")
     return [crm, "Dossier:\n" + dossier, research]
@@ -113,12 +123,13 @@ PITCHES = (
 )
 
 
-def offline_draft(contact: sqlite3.Row, findings: list[str], thread: Thread, sender: str) -> Draft:
+def offline_draft(contact: Contact, findings: list[str], thread: Thread, sender: str) -> Draft:
     """The deterministic template drafter: greeting, one sourced fact, a pitch, sign-off."""
-    first = contact["name"].split()[0]
-    angle, pitch = PITCHES[(contact["id"] * 7 + len(findings)) % len(PITCHES)]
-    fact = next((f for f in findings if contact["company"].split()[0] in f), None)
-    opener = f"I was reading about {contact['company']}: {fact}" if fact else ""
+    first = contact.name.split()[0]
+    angle, pitch = PITCHES[(contact.id * 7 + len(findings)) % len(PITCHES)]
+    company = contact.company or ""
+    fact = next((f for f in findings if company and company.split()[0] in f), None)
+    opener = f"I was reading about {company}: {fact}" if fact else ""
     if thread.bump:
         assert thread.previous_subject is not None  # a bump follows a sent message
         subject = f"Re: {thread.previous_subject.removeprefix('Re: ')}"
@@ -130,7 +141,7 @@ def offline_draft(contact: sqlite3.Row, findings: list[str], thread: Thread, sen
         lines = [
             f"Hi {first},",
             "",
-            opener or f"I hope things are going well at {contact['company']}.",
+            opener or f"I hope things are going well{f' at {company}' if company else ''}.",
         ]
         lines += [pitch, "Would a short call next week be useful?", "", "Best,", sender]
     return Draft(subject=subject, body="\n".join(lines), angle=angle)
@@ -173,17 +184,23 @@ def text_problem(subject: str, body: str) -> str | None:
     return None
 
 
-def gate_draft(subject: str, body: str, sources: list[str], allow: list[str]) -> list[dict]:
-    """The fabrication gate over a draft's subject and body: its unsupported claims."""
-    index = SourceIndex(sources, allow)
-    found: list[dict] = []
-    for part, text in (("subject", subject), ("body", body)):
-        found += [_claim_json(part, c) for c in unsupported_claims(text, index)]
-    return found
+def judge_draft(subject: str, body: str, sources: list[str], allow: Iterable[str]) -> GateVerdict:
+    """The fabrication gate's verdict on a draft's subject and body against its material;
+    `allow`: the sender's own name, never a claim."""
+    return judge({"subject": subject, "body": body}, sources, allow)
 
 
-def _claim_json(part: str, claim: Claim) -> dict:
-    return {"field": part} | claim.to_json()
+def stored_verdict(draft: sqlite3.Row, allow: Iterable[str]) -> tuple[GateVerdict, bool]:
+    """A stored draft's verdict and whether it had to be judged again: the stored one while
+    its fingerprint matches the row (see the module docstring), else a fresh one."""
+    allow = tuple(allow)
+    sources = json.loads(draft["sources"])
+    stored = GateVerdict.from_json(draft["unsupported"], draft["judged"])
+    if stored and stored.holds_for(
+        {"subject": draft["subject"], "body": draft["body"]}, sources, allow
+    ):
+        return stored, False
+    return judge_draft(draft["subject"], draft["body"], sources, allow), True
 
 
 def insert_draft(
@@ -196,17 +213,18 @@ def insert_draft(
     dossier: str,
     sources: list[str],
     model: str,
-    unsupported: list[dict],
+    verdict: GateVerdict,
     problem: str | None,
+    now: datetime,
 ) -> tuple[int, str]:
     """Store one draft with its material and verdict; returns (id, status)."""
-    status = "skipped" if problem else ("quarantined" if unsupported else "ready")
-    now = to_iso(utc_now())
+    status = "skipped" if problem else ("ready" if verdict.passed else "quarantined")
+    at = to_iso(now)
     with transaction(outreach):
         cur = outreach.execute(
             "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle,"
-            " dossier, sources, model, verdict, unsupported, status, reason, created_at,"
-            " updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " dossier, sources, model, verdict, unsupported, judged, status, reason,"
+            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 day,
                 contact_id,
@@ -218,12 +236,13 @@ def insert_draft(
                 dossier,
                 json.dumps(sources, ensure_ascii=False),
                 model,
-                "fail" if unsupported else "pass",
-                json.dumps(unsupported, ensure_ascii=False),
+                "pass" if verdict.passed else "fail",
+                json.dumps(verdict.to_json(), ensure_ascii=False),
+                verdict.judged,
                 status,
                 problem,
-                now,
-                now,
+                at,
+                at,
             ),
         )
     assert cur.lastrowid is not None  # set by the INSERT
@@ -233,8 +252,10 @@ def insert_draft(
 # --- sending -----------------------------------------------------------------------------
 
 
-def compose(draft: sqlite3.Row, *, to: str, sender: str, sender_email: str) -> EmailMessage:
-    """The RFC 5322 message of a draft; a header-injection attempt raises ValueError."""
+def compose(
+    draft: sqlite3.Row, *, to: str, sender: str, sender_email: str, now: datetime
+) -> EmailMessage:
+    """The RFC 5322 message of a draft, dated `now`; header injection raises ValueError."""
     problem = text_problem(draft["subject"], draft["body"])
     if problem:
         raise ValueError(problem)
@@ -243,28 +264,30 @@ def compose(draft: sqlite3.Row, *, to: str, sender: str, sender_email: str) -> E
     message["To"] = to
     message["Subject"] = draft["subject"]
     message["Message-ID"] = draft["rfc_message_id"]
-    message["Date"] = format_datetime(utc_now())
+    message["Date"] = format_datetime(now)
     message["X-Company-AI-Thread"] = draft["thread_id"]
     message.set_content(draft["body"])
     return message
 
 
-def mark_sending(outreach: sqlite3.Connection, draft_id: int, domain: str) -> str:
+def mark_sending(outreach: sqlite3.Connection, draft_id: int, domain: str, now: datetime) -> str:
     """Fix the draft's Message-ID before anything leaves (the idempotency key)."""
     rfc_id = make_msgid(idstring=f"draft{draft_id}", domain=domain)
     with transaction(outreach):
         outreach.execute(
             "UPDATE drafts SET status = 'sending', rfc_message_id = ?, updated_at = ?"
             " WHERE id = ? AND status = 'ready'",
-            (rfc_id, to_iso(utc_now()), draft_id),
+            (rfc_id, to_iso(now), draft_id),
         )
         return outreach.execute(
             "SELECT rfc_message_id FROM drafts WHERE id = ?", (draft_id,)
         ).fetchone()[0]
 
 
-def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, sent_at: str) -> int:
-    """Insert the message row and mark the draft sent, together; returns messages.id."""
+def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime) -> int:
+    """Insert the message row (sent `now`) and mark the draft sent, together; returns
+    messages.id. A message row already there (a crash after it) is kept as it is."""
+    sent_at = to_iso(now)
     with transaction(outreach):
         existing = outreach.execute(
             "SELECT id FROM messages WHERE draft_id = ?", (draft["id"],)
@@ -288,7 +311,7 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, sent_at: str) 
             ).lastrowid
         outreach.execute(
             "UPDATE drafts SET status = 'sent', message_id = ?, updated_at = ? WHERE id = ?",
-            (message_id, to_iso(utc_now()), draft["id"]),
+            (message_id, sent_at, draft["id"]),
         )
     return int(message_id)
 

@@ -1,8 +1,9 @@
 """The fabrication gate: every claim in a text must appear in the sources it was given.
 
-    from company_ai.core.gate import find_unsupported_claims
-    find_unsupported_claims("Acme grew 20% in 2024.", ["Acme Inc. grew twenty percent in 2023."])
-    # -> [Claim(text='2024', kind='date', start=18, end=22)]
+    >>> find_unsupported_claims(
+    ...     "Acme grew 20% in 2024.", ["Acme Inc. grew twenty percent in 2023."]
+    ... )
+    [Claim(text='2024', kind='date', start=17, end=21)]
 
 A claim is any number (integers, decimals, percentages, money, dates, years, numbers
 written as words) and any named thing (people, companies, products, places, titles,
@@ -13,25 +14,63 @@ its source (`897`) by up to 10 %. Greeting lines (`Hi Grace,`), the sign-off and
 signature below it, and any term in `allow` (the sender's own name) are never claims; nor
 is a proposed time (`next week`, or a weekday in a question: `free on Thursday?`).
 
+Two steps, separable: `extract(text)` finds what a text mentions (values, quoted names,
+capitalised runs) without looking at any source; `check(mentions, index)` keeps what the
+sources, normalised once into a `SourceIndex`, do not support, as `Claim`s.
+`find_unsupported_claims` does both for one text; `judge` does both for the named parts of
+a draft or a page and returns a `GateVerdict`, the one shape every caller stores and reads.
+
 Pure code, no model and no third-party package: a deterministic tokeniser recognises
 capitalised sequences, numbers, number words and dates. It cannot know that a named
-thing is *true*, only that the sources said it; that is the gate's whole promise.
+thing is *true*, only that the sources said it; that is the gate's whole promise. The
+word lists it reads are in `core/gate_words.py`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Literal, get_args
+
+from company_ai.core.gate_words import (
+    ABBREVIATIONS,
+    COMMON,
+    CONNECTORS,
+    CORPORATE,
+    DEMONYMS,
+    HEDGES,
+    HONORIFICS,
+    MONTHS,
+    ORDINALS,
+    ORG_WORDS,
+    PLACES,
+    ROLE_WORDS,
+    SCALES,
+    SHORT_SCALES,
+    TENS,
+    TIME_UNITS,
+    TITLE_WORDS,
+    UNITS,
+    WEEKDAYS,
+)
 
 Kind = Literal[
     "number", "money", "percent", "date", "person", "organisation", "place", "product", "other"
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
+# A hedged number ("about 900") is supported by a source within this fraction of it.
+HEDGE_TOLERANCE = Decimal("0.10")
+# At most this many short lines under a sign-off are a signature, never claims.
+SIGNATURE_LINES = 4
+# Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
+# is trusted only by the version that gave it (`GateVerdict`); others are judged again.
+GATE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -47,158 +86,165 @@ class Claim:
         return asdict(self)
 
 
-# --- vocabulary -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GateVerdict:
+    """The gate's verdict on the named parts of a text (a draft's subject and body, a page)
+    against the sources it was given: the unsupported claims, part by part.
 
-MONTHS = {
-    m: i
-    for i, names in enumerate(
-        (
-            "january jan",
-            "february feb",
-            "march mar",
-            "april apr",
-            "may",
-            "june jun",
-            "july jul",
-            "august aug",
-            "september sep sept",
-            "october oct",
-            "november nov",
-            "december dec",
-        ),
-        start=1,
-    )
-    for m in names.split()
-}
-WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-UNITS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen"
-        " fourteen fifteen sixteen seventeen eighteen nineteen".split()
-    )
-}
-TENS = {
-    w: 10 * i
-    for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)
-}
-ORDINALS = {
-    w: i
-    for i, w in enumerate(
-        "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth"
-        " fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
-        start=3,
-    )
-}
-SCALES = {"hundred": 100, "thousand": 1_000, "million": 10**6, "billion": 10**9}
-SHORT_SCALES = {"k": 1_000, "m": 10**6, "mn": 10**6, "bn": 10**9, "b": 10**9}
-CURRENCY_WORDS = "dollars dollar pounds pound euros euro usd gbp eur".split()
-HEDGES = (
-    "about around roughly nearly almost over approximately some under close to more than"
-    " less than fewer than up to circa"
-).split()
-HEDGE_TOLERANCE = Decimal("0.10")
-SIGNATURE_LINES = 4
+    `judged` is a sha256 over everything the verdict depends on and the verdict itself:
+    `GATE_VERSION`, the parts, the sources, the allowed terms and the claims. Stored beside
+    the claims (`to_json`), it lets a later reader trust the stored verdict (`holds_for`)
+    without judging again; any change to the parts, the sources, the allowed terms, the
+    gate or the stored claims breaks the match, and that reader must `judge` afresh.
+    """
 
-# Capitalised words that start sentences or sit in greetings without naming anything.
-COMMON = set(
+    claims: tuple[tuple[str, Claim], ...]  # (part, claim): parts in order, then text order
+    judged: str
+
+    @property
+    def passed(self) -> bool:
+        return not self.claims
+
+    def to_json(self) -> list[dict]:
+        """The claims as stored: `{"field": part, "text", "kind", "start", "end"}` each."""
+        return [{"field": part} | claim.to_json() for part, claim in self.claims]
+
+    def labels(self) -> list[str]:
+        """The claims for a reader: `"percent 45%"`, `"person Tim Cook"`."""
+        return [f"{claim.kind} {claim.text}" for _, claim in self.claims]
+
+    @classmethod
+    def from_json(cls, claims: str | None, judged: str | None) -> GateVerdict | None:
+        """A stored verdict, not yet trusted (`holds_for`); None if it cannot be read."""
+        try:
+            parsed = tuple(
+                (c["field"], Claim(c["text"], c["kind"], c["start"], c["end"]))
+                for c in json.loads(claims or "[]")
+            )
+        except (ValueError, TypeError, KeyError):
+            return None
+        return cls(parsed, judged) if judged else None
+
+    def holds_for(
+        self, parts: Mapping[str, str], sources: Sequence[str], allow: Iterable[str] = ()
+    ) -> bool:
+        """Whether this verdict is the gate's, today, on exactly these inputs."""
+        return self.judged == _fingerprint(parts, sources, tuple(allow), self.claims)
+
+
+def judge(
+    parts: Mapping[str, str], sources: Sequence[str], allow: Iterable[str] = ()
+) -> GateVerdict:
+    """The verdict on each named part (`{"subject": …, "body": …}`) against `sources`.
+
+    `allow` lists terms that are never claims (the sender's own name and company).
     """
-    a an the this that these those there here it its it's i i'm i've i'd i'll we we're we've
-    we'd we'll you you're you've you'd you'll your yours he she they them their our ours my me
-    his her hers us who what when where why how which whose whom if then so but and or nor
-    for yet as at by in on of to from with without about above after again against all also
-    am any are aren't be because been before being below between both can can't could
-    couldn't did didn't do does doesn't doing don't down during each few further had hadn't
-    has hasn't have haven't having into is isn't just let's more most much must no not now
-    off once only other ought out over own same shall should shouldn't some such than too
-    under until up very was wasn't were weren't will won't would wouldn't yes ok okay please
-    thanks thank thankyou hi hello hey dear greetings regards best cheers sincerely kind warm
-    warmest many all yours congratulations congrats hope hoping looking great good quick
-    just saw noticed given since while although though however still also perhaps maybe
-    would could might happy glad excited welcome following further finally first second
-    third next last lastly another one every everyone anyone someone nothing something
-    curious wondering reaching writing sharing following worth imagine picture consider
-    interested interesting keen apologies sorry p.s ps re fwd subject note call let see
-    check find meet join try read reply book grab feel drop ping ask tell send attached
-    """.split()
-)
-HONORIFICS = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame", "lord", "lady"}
-CONNECTORS = {"of", "the", "de", "van", "von", "der", "den", "du", "la", "le", "da", "di", "&"}
-CORPORATE = {
-    "inc",
-    "incorporated",
-    "ltd",
-    "limited",
-    "llc",
-    "gmbh",
-    "plc",
-    "corp",
-    "corporation",
-    "co",
-    "bv",
-    "ab",
-    "sa",
-    "ag",
-    "nv",
-    "llp",
-    "pty",
-    "the",
-}
-ORG_WORDS = set(
+    allow = tuple(allow)
+    index = SourceIndex(sources, allow)
+    claims = tuple(
+        (part, claim) for part, text in parts.items() for claim in check(extract(text), index)
+    )
+    return GateVerdict(claims, _fingerprint(parts, sources, allow, claims))
+
+
+def _fingerprint(
+    parts: Mapping[str, str],
+    sources: Sequence[str],
+    allow: tuple[str, ...],
+    claims: tuple[tuple[str, Claim], ...],
+) -> str:
+    judged = [
+        GATE_VERSION,
+        list(parts.items()),
+        list(sources),
+        list(allow),
+        [[part, c.text, c.kind, c.start, c.end] for part, c in claims],
+    ]
+    return hashlib.sha256(json.dumps(judged, ensure_ascii=False).encode()).hexdigest()
+
+
+def find_unsupported_claims(
+    text: str, sources: Sequence[str], *, allow: Iterable[str] = ()
+) -> list[Claim]:
+    """Every claim in `text` that `sources` do not support, in text order.
+
+    `allow` lists terms that are never claims (the sender's own name and company).
     """
-    inc ltd llc gmbh plc corp corporation bv ab sa ag group labs analytics robotics foods
-    health energy software studios capital manufacturing design consulting systems networks
-    materials pharma media logistics council university college school bank club fc united
-    city association party ministry police agency company institute foundation trust board
-    commission authority service services hospital
-    """.split()
-)
-TITLE_WORDS = set(
-    """
-    ceo cto coo cfo cmo cio vp head director manager lead chief officer president founder
-    chair chairman chairwoman engineer principal partner
-    """.split()
-)
-PLACES = set(
-    """
-    london manchester leeds bristol edinburgh glasgow cardiff belfast dublin cork amsterdam
-    rotterdam berlin hamburg munich paris lyon madrid barcelona lisbon stockholm oslo
-    copenhagen helsinki warsaw krakow prague vienna zurich milan rome new york boston
-    chicago toronto sydney tokyo singapore hong kong liverpool birmingham newcastle
-    sheffield nottingham swansea aberdeen dundee england scotland wales ireland britain
-    uk us usa france germany spain portugal italy netherlands sweden norway denmark finland
-    poland austria switzerland belgium china japan india russia turkey europe america africa
-    asia australia canada brazil mexico
-    """.split()
-)
-# A demonym names its place: "a Welsh club" is supported by "Wales".
-DEMONYMS = {
-    "welsh": "wales",
-    "scottish": "scotland",
-    "scots": "scotland",
-    "english": "england",
-    "irish": "ireland",
-    "british": "britain uk united kingdom",
-    "french": "france",
-    "german": "germany",
-    "spanish": "spain",
-    "italian": "italy",
-    "dutch": "netherlands holland",
-    "swedish": "sweden",
-    "norwegian": "norway",
-    "danish": "denmark",
-    "finnish": "finland",
-    "polish": "poland",
-    "american": "america us usa united states",
-    "european": "europe eu",
-    "chinese": "china",
-    "japanese": "japan",
-    "indian": "india",
-    "russian": "russia",
-    "turkish": "turkey",
-    "australian": "australia",
-    "canadian": "canada",
-}
+    return check(extract(text), SourceIndex(sources, allow))
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """What a text mentions that could be a claim, found without looking at any source."""
+
+    text: str
+    # (start, end, value, hedged, time unit after it): "about 900", "six months"
+    values: list[tuple[int, int, _Value, bool, str | None]]
+    # (start, end, normalised key) of a quoted name: "FlowDesk"
+    quoted: list[tuple[int, int, str]]
+    # (start, end, words, the lower-case word before it) of a capitalised run
+    names: list[tuple[int, int, list[str], str]]
+
+
+def extract(text: str) -> Mentions:
+    """Every value, quoted name and capitalised run in `text` outside its greeting,
+    sign-off and signature; a weekday in a question proposes a day and is left out."""
+    exempt = _exempt_spans(text)
+    blocked: list[tuple[int, int]] = list(exempt)  # no name is looked for inside these
+    lowered = text.lower()
+    values: list[tuple[int, int, _Value, bool, str | None]] = []
+    for start, end, value in _numbers(text):
+        if any(a <= start < b for a, b in exempt):
+            continue
+        blocked.append((start, end))
+        if value.weekday and _in_question(text, end):
+            continue  # "Are you free on Thursday?" proposes a day; it claims nothing
+        before = lowered[max(0, start - 16) : start].split()
+        hedged = bool(before) and (
+            before[-1] in HEDGES or " ".join(before[-2:]) in HEDGES or before[-1] == "~"
+        )
+        small = value.kind == "number" and value.value is not None and value.value <= 31
+        values.append((start, end, value, hedged, _unit_after(text, end) if small else None))
+    quoted: list[tuple[int, int, str]] = []
+    for m in _QUOTED.finditer(text):
+        if any(a <= m.start() < b for a, b in exempt):
+            continue
+        quoted.append((m.start(1), m.end(1), _norm(m.group(1))))
+        blocked.append((m.start(1), m.end(1)))
+    names: list[tuple[int, int, list[str], str]] = []
+    for start, end, words in _names(text, blocked):
+        before_words = lowered[max(0, start - 12) : start].split()
+        names.append((start, end, words, before_words[-1] if before_words else ""))
+    return Mentions(text, values, quoted, names)
+
+
+def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
+    """The mentions the sources do not support, as claims in text order. A capitalised
+    run is split into the longest phrases the sources know; the rest are its claims."""
+    text = mentions.text
+    claims = [
+        Claim(text[start:end], value.kind, start, end)
+        for start, end, value, hedged, unit in mentions.values
+        if not index.supports_value(value, hedged, unit)
+    ]
+    claims += [
+        Claim(text[start:end], "product", start, end)
+        for start, end, key in mentions.quoted
+        if not index.has_phrase(key)
+    ]
+    for start, end, words, before in mentions.names:
+        offsets = None  # of each word in the run, found once: a long run has many parts
+        for a, b, part in _unsupported_parts(words, index):
+            offsets = offsets or _offsets(text[start:end], words)
+            s = start + offsets[a]
+            e = start + offsets[b - 1] + len(words[b - 1])
+            claims.append(Claim(text[s:e], _classify(part, before), s, e))
+    claims.sort(key=lambda c: c.start)
+    return claims
+
+
+# --- extraction: what a text mentions ------------------------------------------------------
+
 # Only the salutation itself is exempt ("Hi Ada," "Dear Ada Lovelace,"): a greeting word and
 # at most four name words up to the first punctuation, never the rest of its line.
 GREETING = re.compile(
@@ -213,7 +259,6 @@ SIGN_OFF = re.compile(
     re.IGNORECASE,
 )
 
-# --- tokens -------------------------------------------------------------------------------
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _MONTH = (
@@ -311,9 +356,9 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
     text = original.lower()
     if len(text) != len(original):
         text = "".join(c.lower() if len(c.lower()) == 1 else c for c in original)
-    words = set(_LETTERS.findall(text))  # skip the patterns that cannot match
+    letters = set(_LETTERS.findall(text))  # skip the patterns that cannot match
     taken: list[tuple[int, int]] = []
-    for m in (_DATE if words & DATE_WORDS else _ISO_DATE).finditer(text):
+    for m in (_DATE if letters & DATE_WORDS else _ISO_DATE).finditer(text):
         g = m.groupdict()
         if g.get("wd"):
             value = _Value("date", weekday=g["wd"].lower())
@@ -337,16 +382,16 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             )
         taken.append(m.span())
         yield m.start(), m.end(), value
-    if words & RELATIVE_WORDS:
+    if letters & RELATIVE_WORDS:
         for m in _RELATIVE.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
-    if words & ORDINALS.keys():
+    if letters & ORDINALS.keys():
         for m in _ORDINAL.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]))
     matches = list(_DIGITS.finditer(text))
-    if words & WORD_NUMBERS:
+    if letters & WORD_NUMBERS:
         matches += _WORD_NUMBERS.finditer(text)
     for m in matches:
         if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
@@ -371,13 +416,13 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             else:
                 yield m.start(), m.end(), _Value("number", base)
         else:
-            spelled = g["words"].strip(" -")
-            follows = text[m.start() + len(spelled) : m.start() + len(spelled) + 1]
-            if spelled.lower() in ("one", "zero", "and") and follows != "-":
+            words = g["words"].strip(" -")
+            follows = text[m.start() + len(words) : m.start() + len(words) + 1]
+            if words.lower() in ("one", "zero", "and") and follows != "-":
                 continue  # "one of", "no one": a pronoun far more often than a count
-            if spelled.lower().startswith("and"):
+            if words.lower().startswith("and"):
                 continue
-            amount = _words_value(spelled)
+            amount = _words_value(words)
             if amount is None:
                 continue
             end = m.start() + len(g["words"].rstrip(" -"))
@@ -386,6 +431,140 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             else:
                 yield m.start(), end, _Value("number", amount)
 
+
+_UNIT = re.compile(r"[\s-]([a-z]+)")
+
+
+def _unit_after(text: str, end: int) -> str | None:
+    """The time unit right after a number ("six months", "two-year"), singular, or None."""
+    m = _UNIT.match(text, end)
+    if not m:
+        return None
+    word = m.group(1).lower()
+    word = word[:-1] if word.endswith("s") else word
+    return word if word in TIME_UNITS else None
+
+
+def _exempt_spans(text: str) -> list[tuple[int, int]]:
+    """The greeting line; the sign-off line and a short signature below it (at most
+    `SIGNATURE_LINES` lines of at most six words: a name, a company, a phone number).
+    Anything longer after a sign-off is checked like the rest of the text."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    first = True
+    signature = -1  # lines of signature still allowed; -1 = not in a signature
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        end = offset + len(line)
+        if not stripped and 0 <= signature < SIGNATURE_LINES:
+            signature = -1  # a blank line after the signature ends it (a PS is checked)
+        elif signature > 0 and stripped and len(stripped.split()) <= 6:
+            spans.append((offset, end))
+            signature -= 1
+        elif stripped:
+            signature = -1
+            greeting = GREETING.match(line) if first else None
+            if greeting:
+                spans.append((offset, offset + greeting.end()))
+            elif SIGN_OFF.match(stripped) and len(stripped.split()) <= 8:
+                spans.append((offset, end))
+                signature = SIGNATURE_LINES
+            first = False
+        offset = end
+    return spans
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    i = start - 1
+    while i >= 0 and text[i] in " \t\"“'‘([":
+        i -= 1
+    return i < 0 or text[i] in ".!?:;\n•-—*"
+
+
+def _in_question(text: str, pos: int) -> bool:
+    """Whether the sentence around `pos` ends with a question mark."""
+    ends = [i for i in (text.find(c, pos) for c in ".!?\n") if i >= 0]
+    return bool(ends) and text[min(ends)] == "?"
+
+
+class _Spans:
+    """Whether a position falls inside any of a set of [start, end) spans (bisect)."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for a, b in sorted(spans):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+
+    def __call__(self, pos: int) -> bool:
+        i = bisect_right(self.starts, pos) - 1
+        return i >= 0 and pos < self.ends[i]
+
+
+def _tokens(text: str) -> Iterable[tuple[int, int, str]]:
+    """Words with their offsets; a trailing full stop is dropped unless it abbreviates."""
+    for m in _WORD.finditer(text):
+        word, start = m.group(), m.start()
+        if word.endswith(".") and not _is_abbrev(word):
+            word = word.rstrip(".")
+        yield start, start + len(word), word
+
+
+def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int, list[str]]]:
+    """Capitalised sequences (joined by `of`, `de`, `&`…) that may name something."""
+    run: list[tuple[int, int, str]] = []
+
+    def flush() -> Iterable[tuple[int, int, list[str]]]:
+        while run and run[-1][2].lower() in CONNECTORS:
+            run.pop()
+        if run:
+            yield run[0][0], run[-1][1], [w for _, _, w in run]
+        run.clear()
+
+    inside_span = _Spans(blocked)
+    for start, end, word in _tokens(text):
+        capital = word[0].isupper()
+        if not run and not capital:
+            continue  # the common case: a lower-case word outside any name
+        inside = inside_span(start)
+        lower = word.lower()
+        joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
+        if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
+            run.append((start, end, word))
+        else:
+            if run:
+                yield from flush()
+            if capital and not inside and not _ordinary(text, start, word):
+                run.append((start, end, word))
+        if run and text[end : end + 1] in (".", "!", "?") and not _is_abbrev(word):
+            yield from flush()  # a word ending a sentence ends the run too
+    yield from flush()
+
+
+def _ordinary(text: str, start: int, word: str) -> bool:
+    """A capitalised word that names nothing: `I`, or a common word opening a sentence,
+    or a sentence-opening verb or adverb (`Raising …`, `Opened …`, `Clearly …`)."""
+    lower = word.lower()
+    if lower in ("i", "i'm", "i've", "i'd", "i'll"):
+        return True
+    opening = _sentence_start(text, start)
+    if lower in COMMON:
+        return opening or not word.isupper()
+    if opening and len(lower) > 4 and lower.endswith(("ing", "ed", "ly")):
+        nxt = text[start + len(word) : start + len(word) + 2]
+        return not (nxt[:1] == " " and nxt[1:2].isupper())
+    return False
+
+
+def _is_abbrev(word: str) -> bool:
+    return word.lower().rstrip(".") in ABBREVIATIONS
+
+
+# --- the sources: what they say, normalised once ------------------------------------------
 
 # Combining marks (the accents NFKD splits off), deleted by str.translate.
 _COMBINING = dict.fromkeys(
@@ -416,6 +595,29 @@ def _name_key(words: Sequence[str]) -> str:
     while len(tokens) > 1 and tokens[-1] in CORPORATE:
         tokens = tokens[:-1]
     return " ".join(tokens)
+
+
+_PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
+
+
+def _variants(key: str) -> list[str]:
+    """Other forms of a one-word place or demonym: Welsh/Wales, Rwandan/Rwanda, Yemeni/Yemen."""
+    if " " in key or len(key) < 4:
+        return []
+    out = DEMONYMS.get(key, "").split()
+    if key in _PLACE_OF:
+        out.append(_PLACE_OF[key])
+    if key.endswith("ian"):
+        out += [key[:-3] + "ia", key[:-3] + "y", key[:-1]]
+    elif key.endswith("an"):
+        out.append(key[:-1])
+    elif key.endswith("ese"):
+        out.append(key[:-3])
+    elif key.endswith("i"):
+        out.append(key[:-1])
+    else:
+        out += [key + "n", key + "an", key + "i", key + "ese", key[:-1] + "ian"]
+    return out
 
 
 class SourceIndex:
@@ -490,227 +692,7 @@ class SourceIndex:
         return False
 
 
-TIME_UNITS = {"year", "month", "week", "day", "hour", "minute", "decade", "season", "time"}
-_UNIT = re.compile(r"[\s-]([a-z]+)")
-
-
-def _unit_after(text: str, end: int) -> str | None:
-    """The time unit right after a number ("six months", "two-year"), singular, or None."""
-    m = _UNIT.match(text, end)
-    if not m:
-        return None
-    word = m.group(1).lower()
-    word = word[:-1] if word.endswith("s") else word
-    return word if word in TIME_UNITS else None
-
-
-_PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
-
-
-def _variants(key: str) -> list[str]:
-    """Other forms of a one-word place or demonym: Welsh/Wales, Rwandan/Rwanda, Yemeni/Yemen."""
-    if " " in key or len(key) < 4:
-        return []
-    out = DEMONYMS.get(key, "").split()
-    if key in _PLACE_OF:
-        out.append(_PLACE_OF[key])
-    if key.endswith("ian"):
-        out += [key[:-3] + "ia", key[:-3] + "y", key[:-1]]
-    elif key.endswith("an"):
-        out.append(key[:-1])
-    elif key.endswith("ese"):
-        out.append(key[:-3])
-    elif key.endswith("i"):
-        out.append(key[:-1])
-    else:
-        out += [key + "n", key + "an", key + "i", key + "ese", key[:-1] + "ian"]
-    return out
-
-
-def _exempt_spans(text: str) -> list[tuple[int, int]]:
-    """The greeting line; the sign-off line and a short signature below it (at most
-    `SIGNATURE_LINES` lines of at most six words: a name, a company, a phone number).
-    Anything longer after a sign-off is checked like the rest of the text."""
-    spans: list[tuple[int, int]] = []
-    offset = 0
-    first = True
-    signature = -1  # lines of signature still allowed; -1 = not in a signature
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        end = offset + len(line)
-        if not stripped and 0 <= signature < SIGNATURE_LINES:
-            signature = -1  # a blank line after the signature ends it (a PS is checked)
-        elif signature > 0 and stripped and len(stripped.split()) <= 6:
-            spans.append((offset, end))
-            signature -= 1
-        elif stripped:
-            signature = -1
-            greeting = GREETING.match(line) if first else None
-            if greeting:
-                spans.append((offset, offset + greeting.end()))
-            elif SIGN_OFF.match(stripped) and len(stripped.split()) <= 8:
-                spans.append((offset, end))
-                signature = SIGNATURE_LINES
-            first = False
-        offset = end
-    return spans
-
-
-def _sentence_start(text: str, start: int) -> bool:
-    i = start - 1
-    while i >= 0 and text[i] in " \t\"“'‘([":
-        i -= 1
-    return i < 0 or text[i] in ".!?:;\n•-—*"
-
-
-def _classify(words: list[str], before: str) -> Kind:
-    lower = [w.lower().rstrip(".") for w in words]
-    key = " ".join(_norm(" ".join(words)).split())
-    if any(w in ORG_WORDS for w in lower):
-        return "organisation"
-    if any(w in TITLE_WORDS for w in lower):
-        return "other"
-    if key in PLACES or key in DEMONYMS or before in ("in", "from", "near", "across", "to"):
-        return "place"
-    if lower[0] in HONORIFICS:
-        return "person"
-    if any(any(c.isdigit() for c in w) or re.search(r"[a-z][A-Z]", w) for w in words):
-        return "product"
-    if all(w[:1].isupper() and not w.isupper() for w in words) and 2 <= len(words) <= 3:
-        return "person"
-    return "other"
-
-
-class _Spans:
-    """Whether a position falls inside any of a set of [start, end) spans (bisect)."""
-
-    def __init__(self, spans: list[tuple[int, int]]) -> None:
-        merged: list[list[int]] = []
-        for a, b in sorted(spans):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        self.starts = [a for a, _ in merged]
-        self.ends = [b for _, b in merged]
-
-    def __call__(self, pos: int) -> bool:
-        i = bisect_right(self.starts, pos) - 1
-        return i >= 0 and pos < self.ends[i]
-
-
-def _tokens(text: str) -> Iterable[tuple[int, int, str]]:
-    """Words with their offsets; a trailing full stop is dropped unless it abbreviates."""
-    for m in _WORD.finditer(text):
-        word = m.group()
-        if word.endswith(".") and not _is_abbrev(word):
-            word = word.rstrip(".")
-        yield m.start(), m.start() + len(word), word
-
-
-def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int, list[str]]]:
-    """Capitalised sequences (joined by `of`, `de`, `&`…) that may name something."""
-    run: list[tuple[int, int, str]] = []
-
-    def flush() -> Iterable[tuple[int, int, list[str]]]:
-        while run and run[-1][2].lower() in CONNECTORS:
-            run.pop()
-        if run:
-            yield run[0][0], run[-1][1], [w for _, _, w in run]
-        run.clear()
-
-    inside_span = _Spans(blocked)
-    for start, end, word in _tokens(text):
-        capital = word[0].isupper()
-        if not run and not capital:
-            continue  # the common case: a lower-case word outside any name
-        inside = inside_span(start)
-        lower = word.lower()
-        joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
-        if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
-            run.append((start, end, word))
-        else:
-            if run:
-                yield from flush()
-            if capital and not inside and not _ordinary(text, start, word):
-                run.append((start, end, word))
-        if run and text[end : end + 1] in (".", "!", "?") and not _is_abbrev(word):
-            yield from flush()  # a word ending a sentence ends the run too
-    yield from flush()
-
-
-def _ordinary(text: str, start: int, word: str) -> bool:
-    """A capitalised word that names nothing: `I`, or a common word opening a sentence,
-    or a sentence-opening verb or adverb (`Raising …`, `Opened …`, `Clearly …`)."""
-    lower = word.lower()
-    if lower in ("i", "i'm", "i've", "i'd", "i'll"):
-        return True
-    opening = _sentence_start(text, start)
-    if lower in COMMON:
-        return opening or not word.isupper()
-    if opening and len(lower) > 4 and lower.endswith(("ing", "ed", "ly")):
-        nxt = text[start + len(word) : start + len(word) + 2]
-        return not (nxt[:1] == " " and nxt[1:2].isupper())
-    return False
-
-
-def _is_abbrev(word: str) -> bool:
-    return word.lower().rstrip(".") in ("inc", "ltd", "corp", "co", "dr", "mr", "mrs", "ms", "st")
-
-
-def find_unsupported_claims(
-    text: str, sources: Sequence[str], *, allow: Iterable[str] = ()
-) -> list[Claim]:
-    """Every claim in `text` that `sources` do not support, in text order.
-
-    `allow` lists terms that are never claims (the sender's own name and company).
-    """
-    return unsupported_claims(text, SourceIndex(sources, allow))
-
-
-def unsupported_claims(text: str, index: SourceIndex) -> list[Claim]:
-    """As `find_unsupported_claims`, against sources indexed once (`SourceIndex`)."""
-    exempt = _exempt_spans(text)
-    claims: list[Claim] = []
-    numeric: list[tuple[int, int]] = list(exempt)
-    lowered = text.lower()
-    for start, end, value in _numbers(text):
-        if any(a <= start < b for a, b in exempt):
-            continue
-        numeric.append((start, end))
-        if value.weekday and _in_question(text, end):
-            continue  # "Are you free on Thursday?" proposes a day; it claims nothing
-        before = lowered[max(0, start - 16) : start].split()
-        hedged = bool(before) and (
-            before[-1] in HEDGES or " ".join(before[-2:]) in HEDGES or before[-1] == "~"
-        )
-        small = value.kind == "number" and value.value is not None and value.value <= 31
-        unit = _unit_after(text, end) if small else None
-        if not index.supports_value(value, hedged, unit):
-            claims.append(Claim(text[start:end], value.kind, start, end))
-    for m in _QUOTED.finditer(text):
-        if any(a <= m.start() < b for a, b in exempt):
-            continue
-        if not index.has_phrase(_norm(m.group(1))):
-            claims.append(Claim(m.group(1), "product", m.start(1), m.end(1)))
-        numeric.append((m.start(1), m.end(1)))
-    for start, end, words in _names(text, numeric):
-        before_words = lowered[max(0, start - 12) : start].split()
-        word_before = before_words[-1] if before_words else ""
-        offsets = None  # of each word in the run, found once: a long run has many parts
-        for a, b, part in _unsupported_parts(words, index):
-            offsets = offsets or _offsets(text[start:end], words)
-            s = start + offsets[a]
-            e = start + offsets[b - 1] + len(words[b - 1])
-            claims.append(Claim(text[s:e], _classify(part, word_before), s, e))
-    claims.sort(key=lambda c: c.start)
-    return claims
-
-
-def _in_question(text: str, pos: int) -> bool:
-    """Whether the sentence around `pos` ends with a question mark."""
-    ends = [i for i in (text.find(c, pos) for c in ".!?\n") if i >= 0]
-    return bool(ends) and text[min(ends)] == "?"
+# --- checking: what the sources do not support --------------------------------------------
 
 
 def _offsets(segment: str, words: list[str]) -> list[int]:
@@ -793,15 +775,6 @@ def _longest_known(
     return best
 
 
-ROLE_WORDS = set(
-    """
-    president minister chancellor king queen prince princess pope senator governor mayor
-    judge general captain coach striker midfielder defender goalkeeper comedian singer
-    actor actress author secretary
-    """.split()
-)
-
-
 def _name_like(word: str) -> bool:
     """A word that could be half of a person's name (not an acronym, role, place, possessive)."""
     lower = word.lower()
@@ -852,3 +825,21 @@ def _unsupported_parts(
             merged.append([lo, hi])
     for a, b in merged:
         yield a, b, words[a:b]
+
+
+def _classify(words: list[str], before: str) -> Kind:
+    lower = [w.lower().rstrip(".") for w in words]
+    key = " ".join(_norm(" ".join(words)).split())
+    if any(w in ORG_WORDS for w in lower):
+        return "organisation"
+    if any(w in TITLE_WORDS for w in lower):
+        return "other"
+    if key in PLACES or key in DEMONYMS or before in ("in", "from", "near", "across", "to"):
+        return "place"
+    if lower[0] in HONORIFICS:
+        return "person"
+    if any(any(c.isdigit() for c in w) or re.search(r"[a-z][A-Z]", w) for w in words):
+        return "product"
+    if all(w[:1].isupper() and not w.isupper() for w in words) and 2 <= len(words) <= 3:
+        return "person"
+    return "other"

@@ -20,17 +20,18 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from company_ai.core.contacts import Contact
 from company_ai.core.db import transaction
-from company_ai.core.times import day_window, to_iso, utc_now
+from company_ai.core.schema import RESEARCH_CAP
+from company_ai.core.times import day_window, to_iso
 
-RESEARCH_CAP = 20
 RECENT_DAYS = 14
 RESEARCH_COOLDOWN_DAYS = 30
 MAX_BUMPS = 2
@@ -91,17 +92,17 @@ def select_candidates(
 
 
 def pick_for_day(
-    crm: sqlite3.Connection, outreach: sqlite3.Connection, day: str, tz: str
+    crm: sqlite3.Connection, outreach: sqlite3.Connection, day: str, tz: str, now: datetime
 ) -> list[sqlite3.Row]:
-    """The day's picks: chosen and stored the first time, then read back unchanged."""
+    """The day's picks: chosen and stored the first time (at `now`), then read back unchanged."""
     with transaction(outreach):
         if not outreach.execute("SELECT 1 FROM research_picks WHERE day = ?", (day,)).fetchone():
-            now = to_iso(utc_now())
+            at = to_iso(now)
             outreach.executemany(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 [
-                    (day, c.contact_id, rank, now, now)
+                    (day, c.contact_id, rank, at, at)
                     for rank, c in enumerate(select_candidates(crm, outreach, day, tz), start=1)
                 ],
             )
@@ -111,15 +112,15 @@ def pick_for_day(
         ).fetchall()
 
 
-def unsendable_reason(outreach: sqlite3.Connection, contact: sqlite3.Row | None) -> str | None:
+def unsendable_reason(outreach: sqlite3.Connection, contact: Contact | None) -> str | None:
     """Why we must not write to this contact (no address, bounced), or None."""
     if contact is None:
         return "the contact is no longer in the CRM"
-    if not contact["email"]:
+    if not contact.email:
         return "the contact has no email address"
     bounced = outreach.execute(
         "SELECT 1 FROM messages WHERE contact_id = ? AND bounce_status = 'hard' LIMIT 1",
-        (contact["id"],),
+        (contact.id,),
     ).fetchone()
     return "an earlier message to this address hard-bounced" if bounced else None
 
@@ -202,25 +203,25 @@ RESEARCH_SYSTEM = (
 )
 
 
-def research_prompt(contact: sqlite3.Row, page: str) -> str:
+def research_prompt(contact: Contact, page: str) -> str:
     return (
-        f"CRM row: name={contact['name']}; company={contact['company']}; "
-        f"title={contact['title']}; city={contact['city']}\n\nCompany page:\n{page}"
+        f"CRM row: name={contact.name}; company={contact.company}; "
+        f"title={contact.title}; city={contact.city}\n\nCompany page:\n{page}"
     )
 
 
-def offline_research(contact: sqlite3.Row, page: str) -> Findings:
+def offline_research(contact: Contact, page: str) -> Findings:
     """The deterministic extractive researcher: sentences copied from the page."""
     facts: list[Fact] = []
     corrections: dict[str, str] = {}
     for line in page.splitlines():
         name, _, rest = line.partition(", ")
-        if name == contact["name"] and rest:
+        if name == contact.name and rest:
             title, _, city = rest.rpartition(", ")
             facts.append(Fact(text=f"{name} is {title} in {city}.", about="contact"))
-            if title and title != contact["title"]:
+            if title and title != contact.title:
                 corrections["title"] = title
-            if city and city != contact["city"]:
+            if city and city != contact.city:
                 corrections["city"] = city
         elif line.endswith(".") and len(line.split()) > 3:
             facts.append(Fact(text=line, about="company"))
@@ -274,9 +275,9 @@ class Writeback:
 
 
 def apply_writeback(
-    crm: sqlite3.Connection, contact_id: int, corrections: dict[str, str]
+    crm: sqlite3.Connection, contact_id: int, corrections: dict[str, str], now: datetime
 ) -> Writeback:
-    """Write the whitelisted corrections (WRITEBACK_COLUMNS) in one transaction.
+    """Write the whitelisted corrections (WRITEBACK_COLUMNS) in one transaction, at `now`.
 
     Every other column, known or not, is rejected and returned; the column names written
     into SQL come only from the hard-coded whitelist, never from the model.
@@ -294,6 +295,6 @@ def apply_writeback(
             for column in sorted(WRITEBACK_COLUMNS & applied.keys()):
                 crm.execute(
                     f"UPDATE contacts SET {column} = ?, updated_at = ? WHERE id = ?",
-                    (applied[column], to_iso(utc_now()), contact_id),
+                    (applied[column], to_iso(now), contact_id),
                 )
     return Writeback(applied, rejected)

@@ -8,9 +8,33 @@ tables yet; its file still exists, in WAL mode, so that its writer can migrate i
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal, get_args
 
-DOMAINS = ("crm", "memory", "outreach", "brain", "recall", "ops")
+
+class Store(StrEnum):
+    """The domain stores, one SQLite file each under the data directory (`<name>.db`).
+
+    Store names, not Dagster group names: `constants.OUTREACH` names a group of assets,
+    `Store.OUTREACH` the file they write.
+    """
+
+    CRM = "crm"
+    MEMORY = "memory"
+    OUTREACH = "outreach"
+    BRAIN = "brain"
+    RECALL = "recall"
+    OPS = "ops"
+
+
+DOMAINS: tuple[Store, ...] = tuple(Store)
+
+# The morning outreach's daily caps: the store enforces them (`OUTREACH_V2`'s triggers) and
+# the code that fills it reads them (core/research.py, core/drafting.py). Changing one takes
+# a new migration that replaces its trigger, and `OUTREACH_V2` keeps the value it shipped
+# with: a released version is never edited (tests/core/test_db.py holds their digests).
+RESEARCH_CAP = 20
+DRAFT_CAP = 10
 
 EpisodeType = Literal[
     "research", "company", "outreach", "response", "engagement", "note", "scoring"
@@ -170,15 +194,15 @@ OUTREACH_V2 = [
     """,
     "CREATE INDEX idx_drafts_day ON drafts(day, status)",
     # The daily caps are properties of the store, not only of the code that fills it.
-    """
+    f"""
     CREATE TRIGGER research_picks_daily_cap BEFORE INSERT ON research_picks
-    WHEN (SELECT count(*) FROM research_picks WHERE day = NEW.day) >= 20
-    BEGIN SELECT RAISE(ABORT, 'research cap: at most 20 contacts a day'); END
+    WHEN (SELECT count(*) FROM research_picks WHERE day = NEW.day) >= {RESEARCH_CAP}
+    BEGIN SELECT RAISE(ABORT, 'research cap: at most {RESEARCH_CAP} contacts a day'); END
     """,
-    """
+    f"""
     CREATE TRIGGER drafts_daily_cap BEFORE INSERT ON drafts
-    WHEN (SELECT count(*) FROM drafts WHERE day = NEW.day) >= 10
-    BEGIN SELECT RAISE(ABORT, 'draft cap: at most 10 drafts a day'); END
+    WHEN (SELECT count(*) FROM drafts WHERE day = NEW.day) >= {DRAFT_CAP}
+    BEGIN SELECT RAISE(ABORT, 'draft cap: at most {DRAFT_CAP} drafts a day'); END
     """,
     "ALTER TABLE messages ADD COLUMN draft_id INTEGER",
     "CREATE UNIQUE INDEX idx_messages_draft_id ON messages(draft_id)",
@@ -189,6 +213,13 @@ OUTREACH_V2 = [
 OUTREACH_V3 = [
     "CREATE UNIQUE INDEX idx_messages_thread_bump ON messages(thread_id, bump_count)",
     "CREATE INDEX idx_messages_sent_at ON messages(sent_at)",
+]
+
+# A draft's gate verdict is stored with the fingerprint of what it judged (core/gate.py,
+# `GateVerdict`): the blocking check and the send trust a verdict only while it matches.
+# Drafts stored before this version have none, so they are judged again when read.
+OUTREACH_V4 = [
+    "ALTER TABLE drafts ADD COLUMN judged TEXT",
 ]
 
 RECALL_V1 = [
@@ -320,10 +351,10 @@ BRAIN_V1 = [
 ]
 
 MIGRATIONS: dict[str, list[list[str]]] = {
-    "crm": [CRM_V1],
-    "memory": [MEMORY_V1],
-    "outreach": [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3],
-    "brain": [BRAIN_V1],
-    "recall": [RECALL_V1],
-    "ops": [OPS_V1],
+    Store.CRM: [CRM_V1],
+    Store.MEMORY: [MEMORY_V1],
+    Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4],
+    Store.BRAIN: [BRAIN_V1],
+    Store.RECALL: [RECALL_V1],
+    Store.OPS: [OPS_V1],
 }

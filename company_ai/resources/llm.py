@@ -5,18 +5,19 @@ from typing import Literal, TypeVar
 import dagster as dg
 from pydantic import BaseModel, ValidationError
 
+from company_ai.core.llm import ModelError
+
 T = TypeVar("T", bound=BaseModel)
 
-
-class ModelError(RuntimeError):
-    """The model failed (unreachable, timed out, or gave invalid output) on every attempt."""
+__all__ = ["LLMResource", "ModelError"]
 
 
 class LLMResource(dg.ConfigurableResource):
     """The language model. `ollama`: the official client against an Ollama server, with
     structured output (a JSON schema passed as `format`, the answer validated by pydantic),
     a timeout and retries with backoff. `offline` (the default, used by the demo and the
-    tests): the caller's deterministic function from `core`, validated the same way."""
+    tests): the caller's deterministic function from `core`, validated the same way.
+    Satisfies `core.llm.StructuredModel`."""
 
     backend: Literal["offline", "ollama"] = "offline"
     host: str = "http://127.0.0.1:11434"

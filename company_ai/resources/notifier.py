@@ -9,6 +9,7 @@ import dagster as dg
 
 from company_ai.core import alerts
 from company_ai.core.db import Stores
+from company_ai.core.schema import Store
 from company_ai.core.secrets import MASK, scrub, secrets_from_env
 from company_ai.core.times import to_iso, utc_now
 
@@ -56,7 +57,7 @@ class Notifier(dg.ConfigurableResource):
         """Queue `text` under `key` (a repeat of a key is ignored) and flush the queue."""
         log = dg.get_dagster_logger()
         secrets = self._secrets()
-        with Stores(self.data_dir).connect("ops") as ops:
+        with Stores(self.data_dir).connect(Store.OPS) as ops:
             if alerts.enqueue(ops, key, text, secrets):
                 log.info(f"alert {key}: {scrub(text, secrets)}")
             result = alerts.flush(ops, self._deliver, secrets)
@@ -69,7 +70,7 @@ class Notifier(dg.ConfigurableResource):
 
     def flush(self) -> alerts.FlushResult:
         """Retry whatever is pending (e.g. on a sensor tick with nothing new to say)."""
-        with Stores(self.data_dir).connect("ops") as ops:
+        with Stores(self.data_dir).connect(Store.OPS) as ops:
             return alerts.flush(ops, self._deliver, self._secrets())
 
     def _secrets(self) -> list[str]:

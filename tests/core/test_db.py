@@ -1,3 +1,4 @@
+import hashlib
 import os
 import shutil
 import sqlite3
@@ -24,6 +25,27 @@ def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
             assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == stores.busy_timeout_ms
             assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS[domain])
         assert stores.path(domain).is_file()
+
+
+# Each schema version as written, by the start of its sha256. A store that already ran a
+# version never runs it again, so an edit to one (a cap written as a constant changed, say)
+# would reach new stores only: append a version instead, and its digest here.
+MIGRATION_DIGESTS = {
+    "crm": ["64f9d22c152311f3"],
+    "memory": ["8f0d96f681760a59"],
+    "outreach": ["b74b5507cfa13a81", "c5a12f014f92e9e7", "937150be8ad2febb", "3bbff696ee617a62"],
+    "brain": ["2de42875ffaed632"],
+    "recall": ["a35d89bb7f6c30a1"],
+    "ops": ["1feb30494c594a54"],
+}
+
+
+def test_a_released_schema_version_is_never_edited():
+    digests = {
+        domain: [hashlib.sha256("\n".join(v).encode()).hexdigest()[:16] for v in versions]
+        for domain, versions in MIGRATIONS.items()
+    }
+    assert digests == MIGRATION_DIGESTS
 
 
 def test_reopening_does_not_migrate_again(stores):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from company_ai.core.distill import Page, distill_staging, offline_page, unsupported_claims
+from company_ai.core.distill import Page, distill_staging, offline_page, page_verdict
 from company_ai.core.vault import stage_vault
 
 
@@ -113,10 +113,10 @@ def test_the_page_is_basic_memory_safe_prose():
     assert Page.model_validate(page.model_dump()) == page
 
 
-def test_unsupported_claims_passes_what_the_notes_support():
+def test_the_page_verdict_passes_what_the_notes_support():
     source = "Signalcrest renews on 31 January for 48,000 pounds. Chloe Marsh negotiates."
     page = "# Signalcrest\n\nThe renewal is worth 48,000 pounds. Chloe Marsh negotiates it."
-    assert unsupported_claims(page, [source]) == []
+    assert page_verdict(page, source).passed
 
 
 @pytest.mark.parametrize(
@@ -127,6 +127,7 @@ def test_unsupported_claims_passes_what_the_notes_support():
         ("Renewal moved to 14 February.", "date 14 February"),
     ],
 )
-def test_unsupported_claims_fails_an_invented_number_or_name(page, claim):
+def test_the_page_verdict_fails_an_invented_number_or_name(page, claim):
     source = "Signalcrest renews on 31 January for 48,000 pounds. Chloe Marsh negotiates."
-    assert claim in unsupported_claims(page, [source])
+    verdict = page_verdict(page, source)
+    assert not verdict.passed and claim in verdict.labels()

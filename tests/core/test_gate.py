@@ -1,7 +1,21 @@
+import doctest
+import hashlib
+import json
+
 import pytest
 
-from company_ai.core.gate import KINDS, find_unsupported_claims
-from company_ai.tools.gate_eval import gate_scores, labelled_drafts
+from company_ai.core import gate
+from company_ai.core.gate import (
+    GATE_VERSION,
+    KINDS,
+    GateVerdict,
+    SourceIndex,
+    check,
+    extract,
+    find_unsupported_claims,
+    judge,
+)
+from company_ai.tools.gate_eval import ALLOW, gate_scores, labelled_drafts
 
 SOURCES = [
     "CRM: Grace Hopper <grace@bluewind.example>, CTO at Bluewind Logistics Inc., Leeds.",
@@ -108,3 +122,84 @@ def test_the_gate_meets_its_targets_on_the_labelled_set():
     assert 0.35 < sum(c.fabricated for c in cases) / len(cases) < 0.65
     scores = gate_scores(cases)
     assert scores.recall >= 0.95 and scores.precision >= 0.90, scores.line()
+
+
+def test_the_module_docstring_example_is_true():
+    result = doctest.testmod(gate)
+    assert result.attempted >= 1 and result.failed == 0
+
+
+def test_extraction_needs_no_sources_and_one_extraction_checks_against_any():
+    text = "Bluewind grew 35% and hired Ada Lovelace in Manchester."
+    mentions = extract(text)
+    assert [text[s:e] for s, e, *_ in mentions.values] == ["35%"]
+    assert [words for _, _, words, _ in mentions.names] == [
+        ["Bluewind"],
+        ["Ada", "Lovelace"],
+        ["Manchester"],
+    ]
+    assert [c.text for c in check(mentions, SourceIndex(SOURCES))] == [
+        "35%",
+        "Ada Lovelace",
+        "Manchester",
+    ]
+    supporting = SourceIndex(["Bluewind grew 35%. Ada Lovelace joined in Manchester."])
+    assert check(mentions, supporting) == []
+
+
+def test_a_verdict_names_each_part_and_round_trips_through_its_json():
+    parts = {"subject": "Ada, about Globex", "body": "Hi Ada,\n\nBluewind grew 35%.\n"}
+    verdict = judge(parts, SOURCES, ["Sam Rivers"])
+    assert not verdict.passed
+    assert verdict.to_json() == [
+        {"field": "subject", "text": "Ada", "kind": "other", "start": 0, "end": 3},
+        {"field": "subject", "text": "Globex", "kind": "other", "start": 11, "end": 17},
+        {"field": "body", "text": "35%", "kind": "percent", "start": 23, "end": 26},
+    ]
+    assert verdict.labels() == ["other Ada", "other Globex", "percent 35%"]
+    stored = GateVerdict.from_json(json.dumps(verdict.to_json()), verdict.judged)
+    assert stored == verdict and stored.holds_for(parts, SOURCES, ["Sam Rivers"])
+    assert judge({"body": "Bluewind grew twenty percent."}, SOURCES).passed
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["claims", "body", "sources", "allow", "version"],
+)
+def test_a_stored_verdict_holds_only_for_exactly_what_it_judged(change, monkeypatch):
+    parts = {"subject": "Hello", "body": "Hi Grace,\n\nBluewind grew 35%.\n"}
+    allow = ["Sam Rivers"]
+    verdict = judge(parts, SOURCES, allow)
+    claims = verdict.to_json()
+    sources = list(SOURCES)
+    if change == "claims":  # the stored verdict was edited to pass
+        claims = []
+    elif change == "body":
+        parts = parts | {"body": parts["body"] + "We saved Globex 70%."}
+    elif change == "sources":
+        sources = sources[:1]
+    elif change == "allow":
+        allow = ["Someone Else"]
+    else:
+        monkeypatch.setattr(gate, "GATE_VERSION", GATE_VERSION + 1)
+    stored = GateVerdict.from_json(json.dumps(claims), verdict.judged)
+    assert not stored.holds_for(parts, sources, allow)
+
+
+@pytest.mark.parametrize("claims", ["not json", '[{"text": "x"}]', "[1]"])
+def test_an_unreadable_stored_verdict_is_no_verdict(claims):
+    assert GateVerdict.from_json(claims, "abc") is None
+    assert GateVerdict.from_json("[]", None) is None
+
+
+# What GATE_VERSION stands for: a digest of the gate's verdicts on the labelled drafts.
+VERDICTS_OF_VERSION = {1: "39693d2f7504c6451fe16e3ab5b504400fa04e3fed3de07c56dfb29cb527dfbb"}
+
+
+def test_verdicts_change_only_with_the_gate_version():
+    verdicts = [judge({"draft": c.text}, c.sources, ALLOW).to_json() for c in labelled_drafts()]
+    digest = hashlib.sha256(json.dumps(verdicts).encode()).hexdigest()
+    assert VERDICTS_OF_VERSION.get(GATE_VERSION) == digest, (
+        "the gate's verdicts changed: bump gate.GATE_VERSION (drafts' stored verdicts are"
+        f" then judged again) and record {digest} for it here"
+    )

@@ -1,18 +1,20 @@
 import sqlite3
+from datetime import UTC, datetime
 
 import pytest
 
+from company_ai.core.contacts import Contact
 from company_ai.core.db import Stores, transaction
 from company_ai.core.drafting import (
-    DRAFT_CAP,
     BumpLimitError,
+    Thread,
     already_contacted,
     compose,
     next_thread,
+    offline_draft,
     text_problem,
 )
 from company_ai.core.research import (
-    RESEARCH_CAP,
     SourceError,
     apply_writeback,
     page_text,
@@ -20,8 +22,10 @@ from company_ai.core.research import (
     read_page,
     select_candidates,
 )
+from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
 
 NOW = "2026-11-20T09:00:00Z"
+AT = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -71,8 +75,12 @@ def test_the_selection_rule_excludes_whom_it_must_and_prefers_warmth(stores):
 def test_each_days_picks_are_stored_once_and_capped_even_when_days_are_caught_up(stores):
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         days = ["2026-11-18", "2026-11-19", "2026-11-20"]
-        first = {d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC")] for d in days}
-        again = {d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC")] for d in days}
+        first = {
+            d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC", AT)] for d in days
+        }
+        again = {
+            d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC", AT)] for d in days
+        }
         assert first == again
         assert all(len(p) <= RESEARCH_CAP for p in first.values())
         # 39 contacts with email: 20 on the first day, 19 on the next, none left after.
@@ -91,7 +99,7 @@ def test_each_days_picks_are_stored_once_and_capped_even_when_days_are_caught_up
 def test_writeback_outside_the_whitelist_changes_nothing(stores, proposal):
     with stores.connect("crm") as crm:
         before = [tuple(r) for r in crm.execute("SELECT * FROM contacts ORDER BY id")]
-        result = apply_writeback(crm, 5, proposal)
+        result = apply_writeback(crm, 5, proposal, AT)
         after = [tuple(r) for r in crm.execute("SELECT * FROM contacts ORDER BY id")]
     assert after == before
     assert result.applied == {} and set(result.rejected) == set(proposal)
@@ -99,7 +107,7 @@ def test_writeback_outside_the_whitelist_changes_nothing(stores, proposal):
 
 def test_writeback_inside_the_whitelist_is_applied_and_the_rest_refused(stores):
     with stores.connect("crm") as crm:
-        result = apply_writeback(crm, 5, {"city": "York", "title": "CEO", "email": "x@y.z"})
+        result = apply_writeback(crm, 5, {"city": "York", "title": "CEO", "email": "x@y.z"}, AT)
         row = crm.execute("SELECT city, title, email FROM contacts WHERE id = 5").fetchone()
     assert tuple(row) == ("York", "CEO", "p5@acme.example")
     assert result.applied == {"city": "York", "title": "CEO"}
@@ -188,7 +196,7 @@ def test_html_and_header_injection_are_refused(subject, body, complaint):
     assert complaint in text_problem(subject, body)
     draft = {"subject": subject, "body": body, "rfc_message_id": "<1@x>", "thread_id": "t"}
     with pytest.raises(ValueError, match=complaint):
-        compose(draft, to="a@b.example", sender="Sam", sender_email="sam@x.example")
+        compose(draft, to="a@b.example", sender="Sam", sender_email="sam@x.example", now=AT)
 
 
 def test_a_clean_draft_composes_to_rfc_5322():
@@ -198,7 +206,9 @@ def test_a_clean_draft_composes_to_rfc_5322():
         "rfc_message_id": "<1@x>",
         "thread_id": "t-1",
     }
-    message = compose(draft, to="Ada <ada@b.example>", sender="Sam", sender_email="sam@x.example")
+    message = compose(
+        draft, to="Ada <ada@b.example>", sender="Sam", sender_email="sam@x.example", now=AT
+    )
     assert message["Message-ID"] == "<1@x>" and message["Subject"] == "Über uns"
     assert b"Subject: =?utf-8?" in message.as_bytes()
 
@@ -211,7 +221,7 @@ def test_the_daily_caps_hold_in_the_store_itself(stores):
                 " VALUES ('2026-11-20', ?, ?, ?, ?)",
                 (n + 1, n + 1, NOW, NOW),
             )
-        with pytest.raises(sqlite3.IntegrityError, match="at most 20 contacts a day"):
+        with pytest.raises(sqlite3.IntegrityError, match=f"at most {RESEARCH_CAP} contacts a day"):
             outreach.execute(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
                 " VALUES ('2026-11-20', 99, 99, ?, ?)",
@@ -224,5 +234,13 @@ def test_the_daily_caps_hold_in_the_store_itself(stores):
         )
         for n in range(DRAFT_CAP):
             outreach.execute(row, (n + 1, NOW, NOW))
-        with pytest.raises(sqlite3.IntegrityError, match="at most 10 drafts a day"):
+        with pytest.raises(sqlite3.IntegrityError, match=f"at most {DRAFT_CAP} drafts a day"):
             outreach.execute(row, (99, NOW, NOW))
+
+
+def test_the_offline_drafter_writes_to_a_contact_without_a_company():
+    contact = Contact(id=3, name="Ada Lovelace", email="ada@b.example", company=None, title=None,
+                      city=None)  # fmt: skip
+    draft = offline_draft(contact, ["Acme grew 20%."], Thread("t-3", 0), "Sam Rivers")
+    assert draft.body.startswith("Hi Ada,") and "None" not in draft.body
+    assert "I hope things are going well." in draft.body

@@ -1,0 +1,491 @@
+"""The outreach day as plain core (core/outreach.py): research, draft, check and send one
+day against the sample stores, with a fake model and mailer. No Dagster: the wiring is
+tested in tests/assets/test_outreach.py."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from company_ai.core import drafting
+from company_ai.core import outreach as day_of
+from company_ai.core.db import Stores, transaction
+from company_ai.core.drafting import Draft
+from company_ai.core.llm import ModelError
+from company_ai.core.research import Fact, Findings, pick_for_day, read_page
+from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
+from tests.fakes import Crash, FakeMailer, FakeModel
+
+DAY = "2026-11-27"  # a Friday
+FRIDAY_MORNING = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+
+
+def clock() -> datetime:
+    return FRIDAY_MORNING
+
+
+@dataclass
+class Pages:
+    """The sample's company pages, read as the ResearchSource resource reads them."""
+
+    folder: Path
+
+    def page(self, domain: str) -> str:
+        return read_page(self.folder, domain)
+
+
+def research(data, model=None, **kw):
+    return day_of.research_day(
+        Stores(data),
+        DAY,
+        tz="UTC",
+        model=model or FakeModel(),
+        pages=Pages(data / "company_pages"),
+        clock=clock,
+        **kw,
+    )
+
+
+def draft(data, model=None, mailer=None):
+    return day_of.draft_day(
+        Stores(data), DAY, model=model or FakeModel(), sender=mailer or FakeMailer(), clock=clock
+    )
+
+
+def check(data, mailer=None):
+    return day_of.check_day(Stores(data), DAY, sender=mailer or FakeMailer())
+
+
+def send(data, mailer):
+    return day_of.send_day(Stores(data), DAY, tz="UTC", mailer=mailer, clock=clock)
+
+
+def rows(data, domain, sql, *args):
+    with Stores(data).connect(domain, readonly=True) as conn:
+        return [dict(r) for r in conn.execute(sql, args)]
+
+
+def research_episodes(data):
+    """The episodes research wrote for DAY (the sample has its own episodes that day)."""
+    return rows(
+        data,
+        "memory",
+        "SELECT * FROM contact_episodes WHERE natural_key LIKE 'research:' || ? || ':%'"
+        " OR natural_key LIKE 'company:' || ? || ':%'",
+        DAY,
+        DAY,
+    )
+
+
+def sent_messages(data):
+    return rows(data, "outreach", "SELECT * FROM messages WHERE draft_id IS NOT NULL ORDER BY id")
+
+
+def drafts(data, status=None):
+    sql = "SELECT * FROM drafts WHERE day = ?" + (" AND status = ?" if status else "")
+    return rows(data, "outreach", sql + " ORDER BY id", DAY, *([status] if status else []))
+
+
+def update(data, domain, sql, *args):
+    with Stores(data).connect(domain) as conn, transaction(conn):
+        conn.execute(sql, args)
+
+
+def test_a_day_is_researched_drafted_checked_and_sent_within_its_caps(data):
+    found = research(data)
+    assert found.picked == RESEARCH_CAP and found.researched > 0
+    episodes = research_episodes(data)
+    assert len(episodes) == found.episodes_written > 0
+    assert {e["episode_type"] for e in episodes} == {"research", "company"}
+    assert all(e["source"].startswith("web:") and e["confidence"] < 1 for e in episodes)
+    assert all(e["natural_key"].startswith(f"{e['episode_type']}:{DAY}:") for e in episodes)
+    assert {e["created_at"] for e in episodes} == {"2026-11-27T09:00:00Z"}  # when recorded
+
+    written = draft(data)
+    stored = drafts(data)
+    assert len(stored) == DRAFT_CAP == written.drafted
+    for d in stored:
+        assert d["dossier"] in json.loads(d["sources"])[1]
+        assert (d["verdict"] == "fail") == (d["status"] == "quarantined")
+        assert (json.loads(d["unsupported"]) != []) == (d["verdict"] == "fail")
+    quarantined = drafts(data, "quarantined")
+    assert quarantined, "the offline drafter's unsourced statistics are caught"
+    assert written.stored["quarantined"] == len(quarantined)
+
+    checked = check(data)
+    assert checked.checked == DRAFT_CAP and checked.rejudged == 0 and checked.leaking == []
+    assert len(checked.quarantined) == len(quarantined)
+    assert f"| {quarantined[0]['id']} |" in checked.table()
+
+    mailer = FakeMailer()
+    done = send(data, mailer)
+    messages = sent_messages(data)
+    assert len(messages) == done.sent == written.stored["ready"] == len(mailer.sent) > 0
+    assert done.sent_in_total == done.sent and done.skipped == {}
+    assert {m["draft_id"] for m in messages} == {d["id"] for d in drafts(data, "sent")}
+    assert all(d["message_id"] is None for d in drafts(data, "quarantined"))
+    # Each message's episode, dated when it was sent, never back-dated into the day.
+    sent_at = {f"outreach:message:{m['id']}": m["sent_at"] for m in messages}
+    stored_episodes = rows(
+        data, "memory", "SELECT natural_key, created_at FROM contact_episodes"
+        " WHERE natural_key LIKE 'outreach:message:%'"
+    )  # fmt: skip
+    assert {e["natural_key"]: e["created_at"] for e in stored_episodes}.items() >= sent_at.items()
+    assert done.episodes_written == len(messages)
+
+    # Again, the same day: nothing new is researched, drafted or sent.
+    assert research(data).episodes_written == 0
+    assert draft(data).drafted == 0
+    again = send(data, mailer)
+    assert again.sent == 0 and again.sent_in_total == len(messages)
+    assert sent_messages(data) == messages and len(mailer.sent) == len(messages)
+
+
+def test_the_gate_judges_each_draft_once(data, monkeypatch):
+    judged = []
+    judge = drafting.judge
+    monkeypatch.setattr(drafting, "judge", lambda *a, **k: judged.append(a) or judge(*a, **k))
+    research(data)
+    draft(data)
+    assert len(judged) == DRAFT_CAP
+    check(data)
+    mailer = FakeMailer()
+    assert send(data, mailer).sent > 0
+    day_of.past_sends(Stores(data), DAY, sender=mailer)
+    assert len(judged) == DRAFT_CAP  # the check, the send and the report read the verdict
+
+
+@pytest.mark.parametrize("tamper", ["body", "verdict"])
+def test_an_edited_draft_or_verdict_is_judged_again_caught_and_never_sent(data, tamper):
+    research(data)
+    draft(data)
+    if tamper == "body":  # a ready draft now says something its material does not
+        [target] = drafts(data, "ready")[:1]
+        update(
+            data,
+            "outreach",
+            "UPDATE drafts SET body = replace(body, '\n\nBest,',"
+            " ' We saved Globex 70% last year.\n\nBest,') WHERE id = ?",
+            target["id"],
+        )
+    else:  # a quarantined draft's verdict rewritten to pass, its status to ready
+        [target] = drafts(data, "quarantined")[:1]
+        update(
+            data,
+            "outreach",
+            "UPDATE drafts SET status = 'ready', verdict = 'pass', unsupported = '[]' WHERE id = ?",
+            target["id"],
+        )
+    checked = check(data)
+    assert checked.rejudged == 1
+    [leaking] = checked.leaking
+    assert leaking.startswith(f"| {target['id']} |")
+    assert "Globex" in leaking or tamper == "verdict"
+
+    # Were the sends run without the check (a re-executed step), they still refuse it.
+    mailer = FakeMailer()
+    done = send(data, mailer)
+    assert done.skipped == {str(target["id"]): "the fabrication gate does not pass this draft"}
+    assert target["id"] not in {m["draft_id"] for m in sent_messages(data)}
+    assert done.sent == len(mailer.sent) > 0
+
+
+def test_a_draft_stored_before_verdicts_had_fingerprints_is_judged_again(data):
+    research(data)
+    draft(data)
+    update(data, "outreach", "UPDATE drafts SET judged = NULL")
+    checked = check(data)
+    assert checked.rejudged == DRAFT_CAP and checked.leaking == []
+    assert len(checked.quarantined) == len(drafts(data, "quarantined"))
+
+
+def test_a_crash_after_a_send_or_before_its_episodes_never_sends_twice(data, monkeypatch):
+    research(data)
+    draft(data)
+    ready = drafts(data, "ready")
+    assert len(ready) >= 3
+    # The second mail leaves, and the process dies before the ledger records it.
+    mailer = FakeMailer(crash_on=2)
+    with pytest.raises(Crash):
+        send(data, mailer)
+    assert [d["status"] for d in drafts(data, "sending")] == ["sending"]
+    assert len(mailer.sent) == 2 and len(sent_messages(data)) == 1
+    # The next run resumes that send without sending it, sends the rest, and then dies
+    # before the day's episodes are appended.
+    mailer.crash_on = None
+
+    def die(*args, **kwargs):
+        raise Crash("died before the episodes")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(day_of, "append_episodes", die)
+        with pytest.raises(Crash):
+            send(data, mailer)
+    assert len(sent_messages(data)) == len(ready) == len(mailer.sent)
+    # The run after that only appends the missing episodes.
+    done = send(data, mailer)
+    assert (done.sent, done.resumed_after_crash) == (0, 0)
+    assert done.episodes_written == len(ready) == done.sent_in_total
+    assert len(mailer.sent) == len(ready)
+
+
+def test_a_resumed_send_asks_the_mailer_first(data):
+    research(data)
+    draft(data)
+    mailer = FakeMailer(crash_on=1)
+    with pytest.raises(Crash):
+        send(data, mailer)
+    [sending] = drafts(data, "sending")
+    done = send(data, FakeMailer(sent=dict(mailer.sent)))
+    assert done.resumed_after_crash == 1
+    assert sending["id"] in {m["draft_id"] for m in sent_messages(data)}
+    # A mailer that never got it (the crash came before it left) is sent it now, once.
+    update(data, "outreach", "DELETE FROM messages WHERE draft_id = ?", sending["id"])
+    update(data, "outreach", "UPDATE drafts SET status = 'sending' WHERE id = ?", sending["id"])
+    fresh = FakeMailer()
+    again = send(data, fresh)
+    assert (again.resumed_after_crash, again.sent) == (0, 1)
+    assert list(fresh.sent) == [sending["rfc_message_id"]]
+
+
+def test_nobody_lost_bounced_or_written_to_since_the_draft_is_sent_to(data):
+    research(data)
+    draft(data)
+    ready = drafts(data, "ready")
+    gone, bounced, written, deleted = (d["contact_id"] for d in ready[:4])
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", gone)
+    update(data, "crm", "DELETE FROM contacts WHERE id = ?", deleted)
+    update(
+        data,
+        "outreach",
+        "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, bounce_status)"
+        " VALUES (?, 'old', 's', 'b', '2025-01-01T00:00:00Z', 'hard')",
+        bounced,
+    )
+    update(  # a later run of another day wrote to them after this draft was made
+        data,
+        "outreach",
+        "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at)"
+        " VALUES (?, 'other-day', 's', 'b', '2026-11-26T09:00:00Z')",
+        written,
+    )
+    mailer = FakeMailer()
+    done = send(data, mailer)
+    skipped = done.skipped
+    assert "no email address" in skipped[str(ready[0]["id"])]
+    assert "hard-bounced" in skipped[str(ready[1]["id"])]
+    assert "inside the quiet period" in skipped[str(ready[2]["id"])]
+    assert "no longer in the CRM" in skipped[str(ready[3]["id"])]
+    after = {d["id"]: d for d in drafts(data)}
+    assert all(after[d["id"]]["status"] == "skipped" for d in ready[:4])
+    assert all(after[d["id"]]["message_id"] is None for d in ready[:4])
+    assert done.sent == len(mailer.sent) == len(ready) - 4
+
+
+def test_who_lost_their_address_or_was_bumped_twice_since_the_pick_is_not_drafted(data):
+    research(data)
+    first, second, third = (
+        r["contact_id"]
+        for r in rows(
+            data, "outreach", "SELECT contact_id FROM research_picks WHERE day = ? AND"
+            " status = 'done' ORDER BY rank LIMIT 3", DAY
+        )
+    )  # fmt: skip
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)
+    update(data, "crm", "DELETE FROM contacts WHERE id = ?", third)
+    for bump, sent in enumerate(("2026-10-01", "2026-10-10", "2026-10-20")):
+        update(
+            data,
+            "outreach",
+            "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, bump_count)"
+            " VALUES (?, 'late', 's', 'b', ?, ?)",
+            first,
+            f"{sent}T09:00:00Z",
+            bump,
+        )
+    written = draft(data)
+    assert "no third bump" in written.not_drafted[str(first)]
+    assert "no email address" in written.not_drafted[str(second)]
+    assert "no longer in the CRM" in written.not_drafted[str(third)]
+    assert not {first, second, third} & {d["contact_id"] for d in drafts(data)}
+    assert written.drafted == DRAFT_CAP  # the next picks take their places
+
+
+def test_a_pick_gone_from_the_crm_or_left_without_an_address_is_skipped(data):
+    stores = Stores(data)
+    with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
+        first, second = (
+            p["contact_id"] for p in pick_for_day(crm, outreach, DAY, "UTC", clock())[:2]
+        )
+    update(data, "crm", "DELETE FROM contacts WHERE id = ?", first)
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)
+    found = research(data)
+    assert found.skip_reasons == {
+        str(first): "the contact is no longer in the CRM",
+        str(second): "the contact has no email address",
+    }
+    assert found.researched == RESEARCH_CAP - 2
+
+
+def test_a_huge_or_binary_company_page_skips_that_contact_with_a_reason(data):
+    pages = sorted((data / "company_pages").glob("*.html"))
+    for page in pages[: len(pages) // 2]:
+        page.write_bytes(b"\x00\x01binary" if len(page.name) % 2 else b"x" * 400_000)
+    found = research(data)
+    assert found.skipped > 0 and found.researched > 0
+    assert any("binary" in r or "byte limit" in r for r in found.skip_reasons.values())
+    skipped = rows(
+        data, "outreach", "SELECT * FROM research_picks WHERE day = ? AND status = 'skipped'", DAY
+    )
+    assert len(skipped) == found.skipped and all(s["reason"] for s in skipped)
+    assert {str(s["contact_id"]) for s in skipped} == set(found.skip_reasons)
+    episodes = research_episodes(data)
+    assert not {s["contact_id"] for s in skipped} & {e["contact_id"] for e in episodes}
+
+
+@pytest.mark.parametrize(
+    ("answer", "complaint"),
+    [
+        (ModelError("qwen3:8b failed 3 times; last: invalid output"), "invalid output"),
+        (Findings(facts=[Fact(text="   ", about="company")]), "must not be empty"),
+    ],
+)
+def test_a_failed_model_or_an_invalid_fact_writes_nothing(data, answer, complaint):
+    crm_before = rows(data, "crm", "SELECT * FROM contacts ORDER BY id")
+    warnings = []
+    found = research(data, FakeModel({"Findings": answer}), warn=warnings.append)
+    assert found.researched == 0 and found.skipped == RESEARCH_CAP
+    assert all(complaint in r for r in found.skip_reasons.values())
+    assert len(warnings) == RESEARCH_CAP and complaint in warnings[0]
+    assert research_episodes(data) == []
+    assert rows(data, "crm", "SELECT * FROM contacts ORDER BY id") == crm_before
+    assert draft(data).drafted == 0  # nothing researched, nothing to draft
+
+
+def test_the_model_may_correct_only_city_title_and_company(data):
+    crm_before = {r["id"]: r for r in rows(data, "crm", "SELECT * FROM contacts")}
+    findings = {
+        "facts": [
+            {"text": "The company is said to be doubling its sales team.", "about": "company"}
+        ],
+        "corrections": {
+            "city": "York",
+            "email": "attacker@evil.example",
+            "warmth": "100",
+            "id": "1",
+            "shoe_size": "44",
+        },
+    }
+    found = research(data, FakeModel({"Findings": findings}))
+    n = found.researched
+    assert n == RESEARCH_CAP
+    assert found.writeback_applied == {"city": n}
+    assert found.writeback_rejected == dict.fromkeys(["email", "id", "shoe_size", "warmth"], n)
+    after = {r["id"]: r for r in rows(data, "crm", "SELECT * FROM contacts")}
+    assert after.keys() == crm_before.keys()
+    changed = {cid for cid in after if after[cid] != crm_before[cid]}
+    assert len(changed) == n
+    for cid in changed:
+        for column in ("email", "warmth", "id", "name", "company", "title"):
+            assert after[cid][column] == crm_before[cid][column]
+        assert after[cid]["city"] == "York"
+    [episode] = research_episodes(data)[:1]
+    assert episode["source"] == "model:fake" and episode["confidence"] < 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "why"),
+    [
+        (
+            Draft(
+                subject="Quick idea",
+                body="Hi,\n\nGlobex cut costs 300% with us in 2019.\n\nBest,\nSam Rivers",
+                angle="costs",
+            ),
+            "quarantined",
+            None,
+        ),
+        (
+            Draft(subject="Hi\r\nBcc: everyone@example.com", body="Hello.", angle="x"),
+            "skipped",
+            "header injection",
+        ),
+        (Draft(subject="<b>Hello</b>", body="Hello.", angle="x"), "skipped", "HTML"),
+    ],
+)
+def test_drafts_that_invent_facts_or_carry_html_are_never_sent(data, answer, status, why):
+    research(data)
+    draft(data, FakeModel({"Draft": answer}))
+    stored = drafts(data)
+    assert stored and all(d["status"] == status for d in stored)
+    if why:
+        assert all(why in d["reason"] for d in stored)
+    else:
+        claims = json.loads(stored[0]["unsupported"])
+        assert {c["text"] for c in claims} >= {"Globex", "300%"}
+        assert {c["field"] for c in claims} == {"body"}  # the sender's own name is no claim
+    assert check(data).leaking == []
+    mailer = FakeMailer()
+    assert send(data, mailer).sent == 0
+    assert sent_messages(data) == [] and mailer.sent == {}
+
+
+def test_the_senders_own_name_is_no_claim_until_the_sender_changes(data):
+    research(data)
+    signed = Draft(subject="Hello", body="Hi,\n\nSam Rivers here, with a short note.\n", angle="x")
+    draft(data, FakeModel({"Draft": signed}), FakeMailer(sender_name="Sam Rivers"))
+    assert {d["status"] for d in drafts(data)} == {"ready"}
+    assert check(data, FakeMailer(sender_name="Sam Rivers")).leaking == []
+    # Sent under another name, the drafts are judged again: "Sam Rivers" is now a claim.
+    renamed = FakeMailer(sender_name="Alex Moore")
+    done = send(data, renamed)
+    assert done.sent == 0 and renamed.sent == {}
+    assert set(done.skipped.values()) == {"the fabrication gate does not pass this draft"}
+
+
+def test_a_model_failure_leaves_that_contact_undrafted_with_its_reason(data):
+    found = research(data)
+    written = draft(data, FakeModel({"Draft": ModelError("timed out after 120 s")}))
+    assert written.drafted == 0 and len(written.not_drafted) == found.researched > 0
+    assert set(written.not_drafted.values()) == {"timed out after 120 s"}
+    assert drafts(data) == []
+
+
+def test_a_past_day_is_reported_from_what_it_stored_and_changes_nothing(data):
+    research(data)
+    draft(data)
+    mailer = FakeMailer()
+    send(data, mailer)
+    stores = Stores(data)
+    picks = day_of.stored_counts(stores, "research_picks", DAY)
+    assert sum(picks.values()) == RESEARCH_CAP and set(picks) <= {"done", "skipped"}
+    by_status = day_of.stored_counts(stores, "drafts", DAY)
+    assert by_status == {"sent": len(mailer.sent), "quarantined": DRAFT_CAP - len(mailer.sent)}
+    before = (drafts(data), sent_messages(data))
+    past = day_of.past_sends(stores, DAY, sender=mailer)
+    assert (past.sent, past.unsent) == (len(mailer.sent), DRAFT_CAP - len(mailer.sent))
+    assert past.failing_gate_now == past.unsent  # the quarantined ones
+    assert (drafts(data), sent_messages(data)) == before
+    # A sent draft edited since (the store, not the mail) fails the gate today.
+    sent_draft = drafts(data, "sent")[0]
+    update(
+        data,
+        "outreach",
+        "UPDATE drafts SET body = replace(body, '\n\nBest,', ' Globex grew 70%.\n\nBest,')"
+        " WHERE id = ?",
+        sent_draft["id"],
+    )
+    assert day_of.past_sends(stores, DAY, sender=mailer).failing_gate_now == past.unsent + 1
+    with pytest.raises(ValueError, match="not a table of the outreach day"):
+        day_of.stored_counts(stores, "messages; DROP TABLE drafts", DAY)
+
+
+def test_a_day_without_an_outreach_store_reports_nothing(tmp_path):
+    stores = Stores(tmp_path / "empty")
+    assert day_of.stored_counts(stores, "drafts", DAY) == {}
+    assert day_of.past_sends(stores, DAY, sender=FakeMailer()) == day_of.PastSends()
+    assert not (tmp_path / "empty").exists()
