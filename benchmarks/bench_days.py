@@ -87,7 +87,7 @@ def main() -> None:
     stores.create_all()
     load(stores, args.contacts, args.density, 50_000, as_of=now)
     write_company_pages(stores)  # what the outreach day's research reads
-    record_first_day(data, days[0])
+    record_first_day(data, days[0], now)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; {args.contacts:,} contacts, {args.days} days"

@@ -46,7 +46,13 @@ def snapshots(scratch: Path, contacts: int) -> None:
     load_sample(stores, contacts=contacts, as_of=datetime(2026, 11, 30, 7, 0, tzinfo=UTC))
     size = sum(p.stat().st_size for p in stores.data_dir.glob("*.db*"))
     started = time.perf_counter()
-    manifest = take_snapshot(stores, scratch / "snaps", "2026-11-29", keep=3)
+    manifest = take_snapshot(
+        stores,
+        scratch / "snaps",
+        "2026-11-29",
+        keep=3,
+        now=datetime(2026, 11, 30, 8, 15, tzinfo=UTC),
+    )
     took = time.perf_counter() - started
     print(f"stores: {contacts:,} contacts, {size / 1e6:.1f} MB on disk (with WAL)")
     print(

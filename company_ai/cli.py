@@ -16,11 +16,11 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from company_ai import settings
 from company_ai.core.contacts import UnknownContactError, find_contact
 from company_ai.core.db import StoreError, Stores
 from company_ai.core.dossier import build_dossier
 from company_ai.core.terminal import escape_controls, escape_json, progress, shorten
+from company_ai.settings import Settings
 
 EXIT_STATUS = """exit status: 0 done; 1 an error (the message says what to do); 2 a refused
 argument (or, for `gate`, unsupported claims); 141 the reader of the output left early
@@ -37,9 +37,9 @@ class CliError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    stores = Stores(args.data_dir or settings.data_dir())
     try:
-        status = args.run(stores, args)
+        args.settings = Settings.from_env()  # read once; a bad variable is a clear error
+        status = args.run(Stores(args.data_dir or args.settings.data_dir), args)
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
         return status
     except BrokenPipeError:
@@ -246,7 +246,7 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
                     "created_at": now,
                 }
             ],
-            tz=settings.timezone(),
+            tz=args.settings.timezone,
         )
     state = "noted" if result.inserted else "already noted (same note, same second)"
     _out(f"{state}: {contact['name']} <{contact['email']}>, {now}")
@@ -277,13 +277,15 @@ def _read_text(path: Path) -> str:
 
 def _sample(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.sample import load_sample
+    from company_ai.core.times import utc_now
 
     summary = load_sample(
         stores,
+        as_of=utc_now(),
         contacts=args.contacts,
         density=args.density,
         seed=args.seed,
-        tz=settings.timezone(),
+        tz=args.settings.timezone,
         progress=progress("loading sample"),
     )
     print(
@@ -300,10 +302,10 @@ def _recall(stores: Stores, args: argparse.Namespace) -> int:
     with stores.connect("recall", readonly=True) as conn:
         answer = recall(
             conn,
-            _searcher(conn),
+            _searcher(conn, args.settings),
             args.question,
             now=utc_now(),
-            max_age_days=settings.recall_stale_days(),
+            max_age_days=args.settings.recall_stale_days,
             limit=args.limit,
         )
     if args.json:
@@ -313,14 +315,14 @@ def _recall(stores: Stores, args: argparse.Namespace) -> int:
     return 0
 
 
-def _searcher(conn):
+def _searcher(conn, settings: Settings):
     from company_ai.core.embedding import embedder_for
     from company_ai.core.retrieval import Searcher, index_model
 
     model = index_model(conn)
     if model is None:
         raise CliError("the recall index is empty: run the vault job (or `company-ai demo`)")
-    return Searcher(conn, embedder_for(*model, settings.ollama_host()))
+    return Searcher(conn, embedder_for(*model, settings.ollama_host))
 
 
 def _page(stores: Stores, args: argparse.Namespace) -> int:
@@ -338,7 +340,7 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.recall import stale_pages
     from company_ai.core.times import utc_now
 
-    days = settings.recall_stale_days()
+    days = args.settings.recall_stale_days
     with stores.connect("recall", readonly=True) as conn:
         pages = stale_pages(conn, utc_now(), days)
     for page in pages:
@@ -355,7 +357,7 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
 
     if args.dir is None:
         with stores.connect("recall", readonly=True) as conn:
-            results = evaluate_recall(conn, _searcher(conn).embedder)
+            results = evaluate_recall(conn, _searcher(conn, args.settings).embedder)
     else:
         report = progress("embedding", unit="documents")
         try:

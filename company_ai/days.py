@@ -14,8 +14,8 @@ from datetime import datetime
 
 import dagster as dg
 
-from company_ai import ledger, settings
 from company_ai.core.timetable import TIMETABLE, Entry, current_partitions, scheduled_time
+from company_ai.setup import Setup
 
 
 def entry_of(asset: str) -> Entry:
@@ -38,19 +38,18 @@ def one_day(context: dg.AssetExecutionContext) -> str:
     )
 
 
-def is_current(asset: str, partition: str, at: datetime | None = None) -> bool:
-    """Whether `partition` is a capture's own moment: the one its last tick processed or
-    the one its next tick will."""
-    slot = entry_of(asset).slot
-    return partition in current_partitions(slot, at or ledger.now(), settings.timezone())
+def is_current(setup: Setup, asset: str, partition: str) -> bool:
+    """Whether `partition` is a capture's own moment now: the one its last tick processed
+    or the one its next tick will."""
+    return partition in current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
 
 
-def require_current(context: dg.AssetExecutionContext, what: str) -> str:
+def require_current(context: dg.AssetExecutionContext, setup: Setup, what: str) -> str:
     """The partition of a capture run, or a `Failure` if that day's moment has passed."""
     day = one_day(context)
     asset = context.asset_key.to_user_string()
-    if not is_current(asset, day):
-        now_day = current_partitions(entry_of(asset).slot, ledger.now(), settings.timezone())
+    if not is_current(setup, asset, day):
+        now_day = current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
         raise dg.Failure(
             description=(
                 f"{asset} is a capture: it records {what} at the moment it runs, so it runs "
@@ -64,6 +63,6 @@ def require_current(context: dg.AssetExecutionContext, what: str) -> str:
     return day
 
 
-def scheduled_until(asset: str, partition: str) -> datetime:
+def scheduled_until(setup: Setup, asset: str, partition: str) -> datetime:
     """The end of a replay's window: the tick that processes `partition`."""
-    return scheduled_time(entry_of(asset).slot, partition, settings.timezone())
+    return scheduled_time(entry_of(asset).slot, partition, setup.tz)

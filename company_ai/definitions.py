@@ -1,9 +1,15 @@
-"""The one Definitions object of the company_ai code location."""
+"""The one Definitions object of the company_ai code location, built when Dagster loads it.
+
+`defs` reads the settings once (`Settings.from_env`) and builds every asset, job, schedule,
+sensor and resource from them and the wall clock; `build(setup)` is the same for any
+settings and clock (the tests use it). Nothing is read from the environment at import.
+"""
 
 import dagster as dg
 
-from company_ai import settings
+from company_ai import schedules
 from company_ai.assets import brain, memory, ops, outreach, vault
+from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.llm import LLMResource
@@ -12,59 +18,73 @@ from company_ai.resources.notifier import Notifier
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
-from company_ai.schedules import jobs, schedules, with_freshness
 from company_ai.sensors.alerts import check_failure_alerts, freshness_alerts, run_failure_alerts
-from company_ai.sensors.catchup import catchup_sensor
+from company_ai.sensors.catchup import build_catchup_sensor
+from company_ai.settings import Settings
+from company_ai.setup import Setup
 
 
-def notifier() -> Notifier:
-    """The outbox by default; Telegram when COMPANY_AI_NOTIFIER=telegram (token: EnvVar)."""
-    telegram = settings.notifier() == "telegram"
-    return Notifier(
-        backend=settings.notifier(),
-        data_dir=str(settings.data_dir()),
-        outbox_path=str(settings.outbox()),
-        telegram_token=dg.EnvVar("COMPANY_AI_TELEGRAM_TOKEN") if telegram else "",
-        telegram_chat_id=settings.telegram_chat_id(),
-        telegram_base_url=settings.telegram_base_url(),
+def resources(settings: Settings) -> dict:
+    """One resource per external system, from the settings; secrets only as `dg.EnvVar`."""
+    s = settings
+    telegram = s.notifier == "telegram"
+    return {
+        "stores": StoresResource(data_dir=str(s.data_dir), first_day=s.start_date),
+        "notifier": Notifier(
+            backend=s.notifier,
+            data_dir=str(s.data_dir),
+            outbox_path=str(s.outbox),
+            telegram_token=dg.EnvVar("COMPANY_AI_TELEGRAM_TOKEN") if telegram else "",
+            telegram_chat_id=s.telegram_chat_id,
+            telegram_base_url=s.telegram_base_url,
+        ),
+        "ops_folders": OpsFolders(
+            snapshot_dir=str(s.snapshot_dir),
+            snapshot_retention=s.snapshot_retention,
+            state_dir=str(s.state_dir),
+            export_dir=str(s.export_dir),
+        ),
+        "llm": LLMResource(backend=s.llm_backend, host=s.ollama_host, model=s.llm_model),
+        "embedder": Embedder(backend=s.embedder_backend, host=s.ollama_host),
+        "vault": VaultResource(
+            path=str(s.vault_dir),
+            private_folders=list(s.vault_private_folders),
+            include_hidden_folders=s.vault_include_hidden_folders,
+        ),
+        "research_source": ResearchSource(pages_dir=str(s.data_dir / "company_pages")),
+        "mailer": Mailer(
+            backend=s.mailer,
+            outbox_dir=str(s.data_dir / "outbox"),
+            gmail_token=dg.EnvVar("COMPANY_AI_GMAIL_TOKEN") if s.mailer == "gmail" else "",
+            sender_name=s.sender_name,
+            sender_email=s.sender_email,
+        ),
+    }
+
+
+def all_assets(setup: Setup) -> tuple[list, list]:
+    """(every asset, with each scheduled asset's freshness policy; every separate check)."""
+    built = [*memory.assets(setup), *outreach.assets(setup), *vault.assets(setup)]
+    built += [*ops.assets(setup), *brain.assets(setup)]
+    checks = [b for b in built if isinstance(b, dg.AssetChecksDefinition)]
+    assets = [b for b in built if not isinstance(b, dg.AssetChecksDefinition)]
+    return schedules.with_freshness(assets), checks
+
+
+def build(setup: Setup) -> dg.Definitions:
+    by_name, jobs, timetable = schedules.build(setup.tz)
+    assets, checks = all_assets(setup)
+    catchup = build_catchup_sensor(setup, TIMETABLE, [by_name[e.job] for e in TIMETABLE])
+    return dg.Definitions(
+        assets=assets,
+        asset_checks=checks,
+        jobs=jobs,
+        schedules=timetable,
+        sensors=[catchup, run_failure_alerts, check_failure_alerts, freshness_alerts],
+        resources=resources(setup.settings),
     )
 
 
-defs = dg.Definitions(
-    assets=with_freshness(dg.load_assets_from_modules([memory, outreach, vault, ops, brain])),
-    asset_checks=[ops.restore_drill, *dg.load_asset_checks_from_modules([outreach, vault])],
-    jobs=jobs,
-    schedules=schedules,
-    sensors=[catchup_sensor, run_failure_alerts, check_failure_alerts, freshness_alerts],
-    resources={
-        "stores": StoresResource(
-            data_dir=str(settings.data_dir()), first_day=settings.start_date()
-        ),
-        "notifier": notifier(),
-        "ops_folders": OpsFolders(
-            snapshot_dir=str(settings.snapshot_dir()),
-            snapshot_retention=settings.snapshot_retention(),
-            state_dir=str(settings.state_dir()),
-            export_dir=str(settings.export_dir()),
-        ),
-        "llm": LLMResource(
-            backend=settings.llm_backend(),
-            host=settings.ollama_host(),
-            model=settings.llm_model(),
-        ),
-        "embedder": Embedder(backend=settings.embedder_backend(), host=settings.ollama_host()),
-        "vault": VaultResource(
-            path=str(settings.vault_dir()),
-            private_folders=list(settings.vault_private_folders()),
-            include_hidden_folders=settings.vault_include_hidden_folders(),
-        ),
-        "research_source": ResearchSource(pages_dir=str(settings.data_dir() / "company_pages")),
-        "mailer": Mailer(
-            backend=settings.mailer(),
-            outbox_dir=str(settings.data_dir() / "outbox"),
-            gmail_token=dg.EnvVar("COMPANY_AI_GMAIL_TOKEN") if settings.mailer() == "gmail" else "",
-            sender_name=settings.sender_name(),
-            sender_email=settings.sender_email(),
-        ),
-    },
-)
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build(Setup(Settings.from_env()))

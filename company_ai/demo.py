@@ -50,6 +50,22 @@ class Interrupted(Exception):
     """The demo was asked to stop (SIGTERM, SIGINT)."""
 
 
+class StopFlag:
+    """Set by the first SIGTERM or SIGINT. The handler only records it: an exception raised
+    from inside a gRPC call to the code server would be reported as an unreachable server,
+    so the demo checks the flag itself, between launches and while it waits."""
+
+    def __init__(self) -> None:
+        self.signal: str | None = None
+
+    def __call__(self, signum, _frame) -> None:
+        self.signal = self.signal or signal.Signals(signum).name
+
+    def check(self) -> None:
+        if self.signal:
+            raise Interrupted(self.signal)
+
+
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -104,26 +120,30 @@ def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, list[list[tuple[s
 def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     root = root.resolve()
     data, home = _fresh(root)
-    # Settings are read when the definitions are imported, so point them here first;
-    # the code server and every run inherit this environment.
+    # The code server the runs go through, and every run, are processes of their own that
+    # read their settings from the environment they inherit from this one.
     os.environ["COMPANY_AI_DATA_DIR"] = str(data)
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ.pop("COMPANY_AI_START_DATE", None)  # the install date recorded below
 
-    from company_ai import settings
     from company_ai.core.db import Stores
     from company_ai.core.install import record_first_day
     from company_ai.core.sample import load_sample
     from company_ai.core.terminal import progress
     from company_ai.core.times import utc_now
+    from company_ai.settings import Settings
 
-    tz = settings.timezone()
-    first, waves = demo_plan(utc_now(), tz, days)
-    record_first_day(data, first)
+    now = utc_now()
+    tz = Settings.from_env().timezone
+    first, waves = demo_plan(now, tz, days)
+    record_first_day(data, first, now)
+    settings = Settings.from_env()  # now with the install date
     _say(f"[1/3] sample CRM → {data}")
     stores = Stores(data)
     stores.create_all()
-    summary = load_sample(stores, contacts=contacts, tz=tz, progress=progress("      loading"))
+    summary = load_sample(
+        stores, as_of=now, contacts=contacts, tz=tz, progress=progress("      loading")
+    )
     _say(
         f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
         f"{summary.episodes:,} episodes, {summary.messages:,} messages; installed {first}"
@@ -140,17 +160,12 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         with launcher(instance) as runs:
-
-            def stop(signum, _frame):
-                for s in previous:  # the first signal stops cleanly; a second one waits
-                    signal.signal(s, signal.SIG_IGN)
-                raise Interrupted(signal.Signals(signum).name)
-
+            stop = StopFlag()
             for s in previous:
                 signal.signal(s, stop)
             try:
                 for wave in [*waves, [("restore_drill_job", None)]]:
-                    failed += _run_wave(runs, instance, wave)
+                    failed += _run_wave(runs, instance, wave, stop)
             except Interrupted as exc:
                 stopped = runs.stop(f"the demo was stopped by {exc}")
                 _say(f"stopped by {exc}: {len(stopped)} run(s) in flight were marked failed")
@@ -164,23 +179,26 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
 
     print(render_text(load_timeline(stores, _showcase_email(stores))))
     print()
-    print(_vault_summary(stores))
+    print(_vault_summary(stores, settings))
     print()
     print(_run_summary(instance))
     print()
-    print(_digest_now(instance))
+    print(_digest_now(instance, settings))
     print("\nOpen the UI on this history: scripts/ui   (then http://127.0.0.1:3000)")
     return 1 if failed else 0
 
 
-def _run_wave(runs, instance, wave: list[tuple[str, str | None]]) -> int:
+def _run_wave(runs, instance, wave: list[tuple[str, str | None]], stop: StopFlag) -> int:
     """Run one wave, at most MAX_PARALLEL at a time; returns how many failed."""
     failed = 0
     for start in range(0, len(wave), MAX_PARALLEL):
         batch = wave[start : start + MAX_PARALLEL]
         started = time.monotonic()
-        ids = [runs.launch(job, day, {"company_ai/launched_by": "demo"}) for job, day in batch]
-        for (job, day), run in zip(batch, runs.wait(ids), strict=True):
+        ids = []
+        for job, day in batch:
+            stop.check()
+            ids.append(runs.launch(job, day, {"company_ai/launched_by": "demo"}))
+        for (job, day), run in zip(batch, runs.wait(ids, stop.check), strict=True):
             ok = run.status.value == "SUCCESS"
             failed += not ok
             _say(
@@ -216,9 +234,8 @@ def _checks(instance, run_id: str) -> str:
     return (f", checks {sum(checks)}/{len(checks)} passed" if checks else "") + drafts
 
 
-def _vault_summary(stores) -> str:
+def _vault_summary(stores, settings) -> str:
     """One line on the vault pipeline, then one recall answer as `company-ai recall` gives."""
-    from company_ai import settings
     from company_ai.core.embedding import embedder_for
     from company_ai.core.recall import recall, render_answer
     from company_ai.core.retrieval import Searcher, index_model
@@ -233,13 +250,13 @@ def _vault_summary(stores) -> str:
         if model is None:
             return "Vault: nothing indexed."
         question = "Who should I talk to about the Signalcrest renewal?"
-        searcher = Searcher(conn, embedder_for(*model, settings.ollama_host()))
+        searcher = Searcher(conn, embedder_for(*model, settings.ollama_host))
         answer = recall(
             conn, searcher, question, now=utc_now(),
-            max_age_days=settings.recall_stale_days(), limit=3,
+            max_age_days=settings.recall_stale_days, limit=3,
         )  # fmt: skip
     return (
-        f"Vault: {staged} notes staged from {settings.vault_dir()}, {pages} recall pages, "
+        f"Vault: {staged} notes staged from {settings.vault_dir}, {pages} recall pages, "
         f"{vectors} vectors ({model[0]}, {model[1]}-d)\n\n"
         f"$ company-ai recall {question!r}\n{render_answer(answer)}"
     )
@@ -265,19 +282,20 @@ def _showcase_email(stores) -> str:
         return crm.execute("SELECT email FROM contacts WHERE id = ?", (best,)).fetchone()[0]
 
 
-def _digest_now(instance) -> str:
+def _digest_now(instance, settings) -> str:
     """What the digest says of the last 24 hours, up to now (the daily_digest partitions
     are replays: each ends at its own morning's 09:05, before this demo ran)."""
     from datetime import timedelta
 
     from company_ai import ledger
     from company_ai.core.reports import build_digest
+    from company_ai.core.times import utc_now
     from company_ai.core.timetable import TIMETABLE
 
-    until = ledger.now()
+    until = utc_now()
     since = until - timedelta(hours=24)
     runs = ledger.runs_between(instance, since, until)
-    missed = ledger.missed_between(instance, TIMETABLE, since, until)
+    missed = ledger.missed_between(instance, TIMETABLE, since, until, settings)
     return build_digest(runs, missed, since, until).render()
 
 

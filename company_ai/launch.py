@@ -88,10 +88,14 @@ class Launcher:
             self.instance.launch_run(run.run_id, self.workspace)
         return run.run_id
 
-    def wait(self, run_ids: list[str], poll_s: float = 0.1) -> list[dg.DagsterRun]:
-        """Block until every run has finished; returns them in the order given."""
+    def wait(
+        self, run_ids: list[str], check=lambda: None, poll_s: float = 0.1
+    ) -> list[dg.DagsterRun]:
+        """Block until every run has finished; returns them in the order given. `check()`
+        is called between polls (it may raise to stop waiting)."""
         pending = set(run_ids)
         while pending:
+            check()
             for run_id in list(pending):
                 if self.instance.get_run_by_id(run_id).is_finished:
                     pending.discard(run_id)

@@ -3,8 +3,8 @@
 Shared by the catch-up sensor (what is missing now), the reports (what ran, failed, was
 missed and recovered) and the brain (what the system did on a day). Reports and the
 brain are replays, so everything they read is "as of" an instant: runs created before
-it, with the status they had then. The clock is `company_ai.core.times.utc_now`, read
-through the module so tests can set it.
+it, with the status they had then. Nothing here reads the clock or the environment: the
+instants and the settings are passed in.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from company_ai import settings
-from company_ai.core import install, times
+from company_ai.core import install
 from company_ai.core.reports import CheckInfo, RunInfo
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due, Entry, SlotFacts, current_partitions, due_between
 from company_ai.sensors.internal import InstigatorStatus, InstigatorType
+from company_ai.settings import Settings
 
 CATCHUP_TAG = "company_ai/catchup_attempt"  # on runs the catch-up sensor launched
 GRACE = timedelta(minutes=10)  # a slot is missed once it is this overdue
@@ -33,18 +33,14 @@ _FAILED = {dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 _SEVERITY = {dg.AssetCheckSeverity.WARN: "WARN", dg.AssetCheckSeverity.ERROR: "ERROR"}
 
 
-def now() -> datetime:
-    return times.utc_now()
-
-
-def due(entries: list[Entry], since: datetime, until: datetime) -> list[Due]:
+def due(entries: list[Entry], since: datetime, until: datetime, settings: Settings) -> list[Due]:
     """Slots of `entries` due in (since, until - GRACE], oldest first."""
     return due_between(
         [e.slot for e in entries],
         since,
         until - GRACE,
-        settings.timezone(),
-        first_partition=settings.start_date(),
+        settings.timezone,
+        first_partition=settings.start_date,
     )
 
 
@@ -74,9 +70,10 @@ def slot_facts(
     return facts, busy
 
 
-def late_captures(entries: list[Entry], slots: list[Due], at: datetime) -> set[tuple[str, str]]:
+def late_captures(
+    entries: list[Entry], slots: list[Due], at: datetime, tz: str
+) -> set[tuple[str, str]]:
     """(job, partition) of capture slots whose moment has passed at `at`: never run late."""
-    tz = settings.timezone()
     captures = {e.job: e.slot for e in entries if e.capture}
     return {
         (s.job, s.partition)
@@ -204,12 +201,18 @@ def last_done_before(
 
 
 def missed_between(
-    instance: dg.DagsterInstance, entries: list[Entry], since: datetime, until: datetime
+    instance: dg.DagsterInstance,
+    entries: list[Entry],
+    since: datetime,
+    until: datetime,
+    settings: Settings,
 ) -> list[Due]:
     """Slots of `entries` due in the window for which no run had been created by `until`
     (slots that fell due before the install are nobody's miss)."""
-    installed = install.installed_at(settings.data_dir())
-    slots = [s for s in due(entries, since, until) if installed is None or s.tick >= installed]
+    installed = install.installed_at(settings.data_dir)
+    slots = [
+        s for s in due(entries, since, until, settings) if installed is None or s.tick >= installed
+    ]
     started = {
         (r.job_name, r.tags.get("dagster/partition"))
         for r in instance.get_runs(

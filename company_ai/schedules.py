@@ -12,10 +12,10 @@ from datetime import timedelta
 
 import dagster as dg
 
-from company_ai import ledger, settings
+from company_ai import ledger
 from company_ai.core.timetable import TIMETABLE, Entry
 
-__all__ = ["JOBS", "TIMETABLE", "jobs", "schedules", "with_freshness"]
+__all__ = ["TIMETABLE", "build", "with_freshness"]
 
 
 def freshness_policy(entry: Entry) -> dg.FreshnessPolicy:
@@ -50,8 +50,8 @@ def _job(entry: Entry):
     )
 
 
-def _schedule(entry: Entry, job) -> dg.ScheduleDefinition:
-    tz, slot = settings.timezone(), entry.slot
+def _schedule(entry: Entry, job, tz: str) -> dg.ScheduleDefinition:
+    slot = entry.slot
 
     @dg.schedule(
         name=f"{entry.job}_schedule",
@@ -70,25 +70,26 @@ def _schedule(entry: Entry, job) -> dg.ScheduleDefinition:
     return _tick
 
 
-restore_drill_job = dg.define_asset_job(
-    "restore_drill_job",
-    selection=RESTORE_DRILL,
-    executor_def=dg.in_process_executor,
-    tags={"dagster/max_runtime": str(RESTORE_DRILL_MAX_RUNTIME_S)},
-)
-
-JOBS = {entry.job: _job(entry) for entry in TIMETABLE}
-jobs = [*JOBS.values(), restore_drill_job]
-schedules = [_schedule(entry, JOBS[entry.job]) for entry in TIMETABLE] + [
-    dg.ScheduleDefinition(
-        name="restore_drill_schedule",
-        cron_schedule=RESTORE_DRILL_CRON,
-        execution_timezone=settings.timezone(),
-        target=restore_drill_job,
-        default_status=dg.DefaultScheduleStatus.RUNNING,
-        description=f"The 1st of each month 08:45 {settings.timezone()}: restore_drill",
+def build(tz: str) -> tuple[dict, list, list]:
+    """The timetable's jobs by name, every job, and every schedule, in timezone `tz`."""
+    by_name = {entry.job: _job(entry) for entry in TIMETABLE}
+    restore_drill_job = dg.define_asset_job(
+        "restore_drill_job",
+        selection=RESTORE_DRILL,
+        executor_def=dg.in_process_executor,
+        tags={"dagster/max_runtime": str(RESTORE_DRILL_MAX_RUNTIME_S)},
     )
-]
+    schedules = [_schedule(entry, by_name[entry.job], tz) for entry in TIMETABLE] + [
+        dg.ScheduleDefinition(
+            name="restore_drill_schedule",
+            cron_schedule=RESTORE_DRILL_CRON,
+            execution_timezone=tz,
+            target=restore_drill_job,
+            default_status=dg.DefaultScheduleStatus.RUNNING,
+            description=f"The 1st of each month 08:45 {tz}: restore_drill",
+        )
+    ]
+    return by_name, [*by_name.values(), restore_drill_job], schedules
 
 
 def with_freshness(assets: list) -> list:

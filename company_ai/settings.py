@@ -1,13 +1,21 @@
-"""Where the non-secret configuration comes from: environment variables with defaults.
+"""The non-secret configuration: environment variables with defaults, read once.
 
-Read at load time, stdlib only (the CLI imports it). Secrets never come through here:
-they are bound as `dg.EnvVar(...)` in definitions.py so they never show in the UI.
+`Settings.from_env()` reads every variable once, checks it and returns a frozen value that
+the code location (`definitions.py`), the CLI and the demo pass on; nothing reads the
+environment at import. Defaults live only in `DEFAULTS`. Stdlib only (the CLI imports
+it). Secrets never come through here: they are bound as `dg.EnvVar(...)` in
+definitions.py so they never show in the UI.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from company_ai.core.install import check_day, first_day
 
 DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",
@@ -35,132 +43,96 @@ DEFAULTS = {
 }
 
 
-def _get(name: str) -> str:
-    return os.environ.get(name) or DEFAULTS[name]
+@dataclass(frozen=True)
+class Settings:
+    """Every non-secret setting, checked. See the README's configuration table."""
+
+    data_dir: Path
+    timezone: str  # IANA timezone of the partitions and the timetable
+    start_date: str  # the first partition: the install date unless set
+    snapshot_dir: Path
+    snapshot_retention: int
+    state_dir: Path
+    export_dir: Path
+    notifier: str  # outbox | telegram
+    outbox: Path
+    telegram_chat_id: str
+    telegram_base_url: str
+    llm_backend: str  # offline | ollama
+    llm_model: str
+    ollama_host: str
+    embedder_backend: str  # offline | ollama
+    mailer: str  # outbox | gmail
+    sender_name: str
+    sender_email: str
+    vault_dir: Path
+    vault_private_folders: tuple[str, ...]
+    vault_include_hidden_folders: bool
+    recall_stale_days: int
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings from `env` (default: the process environment), read once."""
+        source = os.environ if env is None else env
+
+        def get(name: str) -> str:
+            return source.get(name) or DEFAULTS[name]
+
+        def path_or(name: str, default: Path) -> Path:
+            value = get(name)
+            return Path(value).expanduser().resolve() if value else default
+
+        data = Path(get("COMPANY_AI_DATA_DIR")).expanduser().resolve()
+        tz = get("COMPANY_AI_TIMEZONE")
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"COMPANY_AI_TIMEZONE must be an IANA timezone, not {tz!r}") from None
+        start = get("COMPANY_AI_START_DATE")
+        return cls(
+            data_dir=data,
+            timezone=tz,
+            start_date=check_day(start) if start else first_day(data, tz),
+            snapshot_dir=path_or("COMPANY_AI_SNAPSHOT_DIR", data / "snapshots"),
+            snapshot_retention=_whole("COMPANY_AI_SNAPSHOT_RETENTION", get, minimum=1),
+            state_dir=path_or("COMPANY_AI_STATE_DIR", data / "state"),
+            export_dir=path_or("COMPANY_AI_EXPORT_DIR", data / "exports"),
+            notifier=_one_of("COMPANY_AI_NOTIFIER", get, ("outbox", "telegram")),
+            outbox=path_or("COMPANY_AI_OUTBOX", data / "outbox.jsonl"),
+            telegram_chat_id=get("COMPANY_AI_TELEGRAM_CHAT_ID"),
+            telegram_base_url=get("COMPANY_AI_TELEGRAM_BASE_URL"),
+            llm_backend=_one_of("COMPANY_AI_LLM_BACKEND", get, ("offline", "ollama")),
+            llm_model=get("COMPANY_AI_LLM_MODEL"),
+            ollama_host=get("COMPANY_AI_OLLAMA_HOST"),
+            embedder_backend=_one_of("COMPANY_AI_EMBEDDER_BACKEND", get, ("offline", "ollama")),
+            mailer=_one_of("COMPANY_AI_MAILER", get, ("outbox", "gmail")),
+            sender_name=get("COMPANY_AI_SENDER_NAME"),
+            sender_email=get("COMPANY_AI_SENDER_EMAIL"),
+            vault_dir=Path(get("COMPANY_AI_VAULT_DIR")).expanduser().resolve(),
+            vault_private_folders=tuple(
+                n.strip() for n in get("COMPANY_AI_VAULT_PRIVATE_FOLDERS").split(",") if n.strip()
+            ),
+            vault_include_hidden_folders=_one_of(
+                "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS", get, ("true", "false")
+            )
+            == "true",
+            recall_stale_days=_whole("COMPANY_AI_RECALL_STALE_DAYS", get, minimum=1),
+        )
+
+    def with_(self, **changes) -> Settings:
+        """A copy with some settings changed (tests, the demo)."""
+        return replace(self, **changes)
 
 
-def data_dir() -> Path:
-    """The directory holding one SQLite file per domain (relative paths: from the cwd)."""
-    return Path(_get("COMPANY_AI_DATA_DIR")).expanduser().resolve()
-
-
-def timezone() -> str:
-    """The IANA timezone of the daily partitions and the timetable."""
-    return _get("COMPANY_AI_TIMEZONE")
-
-
-def start_date() -> str:
-    """The first partition: COMPANY_AI_START_DATE, else the install date (core/install.py)."""
-    from company_ai.core.install import check_day, first_day
-
-    value = _get("COMPANY_AI_START_DATE")
-    return check_day(value) if value else first_day(data_dir(), timezone())
-
-
-def _path_or(name: str, default: Path) -> Path:
-    value = _get(name)
-    return Path(value).expanduser().resolve() if value else default
-
-
-def snapshot_dir() -> Path:
-    """Where `db_snapshots` keeps one dated folder per day."""
-    return _path_or("COMPANY_AI_SNAPSHOT_DIR", data_dir() / "snapshots")
-
-
-def snapshot_retention() -> int:
-    """How many dated snapshot folders to keep (the newest)."""
-    value = _get("COMPANY_AI_SNAPSHOT_RETENTION")
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"COMPANY_AI_SNAPSHOT_RETENTION must be a whole number ≥ 1, not {value!r}")
+def _whole(name: str, get, *, minimum: int) -> int:
+    value = get(name).strip()
+    if not value.isdigit() or int(value) < minimum:
+        raise ValueError(f"{name} must be a whole number ≥ {minimum}, not {value[:40]!r}")
     return int(value)
 
 
-def state_dir() -> Path:
-    """Where `state_export` writes its flat JSON files."""
-    return _path_or("COMPANY_AI_STATE_DIR", data_dir() / "state")
-
-
-def export_dir() -> Path:
-    """Where `memory_export` and `outreach_funnel` write their Markdown files."""
-    return _path_or("COMPANY_AI_EXPORT_DIR", data_dir() / "exports")
-
-
-def notifier() -> str:
-    """`outbox` (a file plus the log) or `telegram` (needs COMPANY_AI_TELEGRAM_TOKEN)."""
-    value = _get("COMPANY_AI_NOTIFIER")
-    if value not in ("outbox", "telegram"):
-        raise ValueError(f"COMPANY_AI_NOTIFIER must be outbox or telegram, not {value!r}")
+def _one_of(name: str, get, allowed: tuple[str, ...]) -> str:
+    value = get(name).strip().lower()
+    if value not in allowed:
+        raise ValueError(f"{name} must be {' or '.join(allowed)}, not {value[:40]!r}")
     return value
-
-
-def outbox() -> Path:
-    """The outbox notifier's file: one JSON line per message."""
-    return _path_or("COMPANY_AI_OUTBOX", data_dir() / "outbox.jsonl")
-
-
-def telegram_chat_id() -> str:
-    return _get("COMPANY_AI_TELEGRAM_CHAT_ID")
-
-
-def telegram_base_url() -> str:
-    return _get("COMPANY_AI_TELEGRAM_BASE_URL")
-
-
-def llm_backend() -> str:
-    """`offline` (deterministic, in core) or `ollama`."""
-    return _get("COMPANY_AI_LLM_BACKEND")
-
-
-def llm_model() -> str:
-    return _get("COMPANY_AI_LLM_MODEL")
-
-
-def mailer() -> str:
-    """`outbox` (.eml files under the data directory) or `gmail`."""
-    return _get("COMPANY_AI_MAILER")
-
-
-def sender_name() -> str:
-    """Who outreach email is from; the gate never counts this name as a claim."""
-    return _get("COMPANY_AI_SENDER_NAME")
-
-
-def sender_email() -> str:
-    return _get("COMPANY_AI_SENDER_EMAIL")
-
-
-def vault_dir() -> Path:
-    """The owner's Markdown vault (default: the sample vault shipped for the demo)."""
-    return Path(_get("COMPANY_AI_VAULT_DIR")).expanduser().resolve()
-
-
-def vault_private_folders() -> tuple[str, ...]:
-    """Folder names never staged, at any depth, with everything under them."""
-    return tuple(
-        n.strip() for n in _get("COMPANY_AI_VAULT_PRIVATE_FOLDERS").split(",") if n.strip()
-    )
-
-
-def vault_include_hidden_folders() -> bool:
-    """Whether hidden folders (`.trash/`, `.obsidian/`, `.git/`) are staged like any other."""
-    value = _get("COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS").strip().lower()
-    if value not in ("true", "false"):
-        raise ValueError(
-            f"COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS must be true or false, not {value!r}"
-        )
-    return value == "true"
-
-
-def recall_stale_days() -> int:
-    """A page's status/goal lines are stale when their note is untouched this many days."""
-    return int(_get("COMPANY_AI_RECALL_STALE_DAYS"))
-
-
-def ollama_host() -> str:
-    """Where an Ollama server answers, for the `ollama` backends."""
-    return _get("COMPANY_AI_OLLAMA_HOST")
-
-
-def embedder_backend() -> str:
-    """`offline` (all-MiniLM-L6-v2, int8 ONNX, shipped) or `ollama` (bge-m3)."""
-    return _get("COMPANY_AI_EMBEDDER_BACKEND")

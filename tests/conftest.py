@@ -22,22 +22,16 @@ def episode(**overrides):
     } | overrides
 
 
-def set_clock(monkeypatch, at: datetime) -> None:
-    """Every clock in company_ai reads `at` (the modules that imported `utc_now` too)."""
-    import sys
-
-    from company_ai.core import times
-
-    original = times.utc_now
-    for name, module in list(sys.modules.items()):
-        if name.startswith("company_ai") and getattr(module, "utc_now", None) is original:
-            monkeypatch.setattr(module, "utc_now", lambda: at)
-
-
 @pytest.fixture
-def clock(monkeypatch):
-    """`clock(at)` sets the clock for the rest of the test."""
-    return lambda at: set_clock(monkeypatch, at)
+def clock():
+    """`clock(at)` sets the code location's clock (tests/setup.py) for the rest of the test."""
+    from tests.setup import CLOCK
+
+    def set_to(at: datetime) -> None:
+        CLOCK.at = at
+
+    yield set_to
+    CLOCK.at = None
 
 
 @pytest.fixture

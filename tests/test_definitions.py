@@ -4,7 +4,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.definitions import defs
+from tests.setup import DEFS as defs
+from tests.setup import SETUP
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -136,7 +137,7 @@ def test_the_timetable_check_catches_each_kind_of_mistake():
 
 
 def test_the_timetable_covers_every_partitioned_asset_once_with_a_freshness_policy():
-    from company_ai.constants import OUTREACH, WORKDAYS
+    from company_ai.constants import OUTREACH
     from company_ai.core.timetable import TIMETABLE, WEEKDAYS
 
     scheduled = [a for e in TIMETABLE for a in e.assets]
@@ -147,16 +148,14 @@ def test_the_timetable_covers_every_partitioned_asset_once_with_a_freshness_poli
     for entry in TIMETABLE:
         if any(partitioned[a].group_name == OUTREACH for a in entry.assets):
             assert entry.weekdays <= WEEKDAYS, "no outreach at weekends"
-            assert all(partitioned[a].partitions_def == WORKDAYS for a in entry.assets)
+            assert all(partitioned[a].partitions_def == SETUP.workdays for a in entry.assets)
 
 
 def test_a_tick_requests_the_last_complete_day_in_the_configured_timezone():
     from datetime import UTC, datetime
 
-    from company_ai import settings
-
     schedule = defs.resolve_schedule_def("memory_job_schedule")
-    assert schedule.execution_timezone == settings.timezone()
+    assert schedule.execution_timezone == SETUP.tz
     with dg.instance_for_test() as instance:
         context = dg.build_schedule_context(
             instance=instance,

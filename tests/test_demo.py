@@ -94,7 +94,7 @@ def test_a_demo_run_re_executes_and_a_two_day_backfill_runs_through_the_ui_api(
         )
     # The code server this test starts must see what the daemon's sees.
     monkeypatch.setenv("COMPANY_AI_DATA_DIR", env["COMPANY_AI_DATA_DIR"])
-    monkeypatch.delenv("COMPANY_AI_START_DATE")
+    monkeypatch.delenv("COMPANY_AI_START_DATE", raising=False)
     try:
         target = WorkspaceFileTarget(paths=["workspace.yaml"])
         # Dagster's own backfill code calls a deprecated function of its own.

@@ -3,10 +3,9 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
-from company_ai import settings
-from company_ai.constants import WORKDAYS
 from company_ai.core.timetable import TIMETABLE
-from company_ai.definitions import defs
+from tests.setup import DEFS as defs
+from tests.setup import SETUP
 
 
 def tick(schedule_name: str, at: datetime) -> list[dg.RunRequest]:
@@ -21,7 +20,7 @@ def tick(schedule_name: str, at: datetime) -> list[dg.RunRequest]:
 def test_outreach_runs_on_weekdays_at_0755_for_the_day_the_work_is_done():
     schedule = defs.resolve_schedule_def("outreach_job_schedule")
     assert schedule.cron_schedule == "55 7 * * 1,2,3,4,5"
-    tz = settings.timezone()
+    tz = SETUP.tz
     assert schedule.description.startswith(f"Mon–Fri 07:55 {tz}")
     job = defs.resolve_job_def("outreach_job")
     keys = {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
@@ -32,7 +31,7 @@ def test_outreach_runs_on_weekdays_at_0755_for_the_day_the_work_is_done():
     assert requested == ["2026-11-23", "2026-11-27", "2026-11-30"]
     # Every partition is one a tick fills: no weekend partitions exist at all.
     with dg.partition_loading_context(effective_dt=datetime(2026, 12, 1, tzinfo=zone)):
-        keys = WORKDAYS.get_partition_keys()
+        keys = SETUP.workdays.get_partition_keys()
     assert "2026-11-27" in keys and "2026-11-28" not in keys and "2026-11-29" not in keys
 
 
@@ -40,7 +39,7 @@ def test_schedule_descriptions_are_words_not_python_day_numbers():
     for schedule in defs.schedules:
         assert "frozenset" not in schedule.description and "[" not in schedule.description
     funnel = defs.resolve_schedule_def("outreach_funnel_job_schedule")
-    assert funnel.description.startswith(f"Mon 05:30 {settings.timezone()}")
+    assert funnel.description.startswith(f"Mon 05:30 {SETUP.tz}")
 
 
 def test_light_jobs_run_their_steps_in_one_process():

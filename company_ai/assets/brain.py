@@ -2,145 +2,151 @@ from datetime import date, datetime
 
 import dagster as dg
 
-from company_ai import days, ledger, settings
-from company_ai.constants import BRAIN, DAILY, OWNER, REPLAY_META, WEEKLY
+from company_ai import days, ledger
+from company_ai.constants import BRAIN, OWNER, REPLAY_META
 from company_ai.core.brain import synthesize_day, write_day
 from company_ai.core.export import ExportError, export_day, export_funnel
 from company_ai.core.schema import Store
 from company_ai.core.times import day_window, parse_utc, to_iso
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
+from company_ai.setup import Setup
 
 
-def _local_day(day: str) -> tuple[datetime, datetime]:
-    start, end = day_window(day, settings.timezone())
+def _local_day(day: str, tz: str) -> tuple[datetime, datetime]:
+    start, end = day_window(day, tz)
     return parse_utc(start), parse_utc(end)
 
 
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=BRAIN,
-    kinds={"sqlite"},
-    owners=[OWNER],
-    pool="brain_db",
-    deps=["contact_episodes"],
-    metadata=REPLAY_META,
-)
-def brain_facts(context: dg.AssetExecutionContext, stores: StoresResource) -> dg.MaterializeResult:
-    """What the system itself did on a day: facts, decisions and graph edges, each ranked.
+def assets(setup: Setup) -> list:
+    """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
-    Source: that local day's Dagster run history (jobs, partitions, durations, failures,
-    check results, catch-up recoveries; each run as it stood at this asset's own 23:30
-    tick), the day's outreach (picks and why, drafts, quarantines with the claims that
-    failed, sends, refused CRM corrections), replies and engagement recorded that day, and
-    the vault's changes (`core/brain.py`). Grain: one day's rows in `brain.db` (`facts`,
-    `decisions` with the rule that chose, `edges` between contacts, companies, threads,
-    jobs and pages), every row with its day, an importance 1-5 by a documented rule and
-    the ids of the rows it came from. A replay: re-materialising a day replaces that day's
-    rows and nothing else, and gives the same rows while its inputs are unchanged.
-    """
-    day = days.one_day(context)
-    start, end = _local_day(day)
-    runs = ledger.runs_between(
-        context.instance, start, end, as_of=days.scheduled_until("brain_facts", day)
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=BRAIN,
+        kinds={"sqlite"},
+        owners=[OWNER],
+        pool="brain_db",
+        deps=["contact_episodes"],
+        metadata=REPLAY_META,
     )
-    brain_day = synthesize_day(stores.stores(), day, settings.timezone(), runs)
-    with stores.connect(Store.BRAIN) as conn:
-        counts = write_day(conn, day, brain_day)
-    top = sorted(brain_day.facts, key=lambda f: (-f.importance, f.key))[:5]
-    return dg.MaterializeResult(
-        metadata={
-            **counts,
-            "runs_read": len(runs),
-            "missing_inputs": ", ".join(brain_day.missing) or "none",
-            "top_facts": dg.MetadataValue.md(
-                "\n".join(f"- [{f.importance}] {f.text}" for f in top)
-            ),
-        }
-    )
+    def brain_facts(
+        context: dg.AssetExecutionContext, stores: StoresResource
+    ) -> dg.MaterializeResult:
+        """What the system itself did on a day: facts, decisions and graph edges, each ranked.
 
-
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=BRAIN,
-    kinds={"markdown"},
-    owners=[OWNER],
-    deps=[brain_facts],
-    metadata=REPLAY_META,
-)
-def memory_export(
-    context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
-) -> dg.MaterializeResult:
-    """The day as plain Markdown a person can open, with links between the files.
-
-    Source: the day's brain facts and decisions (`brain.db`) and the memory, CRM and
-    outreach stores. Grain: `<export dir>/<day>/index.md` (facts, decisions, what ran,
-    failed and was recovered) and one `contacts/<name>-<id>.md` per contact touched that
-    day, holding their whole timeline up to the end of the day, message bodies included.
-    A replay: the same inputs give byte-identical files, only changed files are rewritten
-    (atomically), and a day's folder never touches another day's. File names are safe
-    slugs of the contact's name.
-    """
-    day = days.one_day(context)
-    try:
-        result = export_day(stores.stores(), day, settings.timezone(), ops_folders.export_dir)
-    except ExportError as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
-    return dg.MaterializeResult(
-        metadata={
-            "folder": dg.MetadataValue.path(str(result.folder)),
-            "files": result.files,
-            "contacts": result.contacts,
-            "written": len(result.written),
-            "unchanged": result.unchanged,
-            "removed": len(result.removed),
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=WEEKLY,
-    group_name=BRAIN,
-    kinds={"pandas", "markdown"},
-    owners=[OWNER],
-    metadata=REPLAY_META,
-)
-def outreach_funnel(
-    context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
-) -> dg.MaterializeResult:
-    """The outreach funnel of a week: sent, opened, replied and bounced, by angle (pandas).
-
-    Source: the messages sent that Monday-to-Sunday week (`outreach.db`), with an open or
-    a reply counted when it came before this asset's own Monday 05:30 tick, so a replay
-    gives the night's figures (a bounce has no time and is counted as it stands). Grain:
-    one table per week, as Dagster table metadata and as
-    `<export dir>/funnel/<Monday>.md`.
-    """
-    # pandas is imported here, not at load: every run worker would pay a second for it.
-    from company_ai.core.funnel import plain_table, to_markdown, weekly_funnel
-
-    week = days.one_day(context)
-    cutoff = to_iso(days.scheduled_until("outreach_funnel", week))
-    if not stores.stores().path(Store.OUTREACH).is_file():
-        raise dg.Failure(description="no outreach store yet: nothing was ever sent")
-    with stores.connect(Store.OUTREACH, readonly=True) as conn:
-        table = weekly_funnel(conn, date.fromisoformat(week), settings.timezone(), cutoff)
-    markdown = to_markdown(table)
-    try:
-        export_funnel(ops_folders.export_dir, date.fromisoformat(week), markdown)
-    except ExportError as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
-    plain = plain_table(table)
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": len(plain.rows),
-            "sent": int(table["sent"].iloc[0]),
-            "funnel": dg.MetadataValue.table(
-                records=[dg.TableRecord(row) for row in plain.rows],
-                schema=dg.TableSchema(
-                    columns=[dg.TableColumn(name, kind) for name, kind in plain.columns]
+        Source: that local day's Dagster run history (jobs, partitions, durations, failures,
+        check results, catch-up recoveries; each run as it stood at this asset's own 23:30
+        tick), the day's outreach (picks and why, drafts, quarantines with the claims that
+        failed, sends, refused CRM corrections), replies and engagement recorded that day, and
+        the vault's changes (`core/brain.py`). Grain: one day's rows in `brain.db` (`facts`,
+        `decisions` with the rule that chose, `edges` between contacts, companies, threads,
+        jobs and pages), every row with its day, an importance 1-5 by a documented rule and
+        the ids of the rows it came from. A replay: re-materialising a day replaces that day's
+        rows and nothing else, and gives the same rows while its inputs are unchanged.
+        """
+        day = days.one_day(context)
+        start, end = _local_day(day, setup.tz)
+        runs = ledger.runs_between(
+            context.instance, start, end, as_of=days.scheduled_until(setup, "brain_facts", day)
+        )
+        brain_day = synthesize_day(stores.stores(), day, setup.tz, runs)
+        with stores.connect(Store.BRAIN) as conn:
+            counts = write_day(conn, day, brain_day)
+        top = sorted(brain_day.facts, key=lambda f: (-f.importance, f.key))[:5]
+        return dg.MaterializeResult(
+            metadata={
+                **counts,
+                "runs_read": len(runs),
+                "missing_inputs": ", ".join(brain_day.missing) or "none",
+                "top_facts": dg.MetadataValue.md(
+                    "\n".join(f"- [{f.importance}] {f.text}" for f in top)
                 ),
-            ),
-            "markdown": dg.MetadataValue.md(markdown),
-        }
+            }
+        )
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=BRAIN,
+        kinds={"markdown"},
+        owners=[OWNER],
+        deps=[brain_facts],
+        metadata=REPLAY_META,
     )
+    def memory_export(
+        context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
+    ) -> dg.MaterializeResult:
+        """The day as plain Markdown a person can open, with links between the files.
+
+        Source: the day's brain facts and decisions (`brain.db`) and the memory, CRM and
+        outreach stores. Grain: `<export dir>/<day>/index.md` (facts, decisions, what ran,
+        failed and was recovered) and one `contacts/<name>-<id>.md` per contact touched that
+        day, holding their whole timeline up to the end of the day, message bodies included.
+        A replay: the same inputs give byte-identical files, only changed files are rewritten
+        (atomically), and a day's folder never touches another day's. File names are safe
+        slugs of the contact's name.
+        """
+        day = days.one_day(context)
+        try:
+            result = export_day(stores.stores(), day, setup.tz, ops_folders.export_dir)
+        except ExportError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        return dg.MaterializeResult(
+            metadata={
+                "folder": dg.MetadataValue.path(str(result.folder)),
+                "files": result.files,
+                "contacts": result.contacts,
+                "written": len(result.written),
+                "unchanged": result.unchanged,
+                "removed": len(result.removed),
+            }
+        )
+
+    @dg.asset(
+        partitions_def=setup.weekly,
+        group_name=BRAIN,
+        kinds={"pandas", "markdown"},
+        owners=[OWNER],
+        metadata=REPLAY_META,
+    )
+    def outreach_funnel(
+        context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
+    ) -> dg.MaterializeResult:
+        """The outreach funnel of a week: sent, opened, replied and bounced, by angle (pandas).
+
+        Source: the messages sent that Monday-to-Sunday week (`outreach.db`), with an open or
+        a reply counted when it came before this asset's own Monday 05:30 tick, so a replay
+        gives the night's figures (a bounce has no time and is counted as it stands). Grain:
+        one table per week, as Dagster table metadata and as
+        `<export dir>/funnel/<Monday>.md`.
+        """
+        # pandas is imported here, not at load: every run worker would pay a second for it.
+        from company_ai.core.funnel import plain_table, to_markdown, weekly_funnel
+
+        week = days.one_day(context)
+        cutoff = to_iso(days.scheduled_until(setup, "outreach_funnel", week))
+        if not stores.stores().path(Store.OUTREACH).is_file():
+            raise dg.Failure(description="no outreach store yet: nothing was ever sent")
+        with stores.connect(Store.OUTREACH, readonly=True) as conn:
+            table = weekly_funnel(conn, date.fromisoformat(week), setup.tz, cutoff)
+        markdown = to_markdown(table)
+        try:
+            export_funnel(ops_folders.export_dir, date.fromisoformat(week), markdown)
+        except ExportError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        plain = plain_table(table)
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": len(plain.rows),
+                "sent": int(table["sent"].iloc[0]),
+                "funnel": dg.MetadataValue.table(
+                    records=[dg.TableRecord(row) for row in plain.rows],
+                    schema=dg.TableSchema(
+                        columns=[dg.TableColumn(name, kind) for name, kind in plain.columns]
+                    ),
+                ),
+                "markdown": dg.MetadataValue.md(markdown),
+            }
+        )
+
+    return [brain_facts, memory_export, outreach_funnel]

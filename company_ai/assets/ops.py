@@ -2,8 +2,8 @@ from datetime import date, datetime, timedelta
 
 import dagster as dg
 
-from company_ai import days, ledger, settings
-from company_ai.constants import CAPTURE_META, DAILY, OPS, OWNER, REPLAY_META
+from company_ai import days, ledger
+from company_ai.constants import CAPTURE_META, OPS, OWNER, REPLAY_META
 from company_ai.core import snapshots
 from company_ai.core.reports import BriefInput, build_brief, build_digest
 from company_ai.core.state import StateExportError, export_state
@@ -12,6 +12,7 @@ from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
+from company_ai.setup import Setup
 
 DIGEST_WINDOW = timedelta(hours=24)
 DIGEST_MAX_WINDOW = timedelta(days=7)  # after a long outage, the digest covers up to a week
@@ -19,188 +20,211 @@ BRIEF_WINDOW = timedelta(hours=12)  # "overnight": since 18:00 for the 06:00 bri
 
 
 def _report(
-    context: dg.AssetExecutionContext, notifier: Notifier, key: str, day: str, text: str
+    context: dg.AssetExecutionContext,
+    setup: Setup,
+    notifier: Notifier,
+    key: str,
+    day: str,
+    text: str,
 ) -> dict:
     """Send a report once, and only from its own day's run: a backfill, catch-up or
     re-execution of a past day records the text and notifies no one."""
     asset = context.asset_key.to_user_string()
-    if not days.is_current(asset, day):
+    if not days.is_current(setup, asset, day):
         return {"delivered": False, "not_sent": "a replay of a past day: only its own run sends"}
     result = notifier.send(key, text)
     return {"delivered": result.error is None, "alerts_pending": result.pending}
 
 
-def _digest_since(instance: dg.DagsterInstance, day: str, until: datetime) -> datetime:
+def _digest_since(
+    instance: dg.DagsterInstance, setup: Setup, day: str, until: datetime
+) -> datetime:
     """Where the digest's window starts: 24 hours back, or further (up to a week) when the
     last digest made before `until` is older, so an outage's days are not skipped."""
     since = until - DIGEST_WINDOW
     previous = ledger.last_done_before(instance, days.entry_of("daily_digest"), until, day)
     if previous:
-        since = min(since, days.scheduled_until("daily_digest", previous))
+        since = min(since, days.scheduled_until(setup, "daily_digest", previous))
     return max(since, until - DIGEST_MAX_WINDOW)
 
 
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=OPS,
-    kinds={"python"},
-    owners=[OWNER],
-    pool="ops_db",
-    metadata=REPLAY_META,
-)
-def daily_digest(context: dg.AssetExecutionContext, notifier: Notifier) -> dg.MaterializeResult:
-    """What ran, what failed, what was missed or not taken and what was recovered: a replay.
+def assets(setup: Setup) -> list:
+    """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
-    Source: Dagster's own run records (the ledger) set against the expected timetable
-    (`core.timetable.TIMETABLE`), so a slot that never ran shows up although it left no
-    record. Grain: one digest per day; its window ends at that day's 09:05 tick (not at
-    now) and starts 24 hours before, or at the previous digest after an outage, so
-    re-materialising a day gives what that morning gave. Only the day's own run sends it
-    through the notifier; a backfill never does. Recurring warnings (quarantined drafts)
-    are counted here rather than alerted each day. Absence of the digest means the
-    scheduler is dark: nothing else will say so.
-    """
-    day = days.one_day(context)
-    until = days.scheduled_until("daily_digest", day)
-    since = _digest_since(context.instance, day, until)
-    runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
-    missed = ledger.missed_between(context.instance, TIMETABLE, since, until)
-    late = ledger.late_captures(TIMETABLE, missed, until)
-    digest = build_digest(
-        runs,
-        [m for m in missed if (m.job, m.partition) not in late],
-        since,
-        until,
-        not_taken=[m for m in missed if (m.job, m.partition) in late],
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=OPS,
+        kinds={"python"},
+        owners=[OWNER],
+        pool="ops_db",
+        metadata=REPLAY_META,
     )
-    text = digest.render()
-    return dg.MaterializeResult(
-        metadata={
-            "digest": dg.MetadataValue.md(f"```\n{text}\n```"),
-            "ran": len(digest.ran),
-            "failed": len(digest.failed),
-            "missed": len(digest.missed),
-            "not_taken": len(digest.not_taken),
-            "recovered": len(digest.recovered),
-            "warnings": sum(digest.warnings.values()),
-            **_report(context, notifier, f"digest:{day}", day, text),
-        }
-    )
+    def daily_digest(context: dg.AssetExecutionContext, notifier: Notifier) -> dg.MaterializeResult:
+        """What ran, what failed, what was missed or not taken and what was recovered: a replay.
 
-
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=OPS,
-    kinds={"python"},
-    owners=[OWNER],
-    pool="ops_db",
-    metadata=REPLAY_META,
-)
-def morning_brief(
-    context: dg.AssetExecutionContext, stores: StoresResource, notifier: Notifier
-) -> dg.MaterializeResult:
-    """What happened overnight, in one message at 06:00: a replay.
-
-    Source: Dagster's run records of the 12 hours before that day's 06:00 tick (runs and
-    failures) and the stores as of that moment (replies, drafts waiting or quarantined,
-    the night's most important brain facts, stale recall pages): each section comes from
-    `core.reports.BRIEF_SECTIONS` and is left out while its table does not exist. Grain:
-    one brief per day, kept as metadata; only the day's own run sends it.
-    """
-    day = days.one_day(context)
-    until = days.scheduled_until("morning_brief", day)
-    since = until - BRIEF_WINDOW
-    runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
-    brain_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()  # brain ran at 23:30
-    text = build_brief(
-        BriefInput(stores.stores(), since, until, runs, settings.recall_stale_days(), brain_day)
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "brief": dg.MetadataValue.md(f"```\n{text}\n```"),
-            **_report(context, notifier, f"brief:{day}", day, text),
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=DAILY, group_name=OPS, kinds={"json"}, owners=[OWNER], metadata=CAPTURE_META
-)
-def state_export(
-    context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
-) -> dg.MaterializeResult:
-    """Key state as flat JSON files for any reader: row counts per store and table, episodes
-    by type and the last sealed day, messages and replies, pending alerts, the latest snapshot.
-
-    A capture: it records the stores as they are when it runs, so it runs for its current
-    day only and refuses a past day. Source: the domain stores (read-only) and the
-    snapshot folder. Grain: the files are rewritten each morning at 06:15 in
-    `COMPANY_AI_STATE_DIR`, each atomically (a temporary file, then `os.replace`), so a
-    reader never sees a half-written file.
-    """
-    days.require_current(context, "the stores' state")
-    try:
-        state = export_state(
-            stores.stores(), ops_folders.state_dir, ops_folders.snapshot_dir, to_iso(ledger.now())
+        Source: Dagster's own run records (the ledger) set against the expected timetable
+        (`core.timetable.TIMETABLE`), so a slot that never ran shows up although it left no
+        record. Grain: one digest per day; its window ends at that day's 09:05 tick (not at
+        now) and starts 24 hours before, or at the previous digest after an outage, so
+        re-materialising a day gives what that morning gave. Only the day's own run sends it
+        through the notifier; a backfill never does. Recurring warnings (quarantined drafts)
+        are counted here rather than alerted each day. Absence of the digest means the
+        scheduler is dark: nothing else will say so.
+        """
+        day = days.one_day(context)
+        until = days.scheduled_until(setup, "daily_digest", day)
+        since = _digest_since(context.instance, setup, day, until)
+        runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
+        missed = ledger.missed_between(context.instance, TIMETABLE, since, until, setup.settings)
+        late = ledger.late_captures(TIMETABLE, missed, until, setup.tz)
+        digest = build_digest(
+            runs,
+            [m for m in missed if (m.job, m.partition) not in late],
+            since,
+            until,
+            not_taken=[m for m in missed if (m.job, m.partition) in late],
         )
-    except StateExportError as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
-    return dg.MaterializeResult(
-        metadata={
-            "folder": dg.MetadataValue.path(ops_folders.state_dir),
-            "files": sorted(state),
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=DAILY, group_name=OPS, kinds={"sqlite"}, owners=[OWNER], metadata=CAPTURE_META
-)
-def db_snapshots(
-    context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
-) -> dg.MaterializeResult:
-    """Daily snapshots of every domain store, made with SQLite's online backup API.
-
-    A capture: it copies the stores as they are when it runs, so it runs for its current
-    day only and refuses a past day (a missed snapshot is reported, never faked).
-    Source: the `*.db` files under the data directory, copied while writers keep writing.
-    Grain: one folder per day, `COMPANY_AI_SNAPSHOT_DIR/<day>/`, holding the copies and
-    `manifest.json` (file, size, sha256, row counts per table), published whole by a
-    rename; the newest `COMPANY_AI_SNAPSHOT_RETENTION` folders are kept. The monthly
-    `restore_drill` check restores the latest one and proves it.
-    """
-    day = days.require_current(context, "every store's content")
-    try:
-        manifest = snapshots.take_snapshot(
-            stores.stores(),
-            ops_folders.snapshot_dir,
-            day,
-            keep=ops_folders.snapshot_retention,
+        text = digest.render()
+        return dg.MaterializeResult(
+            metadata={
+                "digest": dg.MetadataValue.md(f"```\n{text}\n```"),
+                "ran": len(digest.ran),
+                "failed": len(digest.failed),
+                "missed": len(digest.missed),
+                "not_taken": len(digest.not_taken),
+                "recovered": len(digest.recovered),
+                "warnings": sum(digest.warnings.values()),
+                **_report(context, setup, notifier, f"digest:{day}", day, text),
+            }
         )
-    except snapshots.SnapshotError as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
-    return dg.MaterializeResult(
-        metadata={
-            "folder": dg.MetadataValue.path(str(manifest.folder)),
-            "files": len(manifest.files),
-            "bytes": manifest.bytes,
-            "rows": {f["file"]: sum(f["tables"].values()) for f in manifest.files},
-        }
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=OPS,
+        kinds={"python"},
+        owners=[OWNER],
+        pool="ops_db",
+        metadata=REPLAY_META,
     )
+    def morning_brief(
+        context: dg.AssetExecutionContext, stores: StoresResource, notifier: Notifier
+    ) -> dg.MaterializeResult:
+        """What happened overnight, in one message at 06:00: a replay.
 
-
-@dg.asset_check(asset=db_snapshots, blocking=False)
-def restore_drill(ops_folders: OpsFolders) -> dg.AssetCheckResult:
-    """Restores the latest snapshot into a temporary folder: checksums, integrity_check and
-    row counts against the manifest. Monthly (restore_drill_job); a failure is alerted."""
-    report = snapshots.restore_drill(ops_folders.snapshot_dir)
-    if not report.passed:
-        dg.get_dagster_logger().error(
-            f"RESTORE DRILL FAILED for snapshot {report.snapshot}: {'; '.join(report.problems)}"
+        Source: Dagster's run records of the 12 hours before that day's 06:00 tick (runs and
+        failures) and the stores as of that moment (replies, drafts waiting or quarantined,
+        the night's most important brain facts, stale recall pages): each section comes from
+        `core.reports.BRIEF_SECTIONS` and is left out while its table does not exist. Grain:
+        one brief per day, kept as metadata; only the day's own run sends it.
+        """
+        day = days.one_day(context)
+        until = days.scheduled_until(setup, "morning_brief", day)
+        since = until - BRIEF_WINDOW
+        runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
+        brain_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()  # brain ran at 23:30
+        text = build_brief(
+            BriefInput(
+                stores.stores(), since, until, runs, setup.settings.recall_stale_days, brain_day
+            )
         )
-    return dg.AssetCheckResult(
-        passed=report.passed,
-        severity=dg.AssetCheckSeverity.ERROR,
-        description="; ".join(report.problems) or f"snapshot {report.snapshot} restores cleanly",
-        metadata={"snapshot": report.snapshot or "-", "restored": report.restored},
+        return dg.MaterializeResult(
+            metadata={
+                "brief": dg.MetadataValue.md(f"```\n{text}\n```"),
+                **_report(context, setup, notifier, f"brief:{day}", day, text),
+            }
+        )
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=OPS,
+        kinds={"json"},
+        owners=[OWNER],
+        metadata=CAPTURE_META,
     )
+    def state_export(
+        context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
+    ) -> dg.MaterializeResult:
+        """Key state as flat JSON files for any reader: row counts per store and table, episodes
+        by type and the last sealed day, messages and replies, pending alerts, the latest snapshot.
+
+        A capture: it records the stores as they are when it runs, so it runs for its current
+        day only and refuses a past day. Source: the domain stores (read-only) and the
+        snapshot folder. Grain: the files are rewritten each morning at 06:15 in
+        `COMPANY_AI_STATE_DIR`, each atomically (a temporary file, then `os.replace`), so a
+        reader never sees a half-written file.
+        """
+        days.require_current(context, setup, "the stores' state")
+        try:
+            state = export_state(
+                stores.stores(),
+                ops_folders.state_dir,
+                ops_folders.snapshot_dir,
+                to_iso(setup.now()),
+            )
+        except StateExportError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        return dg.MaterializeResult(
+            metadata={
+                "folder": dg.MetadataValue.path(ops_folders.state_dir),
+                "files": sorted(state),
+            }
+        )
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=OPS,
+        kinds={"sqlite"},
+        owners=[OWNER],
+        metadata=CAPTURE_META,
+    )
+    def db_snapshots(
+        context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
+    ) -> dg.MaterializeResult:
+        """Daily snapshots of every domain store, made with SQLite's online backup API.
+
+        A capture: it copies the stores as they are when it runs, so it runs for its current
+        day only and refuses a past day (a missed snapshot is reported, never faked).
+        Source: the `*.db` files under the data directory, copied while writers keep writing.
+        Grain: one folder per day, `COMPANY_AI_SNAPSHOT_DIR/<day>/`, holding the copies and
+        `manifest.json` (file, size, sha256, row counts per table), published whole by a
+        rename; the newest `COMPANY_AI_SNAPSHOT_RETENTION` folders are kept. The monthly
+        `restore_drill` check restores the latest one and proves it.
+        """
+        day = days.require_current(context, setup, "every store's content")
+        try:
+            manifest = snapshots.take_snapshot(
+                stores.stores(),
+                ops_folders.snapshot_dir,
+                day,
+                keep=ops_folders.snapshot_retention,
+                now=setup.now(),
+            )
+        except snapshots.SnapshotError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        return dg.MaterializeResult(
+            metadata={
+                "folder": dg.MetadataValue.path(str(manifest.folder)),
+                "files": len(manifest.files),
+                "bytes": manifest.bytes,
+                "rows": {f["file"]: sum(f["tables"].values()) for f in manifest.files},
+            }
+        )
+
+    @dg.asset_check(asset=db_snapshots, blocking=False)
+    def restore_drill(ops_folders: OpsFolders) -> dg.AssetCheckResult:
+        """Restores the latest snapshot into a temporary folder: checksums, integrity_check and
+        row counts against the manifest. Monthly (restore_drill_job); a failure is alerted."""
+        report = snapshots.restore_drill(ops_folders.snapshot_dir)
+        if not report.passed:
+            dg.get_dagster_logger().error(
+                f"RESTORE DRILL FAILED for snapshot {report.snapshot}: {'; '.join(report.problems)}"
+            )
+        return dg.AssetCheckResult(
+            passed=report.passed,
+            severity=dg.AssetCheckSeverity.ERROR,
+            description="; ".join(report.problems)
+            or f"snapshot {report.snapshot} restores cleanly",
+            metadata={"snapshot": report.snapshot or "-", "restored": report.restored},
+        )
+
+    return [daily_digest, morning_brief, state_export, db_snapshots, restore_drill]

@@ -2,226 +2,239 @@ import warnings
 
 import dagster as dg
 
-from company_ai import days, settings
-from company_ai.constants import CAPTURE_META, OUTREACH, OWNER, WORKDAYS
+from company_ai import days
+from company_ai.constants import CAPTURE_META, OUTREACH, OWNER
 from company_ai.core import outreach
-from company_ai.core.times import utc_now
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
+from company_ai.setup import Setup
 
 
-def _past_day(context: dg.AssetExecutionContext, day: str) -> bool:
+def _past_day(context: dg.AssetExecutionContext, setup: Setup, day: str) -> bool:
     """A past outreach day is reported from what it stored; nothing new is done for it."""
-    if days.is_current(context.asset_key.to_user_string(), day):
+    if days.is_current(setup, context.asset_key.to_user_string(), day):
         return False
     context.log.info(f"{day} is a past outreach day: reporting what it stored, doing nothing new")
     return True
 
 
-@dg.asset(
-    partitions_def=WORKDAYS,
-    group_name=OUTREACH,
-    kinds={"sqlite"},
-    owners=[OWNER],
-    pool="outreach_db",
-    metadata=CAPTURE_META,
-)
-def research_findings(
-    context: dg.AssetExecutionContext,
-    stores: StoresResource,
-    llm: LLMResource,
-    research_source: ResearchSource,
-) -> dg.MaterializeResult:
-    """The day's research: at most 20 contacts, their company page read and summarised.
-
-    A capture: it reads the web as it is when it runs. Its partition is the weekday the
-    work is done; a past day is reported from its stored picks and never researched late.
-    Source: the CRM row and the company's page (`ResearchSource`), summarised by the
-    language model (`LLMResource`). Grain: one partition per local day; the day's picks
-    (the selection rule is in `core/research.py`) are stored in `research_picks` in
-    `outreach.db` the first time the day runs, so the cap of 20 holds through re-runs and
-    backfills. Each fact becomes a `research` or `company` episode in `memory.db`, sourced
-    `web:<domain>` when the page says it verbatim (confidence 0.9) or to the model (0.6).
-    The model may propose CRM corrections; only city, title and company are ever written
-    to `crm.db`, every other proposal is rejected, logged and counted here.
-    """
-    day = days.one_day(context)
-    if _past_day(context, day):
-        picks = outreach.stored_counts(stores.stores(), "research_picks", day)
-        return dg.MaterializeResult(
-            metadata={"past_day": True, "picked": sum(picks.values()), **picks}
-        )
-    done = outreach.research_day(
-        stores.stores(),
-        day,
-        tz=settings.timezone(),
-        model=llm,
-        pages=research_source,
-        clock=utc_now,
-        warn=context.log.warning,
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": done.picked,
-            "picked": done.picked,
-            "researched": done.researched,
-            "skipped": done.skipped,
-            "skip_reasons": done.skip_reasons,
-            "episodes_written": done.episodes_written,
-            "writeback_applied": done.writeback_applied,
-            "writeback_rejected": sum(done.writeback_rejected.values()),
-            "writeback_rejected_columns": done.writeback_rejected,
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=WORKDAYS,
-    group_name=OUTREACH,
-    kinds={"sqlite"},
-    owners=[OWNER],
-    pool="outreach_db",
-    deps=[research_findings],
-    metadata=CAPTURE_META,
-)
-def outreach_drafts(
-    context: dg.AssetExecutionContext, stores: StoresResource, llm: LLMResource, mailer: Mailer
-) -> dg.MaterializeResult:
-    """The day's email drafts: at most 10, each built from one contact's dossier.
-
-    Source: the day's researched contacts (`research_picks`), each contact's dossier
-    (`build_dossier`, memory.db) and research findings, written by the language model.
-    Grain: one partition per local day, one draft per contact, in the `drafts` table of
-    `outreach.db` with its subject, body, angle, the dossier and the exact source material
-    the model was given, and the fabrication gate's verdict: a draft naming a number or a
-    name its material does not support is quarantined with its unsupported claims and is
-    never sent. Drafts with HTML or header-injection characters are skipped with a reason.
-    A follow-up reuses the contact's open thread; a third bump is never drafted. A capture
-    (drafts are written from the memory as it is that morning): a past day is reported
-    from its stored drafts, and nothing new is drafted for it.
-    """
-    day = days.one_day(context)
-    if _past_day(context, day):
-        stored = outreach.stored_counts(stores.stores(), "drafts", day)
-        return dg.MaterializeResult(
-            metadata={"past_day": True, "drafted": sum(stored.values()), **stored}
-        )
-    done = outreach.draft_day(
-        stores.stores(), day, model=llm, sender=mailer, clock=utc_now, warn=context.log.warning
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": done.already_drafted + done.drafted,
-            "drafted": done.drafted,
-            "passed": done.stored["ready"],
-            "quarantined": done.stored["quarantined"],
-            "skipped": done.stored["skipped"],
-            "already_drafted": done.already_drafted,
-            "not_drafted": done.not_drafted,
-        }
-    )
-
-
 # Partitioned checks are a Dagster preview: without `partitions_def` the verdict would be
 # stored as the asset's latest rather than against its day. The warning is known; hush it.
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", dg.PreviewWarning)
 
-    @dg.asset_check(asset=outreach_drafts, blocking=True, partitions_def=WORKDAYS)
-    def fabrication_gate(
-        context: dg.AssetCheckExecutionContext, stores: StoresResource, mailer: Mailer
-    ) -> dg.AssetCheckResult:
-        """Every unquarantined draft of the day says only what its source material says.
 
-        Reads the gate's verdict (`core.gate`, pure code, no model) on every stored draft of
-        the day against the material stored with it: the stored verdict while its fingerprint
-        matches the row, else the gate judges the draft again (counted as `rejudged`: an
-        edited draft or verdict, a renamed sender, a newer gate). WARN if drafts were
-        quarantined (they are listed with what they said; the passing drafts still go out);
-        ERROR, blocking every send in the run, if any draft that is not quarantined has an
-        unsupported claim.
+def assets(setup: Setup) -> list:
+    """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
+
+    @dg.asset(
+        partitions_def=setup.workdays,
+        group_name=OUTREACH,
+        kinds={"sqlite"},
+        owners=[OWNER],
+        pool="outreach_db",
+        metadata=CAPTURE_META,
+    )
+    def research_findings(
+        context: dg.AssetExecutionContext,
+        stores: StoresResource,
+        llm: LLMResource,
+        research_source: ResearchSource,
+    ) -> dg.MaterializeResult:
+        """The day's research: at most 20 contacts, their company page read and summarised.
+
+        A capture: it reads the web as it is when it runs. Its partition is the weekday the
+        work is done; a past day is reported from its stored picks and never researched late.
+        Source: the CRM row and the company's page (`ResearchSource`), summarised by the
+        language model (`LLMResource`). Grain: one partition per local day; the day's picks
+        (the selection rule is in `core/research.py`) are stored in `research_picks` in
+        `outreach.db` the first time the day runs, so the cap of 20 holds through re-runs and
+        backfills. Each fact becomes a `research` or `company` episode in `memory.db`, sourced
+        `web:<domain>` when the page says it verbatim (confidence 0.9) or to the model (0.6).
+        The model may propose CRM corrections; only city, title and company are ever written
+        to `crm.db`, every other proposal is rejected, logged and counted here.
         """
-        found = outreach.check_day(stores.stores(), context.partition_key, sender=mailer)
-        metadata = {
-            "drafts_checked": found.checked,
-            "quarantined": len(found.quarantined),
-            "unquarantined_with_claims": len(found.leaking),
-            "rejudged": found.rejudged,
-            "drafts": dg.MetadataValue.md(found.table()),
-        }
-        if found.leaking:
-            return dg.AssetCheckResult(
-                passed=False,
-                severity=dg.AssetCheckSeverity.ERROR,
-                metadata=metadata,
-                description=f"{len(found.leaking)} unquarantined draft(s) make unsupported claims",
+        day = days.one_day(context)
+        if _past_day(context, setup, day):
+            picks = outreach.stored_counts(stores.stores(), "research_picks", day)
+            return dg.MaterializeResult(
+                metadata={"past_day": True, "picked": sum(picks.values()), **picks}
             )
-        if found.quarantined:
-            return dg.AssetCheckResult(
-                passed=False,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata=metadata,
-                description=f"{len(found.quarantined)} draft(s) quarantined; the rest may go out",
-            )
-        return dg.AssetCheckResult(passed=True, metadata=metadata)
-
-
-@dg.asset(
-    partitions_def=WORKDAYS,
-    group_name=OUTREACH,
-    kinds={"sqlite", "email"},
-    owners=[OWNER],
-    pool="outreach_db",
-    deps=[outreach_drafts],
-    metadata=CAPTURE_META,
-)
-def outreach_messages(
-    context: dg.AssetExecutionContext, stores: StoresResource, mailer: Mailer
-) -> dg.MaterializeResult:
-    """The day's sent email: every gated draft that passed, sent once through the mailer.
-
-    Source: the day's `ready` drafts (and any left `sending` by a crash). Grain: one
-    partition per local day; each send is one row in `messages` (`outreach.db`, linked to
-    its draft) and one `outreach` episode (`memory.db`, natural key
-    `outreach:message:<id>`). A send is a ledger (see `core/drafting.py`): the Message-ID
-    is fixed before sending and the mailer is asked before any resend, and every run
-    re-appends missing episodes, so a re-run or a crash never sends twice or loses an
-    episode. Just before sending, a draft's gate verdict is re-read (judged again if it no
-    longer holds for the draft: see `core/drafting.py`) and its contact re-checked (email,
-    bounce, anything sent to them by any day: a thread's bump goes out once, and nobody
-    gets two messages in the quiet period); anything doubtful is skipped with its reason,
-    never sent. Sending is a capture: a past day is re-gated and reported (`sent`,
-    `unsent`, `failing_gate_now`), and sends nothing.
-    """
-    day = days.one_day(context)
-    if _past_day(context, day):
-        past = outreach.past_sends(stores.stores(), day, sender=mailer)
+        done = outreach.research_day(
+            stores.stores(),
+            day,
+            tz=setup.tz,
+            model=llm,
+            pages=research_source,
+            clock=setup.clock,
+            warn=context.log.warning,
+        )
         return dg.MaterializeResult(
             metadata={
-                "past_day": True,
-                "dagster/row_count": past.sent,
-                "sent": past.sent,
-                "unsent": past.unsent,
-                "failing_gate_now": past.failing_gate_now,
+                "dagster/row_count": done.picked,
+                "picked": done.picked,
+                "researched": done.researched,
+                "skipped": done.skipped,
+                "skip_reasons": done.skip_reasons,
+                "episodes_written": done.episodes_written,
+                "writeback_applied": done.writeback_applied,
+                "writeback_rejected": sum(done.writeback_rejected.values()),
+                "writeback_rejected_columns": done.writeback_rejected,
             }
         )
-    done = outreach.send_day(
-        stores.stores(),
-        day,
-        tz=settings.timezone(),
-        mailer=mailer,
-        clock=utc_now,
-        warn=context.log.warning,
+
+    @dg.asset(
+        partitions_def=setup.workdays,
+        group_name=OUTREACH,
+        kinds={"sqlite"},
+        owners=[OWNER],
+        pool="outreach_db",
+        deps=[research_findings],
+        metadata=CAPTURE_META,
     )
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": done.sent_in_total,
-            "sent": done.sent,
-            "resumed_after_crash": done.resumed_after_crash,
-            "skipped": done.skipped,
-            "episodes_written": done.episodes_written,
-            "mailer": mailer.backend,
-        }
+    def outreach_drafts(
+        context: dg.AssetExecutionContext, stores: StoresResource, llm: LLMResource, mailer: Mailer
+    ) -> dg.MaterializeResult:
+        """The day's email drafts: at most 10, each built from one contact's dossier.
+
+        Source: the day's researched contacts (`research_picks`), each contact's dossier
+        (`build_dossier`, memory.db) and research findings, written by the language model.
+        Grain: one partition per local day, one draft per contact, in the `drafts` table of
+        `outreach.db` with its subject, body, angle, the dossier and the exact source material
+        the model was given, and the fabrication gate's verdict: a draft naming a number or a
+        name its material does not support is quarantined with its unsupported claims and is
+        never sent. Drafts with HTML or header-injection characters are skipped with a reason.
+        A follow-up reuses the contact's open thread; a third bump is never drafted. A capture
+        (drafts are written from the memory as it is that morning): a past day is reported
+        from its stored drafts, and nothing new is drafted for it.
+        """
+        day = days.one_day(context)
+        if _past_day(context, setup, day):
+            stored = outreach.stored_counts(stores.stores(), "drafts", day)
+            return dg.MaterializeResult(
+                metadata={"past_day": True, "drafted": sum(stored.values()), **stored}
+            )
+        done = outreach.draft_day(
+            stores.stores(),
+            day,
+            model=llm,
+            sender=mailer,
+            clock=setup.clock,
+            warn=context.log.warning,
+        )
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": done.already_drafted + done.drafted,
+                "drafted": done.drafted,
+                "passed": done.stored["ready"],
+                "quarantined": done.stored["quarantined"],
+                "skipped": done.stored["skipped"],
+                "already_drafted": done.already_drafted,
+                "not_drafted": done.not_drafted,
+            }
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+
+        @dg.asset_check(asset=outreach_drafts, blocking=True, partitions_def=setup.workdays)
+        def fabrication_gate(
+            context: dg.AssetCheckExecutionContext, stores: StoresResource, mailer: Mailer
+        ) -> dg.AssetCheckResult:
+            """Every unquarantined draft of the day says only what its source material says.
+
+            Reads the gate's verdict (`core.gate`, pure code, no model) on every stored draft of
+            the day against the material stored with it: the stored verdict while its fingerprint
+            matches the row, else the gate judges the draft again (counted as `rejudged`: an
+            edited draft or verdict, a renamed sender, a newer gate). WARN if drafts were
+            quarantined (they are listed with what they said; the passing drafts still go out);
+            ERROR, blocking every send in the run, if any draft that is not quarantined has an
+            unsupported claim.
+            """
+            found = outreach.check_day(stores.stores(), context.partition_key, sender=mailer)
+            metadata = {
+                "drafts_checked": found.checked,
+                "quarantined": len(found.quarantined),
+                "unquarantined_with_claims": len(found.leaking),
+                "rejudged": found.rejudged,
+                "drafts": dg.MetadataValue.md(found.table()),
+            }
+            if found.leaking:
+                return dg.AssetCheckResult(
+                    passed=False,
+                    severity=dg.AssetCheckSeverity.ERROR,
+                    metadata=metadata,
+                    description=(
+                        f"{len(found.leaking)} unquarantined draft(s) make unsupported claims"
+                    ),
+                )
+            if found.quarantined:
+                return dg.AssetCheckResult(
+                    passed=False,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata=metadata,
+                    description=(
+                        f"{len(found.quarantined)} draft(s) quarantined; the rest may go out"
+                    ),
+                )
+            return dg.AssetCheckResult(passed=True, metadata=metadata)
+
+    @dg.asset(
+        partitions_def=setup.workdays,
+        group_name=OUTREACH,
+        kinds={"sqlite", "email"},
+        owners=[OWNER],
+        pool="outreach_db",
+        deps=[outreach_drafts],
+        metadata=CAPTURE_META,
     )
+    def outreach_messages(
+        context: dg.AssetExecutionContext, stores: StoresResource, mailer: Mailer
+    ) -> dg.MaterializeResult:
+        """The day's sent email: every gated draft that passed, sent once through the mailer.
+
+        Source: the day's `ready` drafts (and any left `sending` by a crash). Grain: one
+        partition per local day; each send is one row in `messages` (`outreach.db`, linked to
+        its draft) and one `outreach` episode (`memory.db`, natural key
+        `outreach:message:<id>`). A send is a ledger (see `core/drafting.py`): the Message-ID
+        is fixed before sending and the mailer is asked before any resend, and every run
+        re-appends missing episodes, so a re-run or a crash never sends twice or loses an
+        episode. Just before sending, a draft's gate verdict is re-read (judged again if it no
+        longer holds for the draft: see `core/drafting.py`) and its contact re-checked (email,
+        bounce, anything sent to them by any day: a thread's bump goes out once, and nobody
+        gets two messages in the quiet period); anything doubtful is skipped with its reason,
+        never sent. Sending is a capture: a past day is re-gated and reported (`sent`,
+        `unsent`, `failing_gate_now`), and sends nothing.
+        """
+        day = days.one_day(context)
+        if _past_day(context, setup, day):
+            past = outreach.past_sends(stores.stores(), day, sender=mailer)
+            return dg.MaterializeResult(
+                metadata={
+                    "past_day": True,
+                    "dagster/row_count": past.sent,
+                    "sent": past.sent,
+                    "unsent": past.unsent,
+                    "failing_gate_now": past.failing_gate_now,
+                }
+            )
+        done = outreach.send_day(
+            stores.stores(),
+            day,
+            tz=setup.tz,
+            mailer=mailer,
+            clock=setup.clock,
+            warn=context.log.warning,
+        )
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": done.sent_in_total,
+                "sent": done.sent,
+                "resumed_after_crash": done.resumed_after_crash,
+                "skipped": done.skipped,
+                "episodes_written": done.episodes_written,
+                "mailer": mailer.backend,
+            }
+        )
+
+    return [research_findings, outreach_drafts, fabrication_gate, outreach_messages]

@@ -1,7 +1,7 @@
 import dagster as dg
 
-from company_ai import days, settings
-from company_ai.constants import CAPTURE_META, DAILY, OWNER, REPLAY_META, VAULT
+from company_ai import days
+from company_ai.constants import CAPTURE_META, OWNER, REPLAY_META, VAULT
 from company_ai.core.distill import (
     SYSTEM_PROMPT,
     Page,
@@ -10,83 +10,12 @@ from company_ai.core.distill import (
     page_verdict,
 )
 from company_ai.core.schema import Store
-from company_ai.core.times import utc_now
 from company_ai.core.vault import stage_vault, staged_notes, staging_dir
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
-
-
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=VAULT,
-    kinds={"python", "markdown"},
-    owners=[OWNER],
-    metadata=CAPTURE_META,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "no_note_was_refused",
-            asset="vault_staging",
-            description="Warns when a note was refused: named with its reason, or counted "
-            "by folder when it was private at the last run (a renamed private folder).",
-        )
-    ],
-)
-def vault_staging(
-    context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
-) -> dg.MaterializeResult:
-    """The vault's publishable notes, staged: the only copy of the vault anything else reads.
-
-    Source: the owner's Markdown vault (`COMPANY_AI_VAULT_DIR`). Deterministic gate: private
-    folders (`COMPANY_AI_VAULT_PRIVATE_FOLDERS`, any depth, everything under them) are
-    dropped before anything is read, and so are hidden folders (`.trash/`, `.obsidian/`;
-    `COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS`); a renamed or moved private folder is
-    recognised and refused (named by folder only); symlinks out of the vault, named pipes,
-    binary, non-UTF-8 and enormous files, broken front matter and copies of private notes
-    are refused with a reason, and the rest go on. Grain: one note per file; a sha256
-    manifest stages only new or changed notes and records deletions. Lives in
-    `<data dir>/vault_staging/`. A capture: it copies the vault as it is when it runs, so
-    it runs for its current day only.
-    """
-    day = days.require_current(context, "the vault as it is")
-    result = stage_vault(
-        vault.root(),
-        staging_dir(stores.data_dir),
-        private_folders=tuple(vault.private_folders),
-        max_note_bytes=vault.max_note_bytes,
-        include_hidden_folders=vault.include_hidden_folders,
-        day=day,
-        log=context.log.info,
-    )
-    reasons = dict(list(result.rejected.items())[:100])
-    formerly_private = sum(result.formerly_private.values())
-    return dg.MaterializeResult(
-        metadata={
-            "staged": len(result.staged),
-            "unchanged": result.unchanged,
-            "deleted": len(result.deleted),
-            "rejected": len(result.rejected),
-            "refused_notes": reasons,
-            "formerly_private": formerly_private,
-            "private_skipped": result.private_skipped,
-            "hidden_folders": result.hidden_folders,
-            "published_notes": result.published,
-        },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name="no_note_was_refused",
-                passed=not result.rejected and not formerly_private,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "refused": len(result.rejected),
-                    "reasons": reasons,
-                    "formerly_private_notes": formerly_private,
-                    "folders": sorted(result.formerly_private),
-                },
-            )
-        ],
-    )
+from company_ai.setup import Setup
 
 
 def _staged_day(context: dg.AssetExecutionContext) -> str | None:
@@ -120,101 +49,6 @@ class RecallPagesConfig(dg.Config):
     max_pages: int = 0
 
 
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=VAULT,
-    kinds={"sqlite", "markdown"},
-    owners=[OWNER],
-    pool="recall_db",
-    deps=[vault_staging],
-    metadata=REPLAY_META,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "published_pages_are_supported_by_their_notes",
-            asset="recall_pages",
-            blocking=True,
-            description="Every number and name on every published page is in its note.",
-        ),
-        dg.AssetCheckSpec(
-            "no_page_was_withheld",
-            asset="recall_pages",
-            description="Warns when a distilled page failed the fabrication check.",
-        ),
-    ],
-)
-def recall_pages(
-    context: dg.AssetExecutionContext,
-    config: RecallPagesConfig,
-    llm: LLMResource,
-    stores: StoresResource,
-) -> dg.MaterializeResult:
-    """Recall pages: one read-only page per staged note, distilled by the language model.
-
-    Source: the staging folder only (never the vault). Grain: one page per title, updated
-    in place (idempotent by title): type, tags, a recall paragraph for a reader with no
-    context, tagged observations and typed relations, as Basic-Memory-compatible Markdown
-    with the note it was derived from and the day it was distilled. A page with a number
-    or name not in its note is not published. The entities table is rebuilt in full each
-    run so deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`). A
-    replay of its day's staging: a day whose staging a later one superseded changes
-    nothing, and a day whose staging was never captured is refused.
-    """
-    day = _staged_day(context)
-    if day is None:
-        return dg.MaterializeResult(
-            metadata=SUPERSEDED,
-            check_results=[
-                dg.AssetCheckResult(check_name=name, passed=True, metadata=SUPERSEDED)
-                for name in ("published_pages_are_supported_by_their_notes", "no_page_was_withheld")
-            ],
-        )
-
-    def distill(title: str, path: str, text: str) -> Page:
-        return llm.structured(
-            system=SYSTEM_PROMPT,
-            prompt=f"Title: {title}\nPath: {path}\n\n{text}",
-            schema=Page,
-            offline=lambda: offline_page(path, text),
-        )
-
-    staging = staging_dir(stores.data_dir)
-    with stores.connect(Store.RECALL) as conn:
-        result = distill_staging(
-            conn,
-            str(staging),
-            day=day,
-            distill=distill,
-            source=llm.source,
-            max_pages=config.max_pages,
-            log=context.log.info,
-        )
-        unsupported = _published_unsupported(conn, staging)
-    return dg.MaterializeResult(
-        metadata={
-            "distilled": len(result.distilled),
-            "unchanged": result.unchanged,
-            "withheld": len(result.withheld),
-            "model_failures": len(result.failed),
-            "removed": len(result.removed),
-            "deferred": result.deferred,
-            "entities": result.entities,
-        },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name="published_pages_are_supported_by_their_notes",
-                passed=not unsupported,
-                metadata={"offenders": len(unsupported), "examples": str(unsupported[:5])},
-            ),
-            dg.AssetCheckResult(
-                check_name="no_page_was_withheld",
-                passed=not result.withheld,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={"withheld": str(sorted(result.withheld))[:2000]},
-            ),
-        ],
-    )
-
-
 def _published_unsupported(conn, staging) -> list[str]:
     """Re-run the check over every published entity against its staged note."""
     notes = staged_notes(staging)
@@ -230,44 +64,216 @@ class RecallIndexConfig(dg.Config):
     rebuild: bool = False  # drop every vector first (required to change embedding model)
 
 
-@dg.asset(
-    partitions_def=DAILY,
-    group_name=VAULT,
-    kinds={"sqlite"},
-    owners=[OWNER],
-    pool="recall_db",
-    deps=[recall_pages],
-    metadata=REPLAY_META,
-)
-def recall_index(
-    context: dg.AssetExecutionContext,
-    config: RecallIndexConfig,
-    embedder: Embedder,
-    stores: StoresResource,
-) -> dg.MaterializeResult:
-    """The recall search index: full text (FTS5, bm25) and dense vectors over the pages.
+def assets(setup: Setup) -> list:
+    """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
-    Source: the `entities` table of `recall.db`. Grain: one search document per entity
-    (title, recall paragraph, observations, relations), rebuilt in full each run so deleted
-    pages leave the index; vectors are cached by text hash, so only new text is embedded.
-    The embedding model's name and dimension are recorded and another model's vectors are
-    refused. Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`). A
-    replay of its day's pages, like `recall_pages`.
-    """
-    if _staged_day(context) is None:
-        return dg.MaterializeResult(metadata=SUPERSEDED)
-    from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
-
-    with stores.connect(Store.RECALL) as conn:
-        summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
-        stale = stale_pages(conn, utc_now(), settings.recall_stale_days())
-    if stale:
-        context.log.info(f"{len(stale)} stale pages: {', '.join(p.title for p in stale[:10])}")
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": summary["documents"],
-            "embedded": summary["embedded"],
-            "model": summary["model"],
-            "stale_pages": len(stale),
-        }
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=VAULT,
+        kinds={"python", "markdown"},
+        owners=[OWNER],
+        metadata=CAPTURE_META,
+        check_specs=[
+            dg.AssetCheckSpec(
+                "no_note_was_refused",
+                asset="vault_staging",
+                description="Warns when a note was refused: named with its reason, or counted "
+                "by folder when it was private at the last run (a renamed private folder).",
+            )
+        ],
     )
+    def vault_staging(
+        context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
+    ) -> dg.MaterializeResult:
+        """The vault's publishable notes, staged: the only copy of the vault anything else reads.
+
+        Source: the owner's Markdown vault (`COMPANY_AI_VAULT_DIR`). Deterministic gate: private
+        folders (`COMPANY_AI_VAULT_PRIVATE_FOLDERS`, any depth, everything under them) are
+        dropped before anything is read, and so are hidden folders (`.trash/`, `.obsidian/`;
+        `COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS`); a renamed or moved private folder is
+        recognised and refused (named by folder only); symlinks out of the vault, named pipes,
+        binary, non-UTF-8 and enormous files, broken front matter and copies of private notes
+        are refused with a reason, and the rest go on. Grain: one note per file; a sha256
+        manifest stages only new or changed notes and records deletions. Lives in
+        `<data dir>/vault_staging/`. A capture: it copies the vault as it is when it runs, so
+        it runs for its current day only.
+        """
+        day = days.require_current(context, setup, "the vault as it is")
+        result = stage_vault(
+            vault.root(),
+            staging_dir(stores.data_dir),
+            private_folders=tuple(vault.private_folders),
+            max_note_bytes=vault.max_note_bytes,
+            include_hidden_folders=vault.include_hidden_folders,
+            day=day,
+            log=context.log.info,
+        )
+        reasons = dict(list(result.rejected.items())[:100])
+        formerly_private = sum(result.formerly_private.values())
+        return dg.MaterializeResult(
+            metadata={
+                "staged": len(result.staged),
+                "unchanged": result.unchanged,
+                "deleted": len(result.deleted),
+                "rejected": len(result.rejected),
+                "refused_notes": reasons,
+                "formerly_private": formerly_private,
+                "private_skipped": result.private_skipped,
+                "hidden_folders": result.hidden_folders,
+                "published_notes": result.published,
+            },
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name="no_note_was_refused",
+                    passed=not result.rejected and not formerly_private,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={
+                        "refused": len(result.rejected),
+                        "reasons": reasons,
+                        "formerly_private_notes": formerly_private,
+                        "folders": sorted(result.formerly_private),
+                    },
+                )
+            ],
+        )
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=VAULT,
+        kinds={"sqlite", "markdown"},
+        owners=[OWNER],
+        pool="recall_db",
+        deps=[vault_staging],
+        metadata=REPLAY_META,
+        check_specs=[
+            dg.AssetCheckSpec(
+                "published_pages_are_supported_by_their_notes",
+                asset="recall_pages",
+                blocking=True,
+                description="Every number and name on every published page is in its note.",
+            ),
+            dg.AssetCheckSpec(
+                "no_page_was_withheld",
+                asset="recall_pages",
+                description="Warns when a distilled page failed the fabrication check.",
+            ),
+        ],
+    )
+    def recall_pages(
+        context: dg.AssetExecutionContext,
+        config: RecallPagesConfig,
+        llm: LLMResource,
+        stores: StoresResource,
+    ) -> dg.MaterializeResult:
+        """Recall pages: one read-only page per staged note, distilled by the language model.
+
+        Source: the staging folder only (never the vault). Grain: one page per title, updated
+        in place (idempotent by title): type, tags, a recall paragraph for a reader with no
+        context, tagged observations and typed relations, as Basic-Memory-compatible Markdown
+        with the note it was derived from and the day it was distilled. A page with a number
+        or name not in its note is not published. The entities table is rebuilt in full each
+        run so deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`). A
+        replay of its day's staging: a day whose staging a later one superseded changes
+        nothing, and a day whose staging was never captured is refused.
+        """
+        day = _staged_day(context)
+        if day is None:
+            return dg.MaterializeResult(
+                metadata=SUPERSEDED,
+                check_results=[
+                    dg.AssetCheckResult(check_name=name, passed=True, metadata=SUPERSEDED)
+                    for name in (
+                        "published_pages_are_supported_by_their_notes",
+                        "no_page_was_withheld",
+                    )
+                ],
+            )
+
+        def distill(title: str, path: str, text: str) -> Page:
+            return llm.structured(
+                system=SYSTEM_PROMPT,
+                prompt=f"Title: {title}\nPath: {path}\n\n{text}",
+                schema=Page,
+                offline=lambda: offline_page(path, text),
+            )
+
+        staging = staging_dir(stores.data_dir)
+        with stores.connect(Store.RECALL) as conn:
+            result = distill_staging(
+                conn,
+                str(staging),
+                day=day,
+                distill=distill,
+                source=llm.source,
+                max_pages=config.max_pages,
+                log=context.log.info,
+            )
+            unsupported = _published_unsupported(conn, staging)
+        return dg.MaterializeResult(
+            metadata={
+                "distilled": len(result.distilled),
+                "unchanged": result.unchanged,
+                "withheld": len(result.withheld),
+                "model_failures": len(result.failed),
+                "removed": len(result.removed),
+                "deferred": result.deferred,
+                "entities": result.entities,
+            },
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name="published_pages_are_supported_by_their_notes",
+                    passed=not unsupported,
+                    metadata={"offenders": len(unsupported), "examples": str(unsupported[:5])},
+                ),
+                dg.AssetCheckResult(
+                    check_name="no_page_was_withheld",
+                    passed=not result.withheld,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"withheld": str(sorted(result.withheld))[:2000]},
+                ),
+            ],
+        )
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=VAULT,
+        kinds={"sqlite"},
+        owners=[OWNER],
+        pool="recall_db",
+        deps=[recall_pages],
+        metadata=REPLAY_META,
+    )
+    def recall_index(
+        context: dg.AssetExecutionContext,
+        config: RecallIndexConfig,
+        embedder: Embedder,
+        stores: StoresResource,
+    ) -> dg.MaterializeResult:
+        """The recall search index: full text (FTS5, bm25) and dense vectors over the pages.
+
+        Source: the `entities` table of `recall.db`. Grain: one search document per entity
+        (title, recall paragraph, observations, relations), rebuilt in full each run so deleted
+        pages leave the index; vectors are cached by text hash, so only new text is embedded.
+        The embedding model's name and dimension are recorded and another model's vectors are
+        refused. Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`). A
+        replay of its day's pages, like `recall_pages`.
+        """
+        if _staged_day(context) is None:
+            return dg.MaterializeResult(metadata=SUPERSEDED)
+        from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
+
+        with stores.connect(Store.RECALL) as conn:
+            summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
+            stale = stale_pages(conn, setup.now(), setup.settings.recall_stale_days)
+        if stale:
+            context.log.info(f"{len(stale)} stale pages: {', '.join(p.title for p in stale[:10])}")
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": summary["documents"],
+                "embedded": summary["embedded"],
+                "model": summary["model"],
+                "stale_pages": len(stale),
+            }
+        )
+
+    return [vault_staging, recall_pages, recall_index]

@@ -13,10 +13,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from company_ai.core.db import transaction
 from company_ai.core.secrets import scrub
-from company_ai.core.times import to_iso, utc_now
+from company_ai.core.times import to_iso
 
 
 @dataclass(frozen=True)
@@ -29,20 +30,32 @@ class FlushResult:
 ERROR_CHARS = 500
 
 
-def enqueue(conn: sqlite3.Connection, key: str, text: str, secrets: Iterable[str] = ()) -> bool:
-    """Record an alert (scrubbed of `secrets`); False when its key was already recorded."""
+def enqueue(
+    conn: sqlite3.Connection,
+    key: str,
+    text: str,
+    secrets: Iterable[str] = (),
+    *,
+    now: datetime,
+) -> bool:
+    """Record an alert (scrubbed of `secrets`) at `now`; False when its key was already
+    recorded."""
     text = scrub(text, secrets)
     with transaction(conn):
         cursor = conn.execute(
             "INSERT INTO alerts (key, text, created_at) VALUES (?, ?, ?)"
             " ON CONFLICT (key) DO NOTHING",
-            (key, text, to_iso(utc_now())),
+            (key, text, to_iso(now)),
         )
         return cursor.rowcount == 1
 
 
 def flush(
-    conn: sqlite3.Connection, deliver: Callable[[str], None], secrets: Iterable[str] = ()
+    conn: sqlite3.Connection,
+    deliver: Callable[[str], None],
+    secrets: Iterable[str] = (),
+    *,
+    clock: Callable[[], datetime],
 ) -> FlushResult:
     """Deliver pending alerts oldest first; the first failure stops and is recorded,
     scrubbed of `secrets` (whole, before it is shortened: a cut secret escapes a scrub)."""
@@ -66,7 +79,7 @@ def flush(
             conn.execute(
                 "UPDATE alerts SET attempts = attempts + 1, sent_at = ?, last_error = NULL"
                 " WHERE id = ?",
-                (to_iso(utc_now()), alert_id),
+                (to_iso(clock()), alert_id),
             )
         sent += 1
     return FlushResult(sent, 0)

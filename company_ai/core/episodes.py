@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from itertools import chain
 from typing import Any, cast
@@ -31,7 +32,7 @@ from company_ai.core.models import (
     overconfident_guess,
 )
 from company_ai.core.schema import EPISODE_TYPES
-from company_ai.core.times import ISO_GLOB, canonical_utc, day_window, local_day, to_iso, utc_now
+from company_ai.core.times import ISO_GLOB, canonical_utc, day_window, local_day, to_iso
 
 
 class EpisodeError(ValueError):
@@ -237,8 +238,9 @@ class DaySeal:
     changed: bool  # differs from the previous seal of this day (late arrivals)
 
 
-def seal_day(conn: sqlite3.Connection, day: str) -> DaySeal:
-    """Count and fingerprint one day's episodes and record the seal (replacing an old one)."""
+def seal_day(conn: sqlite3.Connection, day: str, *, now: datetime) -> DaySeal:
+    """Count and fingerprint one day's episodes and record the seal (replacing an old one),
+    sealed at `now`."""
     digest = hashlib.sha256()
     by_type: dict[str, int] = {}
     by_source: dict[str, int] = {}
@@ -277,7 +279,7 @@ def seal_day(conn: sqlite3.Connection, day: str) -> DaySeal:
                 seal.digest,
                 json.dumps(seal.by_type),
                 json.dumps(seal.by_source),
-                to_iso(utc_now()),
+                to_iso(now),
             ),
         )
     return seal

@@ -17,7 +17,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from company_ai.core.files import write_atomic
-from company_ai.core.times import parse_utc, to_iso, utc_now
+from company_ai.core.times import parse_utc, to_iso
 
 INSTALL_FILE = "install.json"
 
@@ -60,12 +60,12 @@ def installed_at(data_dir: Path) -> datetime | None:
     return parse_utc(record["installed_at"]) if record else None
 
 
-def record_first_day(data_dir: Path, day: str, at: datetime | None = None) -> bool:
-    """Record `day` as the first day of `data_dir` (installed `at`, default now) unless one
-    is recorded; True if written."""
+def record_first_day(data_dir: Path, day: str, at: datetime) -> bool:
+    """Record `day` as the first day of `data_dir`, installed `at`, unless one is recorded;
+    True if written."""
     path = Path(data_dir) / INSTALL_FILE
     if path.exists():
         return False
-    record = {"first_day": check_day(day), "installed_at": to_iso(at or utc_now())}
+    record = {"first_day": check_day(day), "installed_at": to_iso(at)}
     write_atomic(path, json.dumps(record).encode())
     return True

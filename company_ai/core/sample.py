@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
-from company_ai.core.times import to_iso, utc_now
+from company_ai.core.times import to_iso
 from company_ai.tools.company_pages import write_company_pages
 
 FIRST = (
@@ -104,10 +104,10 @@ def _ascii(text: str) -> str:
 
 
 def iter_sample(
-    *, contacts: int = 2000, as_of: datetime | None = None, seed: int = 7, density: float = 1.0
+    *, as_of: datetime, contacts: int = 2000, seed: int = 7, density: float = 1.0
 ) -> Iterator[tuple[tuple, list[dict], list[list]]]:
-    """Per contact: its CRM row, its episodes, and the message rows sent to it."""
-    as_of = (as_of or utc_now()).replace(microsecond=0)
+    """Per contact: its CRM row, its episodes, and the message rows sent to it, as of `as_of`."""
+    as_of = as_of.replace(microsecond=0)
     rng = random.Random(seed)
     next_message_id = 1
     for contact in list(_contacts(rng, contacts, as_of)):
@@ -119,8 +119,8 @@ def iter_sample(
 def load_sample(
     stores: Stores,
     *,
+    as_of: datetime,
     contacts: int = 2000,
-    as_of: datetime | None = None,
     seed: int = 7,
     density: float = 1.0,
     tz: str = "UTC",

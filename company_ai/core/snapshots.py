@@ -23,11 +23,12 @@ import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from company_ai.core.db import Stores
 from company_ai.core.schema import DOMAINS
-from company_ai.core.times import to_iso, utc_now
+from company_ai.core.times import to_iso
 
 MANIFEST = "manifest.json"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -123,7 +124,13 @@ def explain_os_error(exc: BaseException) -> str:
 
 
 def take_snapshot(
-    stores: Stores, root: Path, day: str, *, keep: int, allow_shrink: bool = False
+    stores: Stores,
+    root: Path,
+    day: str,
+    *,
+    keep: int,
+    now: datetime,
+    allow_shrink: bool = False,
 ) -> Manifest:
     """Snapshot every existing domain store into `root/<day>/`; keep the newest `keep`.
 
@@ -169,7 +176,7 @@ def take_snapshot(
                 "COMPANY_AI_DATA_DIR the right folder? If the stores shrank on purpose, take "
                 "this snapshot with allow_shrink=True"
             )
-        manifest = {"day": day, "taken_at": to_iso(utc_now()), "files": files}
+        manifest = {"day": day, "taken_at": to_iso(now), "files": files}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
         _publish(staging, root / day)
     except (OSError, sqlite3.Error) as exc:

@@ -58,9 +58,9 @@ class Notifier(dg.ConfigurableResource):
         log = dg.get_dagster_logger()
         secrets = self._secrets()
         with Stores(self.data_dir).connect(Store.OPS) as ops:
-            if alerts.enqueue(ops, key, text, secrets):
+            if alerts.enqueue(ops, key, text, secrets, now=utc_now()):
                 log.info(f"alert {key}: {scrub(text, secrets)}")
-            result = alerts.flush(ops, self._deliver, secrets)
+            result = alerts.flush(ops, self._deliver, secrets, clock=utc_now)
         if result.error:
             log.warning(
                 f"notifier ({self.backend}) is unavailable, {result.pending} alert(s) kept "
@@ -71,7 +71,7 @@ class Notifier(dg.ConfigurableResource):
     def flush(self) -> alerts.FlushResult:
         """Retry whatever is pending (e.g. on a sensor tick with nothing new to say)."""
         with Stores(self.data_dir).connect(Store.OPS) as ops:
-            return alerts.flush(ops, self._deliver, self._secrets())
+            return alerts.flush(ops, self._deliver, self._secrets(), clock=utc_now)
 
     def _secrets(self) -> list[str]:
         """What `alerts` scrubs from every text and error before storing or returning it."""

@@ -6,6 +6,7 @@ import dagster as dg
 
 from company_ai.core.db import DEFAULT_BUSY_TIMEOUT_MS, Stores
 from company_ai.core.install import record_first_day
+from company_ai.core.times import utc_now
 
 
 class StoresResource(dg.ConfigurableResource):
@@ -21,7 +22,7 @@ class StoresResource(dg.ConfigurableResource):
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         if self.first_day:
             try:
-                record_first_day(self.stores().data_dir, self.first_day)
+                record_first_day(self.stores().data_dir, self.first_day, utc_now())
             except OSError as exc:  # a read-only data dir is reported by the stores themselves
                 context.log.warning(f"could not record the install date: {exc.strerror}")
 

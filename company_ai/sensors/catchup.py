@@ -19,8 +19,8 @@ import dagster as dg
 
 from company_ai import ledger
 from company_ai.core.times import parse_utc, to_iso
-from company_ai.core.timetable import TIMETABLE, Entry, plan_catchup
-from company_ai.schedules import JOBS
+from company_ai.core.timetable import Entry, plan_catchup
+from company_ai.setup import Setup
 
 LOOKBACK = timedelta(days=7)
 MAX_ATTEMPTS = 3
@@ -37,6 +37,7 @@ def self_dependent(graph, entries: list[Entry]) -> set[str]:
 
 
 def build_catchup_sensor(
+    setup: Setup,
     entries: list[Entry],
     jobs: list,
     *,
@@ -52,12 +53,13 @@ def build_catchup_sensor(
         description=f"Runs missed timetable slots of the last {lookback.days} days, oldest first.",
     )
     def _catchup(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        now = ledger.now()
+        now = setup.now()
         if not context.cursor:
             # Like a schedule turned on, the sensor owes nothing from before it first ran:
             # a fresh deployment does not replay a week of reports.
             return dg.SensorResult(skip_reason="watching from now on", cursor=to_iso(now))
-        slots = ledger.due(entries, max(now - lookback, parse_utc(context.cursor)), now)
+        since = max(now - lookback, parse_utc(context.cursor))
+        slots = ledger.due(entries, since, now, setup.settings)
         facts, busy = ledger.slot_facts(context.instance, entries, slots)
         plan = plan_catchup(
             slots,
@@ -65,7 +67,7 @@ def build_catchup_sensor(
             sequential=self_dependent(context.repository_def.asset_graph, entries),
             busy=busy,
             max_attempts=max_attempts,
-            late_captures=ledger.late_captures(entries, slots, now),
+            late_captures=ledger.late_captures(entries, slots, now, setup.tz),
             paused=ledger.paused_slots(context.instance, entries, slots),
         )
         for slot in plan.gave_up:
@@ -91,6 +93,3 @@ def build_catchup_sensor(
         return dg.SensorResult(run_requests=requests)
 
     return _catchup
-
-
-catchup_sensor = build_catchup_sensor(TIMETABLE, [JOBS[e.job] for e in TIMETABLE])

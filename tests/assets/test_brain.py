@@ -6,11 +6,15 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.assets.brain import brain_facts, memory_export, outreach_funnel
-from company_ai.assets.memory import contact_episodes
 from company_ai.core.db import Stores
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
+from tests.setup import named
+
+(brain_facts, memory_export, outreach_funnel) = named(
+    "brain_facts", "memory_export", "outreach_funnel"
+)
+contact_episodes = named("contact_episodes")
 
 DAY, BEFORE = "2026-11-28", "2026-11-27"
 

@@ -1,7 +1,10 @@
 import dagster as dg
 
-from company_ai.assets.memory import EPISODE_CHECKS, contact_episodes
+from company_ai.assets.memory import EPISODE_CHECKS
 from company_ai.resources.stores import StoresResource
+from tests.setup import named
+
+contact_episodes = named("contact_episodes")
 
 
 def materialize(data, day, instance):

@@ -4,13 +4,6 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.assets.ops import (
-    daily_digest,
-    db_snapshots,
-    morning_brief,
-    restore_drill,
-    state_export,
-)
 from company_ai.core import alerts
 from company_ai.core.db import Stores
 from company_ai.resources.folders import OpsFolders
@@ -18,7 +11,12 @@ from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
 from company_ai.sensors.alerts import check_failure_alerts
 from tests.fakes import FakeServer, Reply
+from tests.setup import named
 from tests.test_notifier import TOKEN, telegram, telegram_ok
+
+(daily_digest, db_snapshots, morning_brief, restore_drill, state_export) = named(
+    "daily_digest", "db_snapshots", "morning_brief", "restore_drill", "state_export"
+)
 
 DAY = "2026-11-29"
 # 09:00 the next morning: the 08:15 snapshot and the 06:15 export of DAY are current, and

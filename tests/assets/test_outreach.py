@@ -7,18 +7,17 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.assets.outreach import (
-    fabrication_gate,
-    outreach_drafts,
-    outreach_messages,
-    research_findings,
-)
 from company_ai.core.db import Stores, transaction
 from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
+from tests.setup import named
+
+(fabrication_gate, outreach_drafts, outreach_messages, research_findings) = named(
+    "fabrication_gate", "outreach_drafts", "outreach_messages", "research_findings"
+)
 
 DAY = "2026-11-27"  # a Friday; at 09:00 its 07:55 outreach is the current one
 FRIDAY_MORNING = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)

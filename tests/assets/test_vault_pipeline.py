@@ -5,7 +5,6 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.assets.vault import recall_index, recall_pages, vault_staging
 from company_ai.core.db import Stores
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
@@ -13,6 +12,9 @@ from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
 from tests.conftest import PRIVATE_CANARY
 from tests.fakes import FakeServer, Reply, ollama_chat
+from tests.setup import named
+
+(recall_index, recall_pages, vault_staging) = named("recall_index", "recall_pages", "vault_staging")
 
 ASSETS = [vault_staging, recall_pages, recall_index]
 DAY = "2026-11-29"
@@ -140,7 +142,7 @@ def test_a_capped_run_defers_the_rest_to_the_next_run(instance, tmp_path, vault,
 
 
 def test_the_vault_job_runs_nightly_at_0030_with_a_max_runtime():
-    from company_ai.definitions import defs
+    from tests.setup import DEFS as defs
 
     job = defs.resolve_job_def("vault_job")
     assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} >= {

@@ -17,13 +17,15 @@ from company_ai.core.reports import (
 from company_ai.core.state import export_state, write_json_atomic
 from company_ai.core.timetable import Due
 
+NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
 SINCE, UNTIL = datetime(2026, 11, 29, 9, 5, tzinfo=UTC), datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
 
 
 def test_an_alert_is_recorded_once_per_key(stores):
     with stores.connect("ops") as ops:
-        assert alerts.enqueue(ops, "run-failure:1", "boom")
-        assert not alerts.enqueue(ops, "run-failure:1", "boom again")
+        assert alerts.enqueue(ops, "run-failure:1", "boom", now=NOW)
+        assert not alerts.enqueue(ops, "run-failure:1", "boom again", now=NOW)
         assert alerts.pending_count(ops) == 1
 
 
@@ -34,14 +36,14 @@ def test_a_failed_delivery_keeps_the_alert_and_the_order_for_the_next_flush(stor
         raise ConnectionError("refused")
 
     with stores.connect("ops") as ops:
-        alerts.enqueue(ops, "a", "first")
-        alerts.enqueue(ops, "b", "second")
-        result = alerts.flush(ops, down)
+        alerts.enqueue(ops, "a", "first", now=NOW)
+        alerts.enqueue(ops, "b", "second", now=NOW)
+        result = alerts.flush(ops, down, clock=lambda: NOW)
         assert (result.sent, result.pending) == (0, 2)
         assert result.error == "ConnectionError: refused"
-        result = alerts.flush(ops, delivered.append)
+        result = alerts.flush(ops, delivered.append, clock=lambda: NOW)
         assert (result.sent, result.pending, result.error) == (2, 0, None)
-        assert alerts.flush(ops, delivered.append).sent == 0
+        assert alerts.flush(ops, delivered.append, clock=lambda: NOW).sent == 0
         attempts = ops.execute("SELECT attempts FROM alerts ORDER BY id").fetchall()
     assert delivered == ["first", "second"]
     assert [a[0] for a in attempts] == [2, 1]

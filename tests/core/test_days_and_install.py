@@ -136,4 +136,4 @@ def test_a_broken_install_record_is_a_clear_error(tmp_path, content):
 
 def test_a_start_date_that_is_not_a_day_is_refused():
     with pytest.raises(ValueError, match="YYYY-MM-DD"):
-        record_first_day("/nonexistent", "yesterday")
+        record_first_day("/nonexistent", "yesterday", utc(2026, 11, 30))

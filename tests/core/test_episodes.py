@@ -1,12 +1,14 @@
 import math
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from company_ai.core.episodes import EpisodeError, append_episodes, audit_day, seal_day
 from company_ai.core.schema import EPISODE_TYPES
 from tests.conftest import episode
+
+SEALED = datetime(2026, 11, 30, 23, 15, tzinfo=UTC)
 
 
 def count(conn):
@@ -154,18 +156,18 @@ def test_a_seal_is_stable_until_the_day_changes(memory):
         [episode(content=f"n{i}") for i in range(3)]
         + [episode(episode_type="research", source="web:x", confidence=0.6)],
     )
-    first = seal_day(memory, "2026-11-29")
+    first = seal_day(memory, "2026-11-29", now=SEALED)
     assert (first.episodes, first.by_type, first.changed) == (4, {"note": 3, "research": 1}, False)
     assert first.by_source == {"manual": 3, "web:x": 1}
-    assert seal_day(memory, "2026-11-29").digest == first.digest
+    assert seal_day(memory, "2026-11-29", now=SEALED).digest == first.digest
     append_episodes(memory, [episode(content="late arrival")])
-    later = seal_day(memory, "2026-11-29")
+    later = seal_day(memory, "2026-11-29", now=SEALED)
     assert later.changed and later.episodes == 5
     assert memory.execute("SELECT count(*) FROM day_seals").fetchone()[0] == 1
 
 
 def test_an_empty_day_seals_to_zero(memory):
-    seal = seal_day(memory, "2026-01-01")
+    seal = seal_day(memory, "2026-01-01", now=SEALED)
     assert (seal.episodes, seal.last_id) == (0, None)
 
 

@@ -1,6 +1,7 @@
 import base64
 import html
 import json
+from datetime import UTC, datetime
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -9,6 +10,8 @@ from company_ai.core import alerts
 from company_ai.core.db import Stores
 from company_ai.core.secrets import MASK, scrub, secrets_from_env
 from tests.hostile.canary import encodings
+
+NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 TOKEN = "7261946633:AAHk-Zq_x9SeCrEtToKeN"
 
@@ -107,8 +110,8 @@ def test_the_alert_queue_stores_no_secret_even_where_the_error_is_cut(tmp_path):
         raise RuntimeError("x" * 480 + quote(TOKEN, safe=""))  # the cut falls inside it
 
     with Stores(tmp_path).connect("ops") as ops:
-        alerts.enqueue(ops, "run-failure:1", f"FAILED: called with token={TOKEN}", [TOKEN])
-        result = alerts.flush(ops, deliver, [TOKEN])
+        alerts.enqueue(ops, "run-failure:1", f"FAILED: called with token={TOKEN}", [TOKEN], now=NOW)
+        result = alerts.flush(ops, deliver, [TOKEN], clock=lambda: NOW)
         text, error = ops.execute("SELECT text, last_error FROM alerts").fetchone()
     assert text == f"FAILED: called with token={MASK}"
     assert error == result.error and len(error) == alerts.ERROR_CHARS

@@ -2,6 +2,7 @@ import errno
 import json
 import os
 import shutil
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,6 +16,8 @@ from company_ai.core.snapshots import (
     take_snapshot,
 )
 
+TAKEN = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)  # when a snapshot is taken
+
 
 @pytest.fixture
 def data(data):
@@ -24,7 +27,7 @@ def data(data):
 
 def test_a_snapshot_copies_every_store_with_a_manifest_that_matches(data, tmp_path):
     root = tmp_path / "snaps"
-    manifest = take_snapshot(data, root, "2026-11-29", keep=3)
+    manifest = take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
     assert snapshot_days(root) == ["2026-11-29"]
     assert {f["domain"] for f in manifest.files} == {p.stem for p in data.data_dir.glob("*.db")}
     on_disk = load_manifest(root / "2026-11-29")
@@ -41,16 +44,16 @@ def test_a_snapshot_copies_every_store_with_a_manifest_that_matches(data, tmp_pa
 def test_retention_keeps_the_newest_and_a_retake_replaces_its_day(data, tmp_path):
     root = tmp_path / "snaps"
     for day in ("2026-11-26", "2026-11-27", "2026-11-28", "2026-11-29"):
-        take_snapshot(data, root, day, keep=2)
+        take_snapshot(data, root, day, keep=2, now=TAKEN)
     assert snapshot_days(root) == ["2026-11-28", "2026-11-29"]
-    take_snapshot(data, root, "2026-11-29", keep=2)
+    take_snapshot(data, root, "2026-11-29", keep=2, now=TAKEN)
     assert snapshot_days(root) == ["2026-11-28", "2026-11-29"]
     assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
 
 
 def test_the_drill_fails_loudly_on_a_corrupted_snapshot(data, tmp_path):
     root = tmp_path / "snaps"
-    take_snapshot(data, root, "2026-11-29", keep=3)
+    take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
     copy = root / "2026-11-29" / "memory.db"
     raw = bytearray(copy.read_bytes())
     raw[4096 : 4096 + 2048] = b"\xde\xad" * 1024  # trash the second and third pages
@@ -66,7 +69,7 @@ def test_the_drill_fails_loudly_on_a_corrupted_snapshot(data, tmp_path):
 
 def test_the_drill_compares_row_counts_with_the_manifest(data, tmp_path):
     root = tmp_path / "snaps"
-    take_snapshot(data, root, "2026-11-29", keep=3)
+    take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
     path = root / "2026-11-29" / "manifest.json"
     manifest = json.loads(path.read_text())
     crm = next(f for f in manifest["files"] if f["domain"] == "crm")
@@ -89,7 +92,7 @@ def test_a_snapshot_folder_under_a_file_fails_clearly(data, tmp_path):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     with pytest.raises(SnapshotError, match="a part of the path is a file") as err:
-        take_snapshot(data, blocker / "snaps", "2026-11-29", keep=3)
+        take_snapshot(data, blocker / "snaps", "2026-11-29", keep=3, now=TAKEN)
     assert "Nothing was published" in str(err.value)
 
 
@@ -101,7 +104,7 @@ def test_a_full_or_read_only_disk_fails_clearly_and_publishes_nothing(
     data, tmp_path, monkeypatch, code, reason
 ):
     root = tmp_path / "snaps"
-    take_snapshot(data, root, "2026-11-28", keep=3)
+    take_snapshot(data, root, "2026-11-28", keep=3, now=TAKEN)
     copied = []
 
     def full(source, target):
@@ -112,6 +115,6 @@ def test_a_full_or_read_only_disk_fails_clearly_and_publishes_nothing(
 
     monkeypatch.setattr(snapshots, "_copy_db", full)
     with pytest.raises(SnapshotError, match=reason):
-        take_snapshot(data, root, "2026-11-29", keep=3)
+        take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
     assert snapshot_days(root) == ["2026-11-28"]
     assert sorted(p.name for p in root.iterdir()) == ["2026-11-28"], "no staging left behind"

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from company_ai.core.db import Stores
@@ -51,6 +52,7 @@ WRITER = textwrap.dedent("""
 
 SNAPSHOTTER = textwrap.dedent("""
     import sys, time
+    from datetime import UTC, datetime
     from pathlib import Path
     from company_ai.core import snapshots
     from company_ai.core.db import Stores
@@ -65,7 +67,9 @@ SNAPSHOTTER = textwrap.dedent("""
             time.sleep(600)  # waiting for SIGKILL
 
     snapshots._copy_db = copy_then_wait
-    snapshots.take_snapshot(Stores(data), Path(root), "{day}", keep=3)
+    snapshots.take_snapshot(
+        Stores(data), Path(root), "{day}", keep=3, now=datetime.now(UTC)
+    )
 """).format(day=DAY)
 
 
@@ -120,7 +124,7 @@ def test_a_writer_killed_mid_batch_loses_only_that_batch_and_the_rerun_completes
     assert_consistent(stores)
     assert count(stores) == BATCHES * PER_BATCH, "the re-run completes; nothing doubles"
     with stores.connect("memory") as conn:
-        assert seal_day(conn, DAY).episodes == BATCHES * PER_BATCH
+        assert seal_day(conn, DAY, now=datetime.now(UTC)).episodes == BATCHES * PER_BATCH
 
 
 def test_a_snapshot_killed_midway_publishes_nothing_and_the_rerun_does(tmp_path, sample_dir):

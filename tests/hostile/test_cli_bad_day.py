@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from company_ai.core.snapshots import take_snapshot
 from tests.hostile.privileges import run_python_unprivileged
 from tests.test_cli import first_email, run
 from tests.test_cli_recall import recall_data  # noqa: F401 (a module-scoped fixture)
+
+TAKEN = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)  # when a snapshot is taken
 
 
 def run_unprivileged(*args):
@@ -66,7 +69,9 @@ def test_timeline_and_dossier_read_a_read_only_copy_of_a_wal_store(sample_dir, r
 
 def test_a_restored_snapshot_is_readable_in_place(sample_dir, tmp_path, read_only_copy):
     email = first_email(Stores(sample_dir))
-    manifest = take_snapshot(Stores(sample_dir), tmp_path / "snaps", "2026-11-29", keep=1)
+    manifest = take_snapshot(
+        Stores(sample_dir), tmp_path / "snaps", "2026-11-29", keep=1, now=TAKEN
+    )
     restored = read_only_copy(manifest.folder)
     done = run_unprivileged("--data-dir", str(restored), "timeline", email)
     assert done.returncode == 0, done.stderr

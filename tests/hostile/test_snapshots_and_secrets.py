@@ -9,13 +9,13 @@ import json
 import logging
 import os
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import dagster as dg
 import pytest
 
-from company_ai.assets.ops import state_export
 from company_ai.core import snapshots
 from company_ai.core.db import Stores
 from company_ai.core.sample import load_sample
@@ -34,15 +34,20 @@ from tests.conftest import AS_OF
 from tests.fakes import FakeServer, Reply
 from tests.hostile.canary import find_canary
 from tests.hostile.privileges import run_python_unprivileged
+from tests.setup import named
+
+state_export = named("state_export")
 
 DAY = "2026-11-29"
+
+TAKEN = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)  # when a snapshot is taken
 
 
 @pytest.fixture
 def good(sample_dir, tmp_path):
     """A good snapshot of the sample data for DAY: (snapshot root, its manifest text)."""
     root = tmp_path / "snaps"
-    take_snapshot(Stores(sample_dir), root, DAY, keep=3)
+    take_snapshot(Stores(sample_dir), root, DAY, keep=3, now=TAKEN)
     return root, (root / DAY / MANIFEST).read_text()
 
 
@@ -61,13 +66,13 @@ def test_a_snapshot_of_an_empty_data_dir_never_replaces_the_real_one(good, tmp_p
     empty = Stores(tmp_path / "empty")
     empty.data_dir.mkdir()
     with pytest.raises(SnapshotError, match=r"(?i)no store in .*empty.*nothing was published"):
-        take_snapshot(empty, root, DAY, keep=3)
+        take_snapshot(empty, root, DAY, keep=3, now=TAKEN)
     assert_untouched(root, manifest)
 
 
 def test_a_first_snapshot_of_an_empty_data_dir_is_refused_too(tmp_path):
     with pytest.raises(SnapshotError, match="no store in"):
-        take_snapshot(Stores(tmp_path / "nothing-here"), tmp_path / "snaps", DAY, keep=3)
+        take_snapshot(Stores(tmp_path / "nothing-here"), tmp_path / "snaps", DAY, keep=3, now=TAKEN)
     assert snapshot_days(tmp_path / "snaps") == []
 
 
@@ -77,7 +82,7 @@ def test_a_snapshot_missing_a_store_of_the_last_good_one_is_refused(good, sample
     wrong.mkdir()
     shutil.copy(sample_dir / "crm.db", wrong / "crm.db")  # another folder: only a CRM
     with pytest.raises(SnapshotError) as refused:
-        take_snapshot(Stores(wrong), root, DAY, keep=3)
+        take_snapshot(Stores(wrong), root, DAY, keep=3, now=TAKEN)
     message = str(refused.value)
     assert "memory.db" in message and "outreach.db" in message and DAY in message
     assert "allow_shrink" in message and "nothing was published" in message.lower()
@@ -87,15 +92,15 @@ def test_a_snapshot_missing_a_store_of_the_last_good_one_is_refused(good, sample
 def test_an_empty_snapshot_published_earlier_is_no_baseline(sample_dir, tmp_path):
     # Old code published `files: []` over a good snapshot; compare with the good one before.
     root = tmp_path / "snaps"
-    take_snapshot(Stores(sample_dir), root, "2026-11-28", keep=3)
+    take_snapshot(Stores(sample_dir), root, "2026-11-28", keep=3, now=TAKEN)
     (root / DAY).mkdir()
     (root / DAY / MANIFEST).write_text(json.dumps({"day": DAY, "files": []}))
     wrong = tmp_path / "wrong"
     wrong.mkdir()
     shutil.copy(sample_dir / "crm.db", wrong / "crm.db")
     with pytest.raises(SnapshotError, match="no memory.db, which the snapshot of 2026-11-28 has"):
-        take_snapshot(Stores(wrong), root, DAY, keep=3)
-    take_snapshot(Stores(sample_dir), root, DAY, keep=3)  # the real one replaces it
+        take_snapshot(Stores(wrong), root, DAY, keep=3, now=TAKEN)
+    take_snapshot(Stores(sample_dir), root, DAY, keep=3, now=TAKEN)  # the real one replaces it
     assert restore_drill(root).passed
 
 
@@ -104,7 +109,7 @@ def test_a_snapshot_with_far_fewer_rows_is_refused(good, tmp_path):
     small = Stores(tmp_path / "small")
     load_sample(small, contacts=20, as_of=AS_OF)  # the same stores, far fewer rows
     with pytest.raises(SnapshotError, match="under 50% of the"):
-        take_snapshot(small, root, DAY, keep=3)
+        take_snapshot(small, root, DAY, keep=3, now=TAKEN)
     assert_untouched(root, manifest)
 
 
@@ -127,11 +132,11 @@ def test_an_intended_shrink_is_published_when_asked_for(good, tmp_path):
     root, _ = good
     small = Stores(tmp_path / "small")
     load_sample(small, contacts=20, as_of=AS_OF)
-    manifest = take_snapshot(small, root, DAY, keep=3, allow_shrink=True)
+    manifest = take_snapshot(small, root, DAY, keep=3, now=TAKEN, allow_shrink=True)
     assert load_manifest(root / DAY).files == manifest.files
     assert restore_drill(root).passed
     # ... and the smaller snapshot is the new baseline: the next one is compared with it.
-    take_snapshot(small, root, "2026-11-30", keep=3)
+    take_snapshot(small, root, "2026-11-30", keep=3, now=TAKEN)
 
 
 def test_the_drill_fails_on_a_snapshot_without_stores_or_rows(good, tmp_path):
@@ -143,7 +148,7 @@ def test_the_drill_fails_on_a_snapshot_without_stores_or_rows(good, tmp_path):
 
     fresh = Stores(tmp_path / "fresh")
     fresh.create_all()  # every store, not one row yet
-    take_snapshot(fresh, tmp_path / "fresh-snaps", DAY, keep=1)
+    take_snapshot(fresh, tmp_path / "fresh-snaps", DAY, keep=1, now=TAKEN)
     report = restore_drill(tmp_path / "fresh-snaps")
     assert not report.passed and report.problems == ["the snapshot holds no rows"]
 
@@ -237,7 +242,9 @@ def echoed(token: str) -> str:
 
 
 def test_a_telegram_error_echoing_the_token_leaves_no_trace_anywhere(data, tmp_path, caplog, clock):
-    from company_ai.assets.ops import daily_digest
+    from tests.setup import named
+
+    daily_digest = named("daily_digest")
     from tests.assets.test_ops import MORNING, resources
 
     clock(MORNING)  # DAY's own digest: only a day's own run sends

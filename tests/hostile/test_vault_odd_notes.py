@@ -13,8 +13,6 @@ from pathlib import Path
 
 import dagster as dg
 
-from company_ai.assets.vault import recall_index, recall_pages, vault_staging
-from company_ai.constants import DAILY
 from company_ai.core.distill import RECALL_MAX, distill_staging, offline_page
 from company_ai.core.recall import neighbourhood, page_markdown
 from company_ai.core.vault import stage_vault, staged_notes
@@ -23,6 +21,9 @@ from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
 from tests.conftest import SAMPLE_VAULT
+from tests.setup import SETUP, named
+
+(recall_index, recall_pages, vault_staging) = named("recall_index", "recall_pages", "vault_staging")
 
 DAY = "2026-11-29"
 ALIAS_BOMB = (
@@ -160,7 +161,7 @@ def test_every_odd_note_is_refused_with_a_reason_in_the_metadata_and_the_run_suc
     with dg.instance_for_test() as instance:
         result = dg.materialize(
             [vault_staging, recall_pages, recall_index], resources=res, instance=instance,
-            partition_key=DAILY.get_last_partition_key(),
+            partition_key=SETUP.daily.get_last_partition_key(),
         )  # fmt: skip
     assert result.success
     [mat] = result.asset_materializations_for_node("vault_staging")

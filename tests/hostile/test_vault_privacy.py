@@ -6,9 +6,6 @@ import shutil
 import dagster as dg
 import pytest
 
-from company_ai import settings
-from company_ai.assets.vault import recall_index, recall_pages, vault_staging
-from company_ai.constants import DAILY
 from company_ai.core.db import Stores
 from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.vault import read_manifest, stage_vault, staged_notes
@@ -16,8 +13,12 @@ from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
+from company_ai.settings import Settings
 from tests.conftest import PRIVATE_CANARY
 from tests.hostile.canary import find_canary
+from tests.setup import SETUP, named
+
+(recall_index, recall_pages, vault_staging) = named("recall_index", "recall_pages", "vault_staging")
 
 DAY1, DAY2, DAY3 = "2026-11-28", "2026-11-29", "2026-11-30"
 TEMPLATE = "# Meeting Template\n\n- [status] Who came:\n- [decision] What we decided:\n"
@@ -163,14 +164,16 @@ def test_hidden_folders_are_ignored_unless_asked_for(vault, tmp_path):
     )
 
 
-def test_the_hidden_folders_setting_is_true_or_false(monkeypatch):
-    monkeypatch.setenv("COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS", " True ")
-    assert settings.vault_include_hidden_folders() is True
-    monkeypatch.delenv("COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS")
-    assert settings.vault_include_hidden_folders() is False
-    monkeypatch.setenv("COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS", "yes please")
+def test_the_hidden_folders_setting_is_true_or_false():
+    def hidden(value: str | None) -> bool:
+        env = {"COMPANY_AI_START_DATE": "2025-01-01"}
+        env |= {"COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": value} if value is not None else {}
+        return Settings.from_env(env).vault_include_hidden_folders
+
+    assert hidden(" True ") is True
+    assert hidden(None) is False
     with pytest.raises(ValueError, match="must be true or false, not 'yes please'"):
-        settings.vault_include_hidden_folders()
+        hidden("yes please")
 
 
 def test_staging_removes_its_own_temporary_files_left_by_a_crash(vault, tmp_path):
@@ -220,7 +223,7 @@ def test_a_renamed_private_folder_leaves_no_trace_in_any_store_log_or_run(tmp_pa
         "llm": LLMResource(),
         "embedder": Embedder(),
     }
-    day = DAILY.get_last_partition_key()
+    day = SETUP.daily.get_last_partition_key()
     with dg.instance_for_test(temp_dir=str(home)) as instance:
         first = dg.materialize([vault_staging], partition_key=day, resources=res,
                                instance=instance)  # fmt: skip

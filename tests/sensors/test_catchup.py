@@ -13,14 +13,14 @@ import dagster as dg
 import pytest
 
 from company_ai import ledger
-from company_ai.assets.ops import daily_digest
-from company_ai.constants import DAILY
-from company_ai.core import times
 from company_ai.core.timetable import Entry, partition_for
 from company_ai.resources.notifier import Notifier
 from company_ai.schedules import _job, _schedule
 from company_ai.sensors.catchup import build_catchup_sensor
 from tests.ledger_time import backdate_run
+from tests.setup import CLOCK, SETTINGS, SETUP, named
+
+daily_digest = named("daily_digest")
 
 FAILING: set[str] = set()
 
@@ -33,7 +33,7 @@ def utc(*args):
 
 
 @dg.asset(
-    partitions_def=DAILY,
+    partitions_def=SETUP.daily,
     deps=[
         dg.AssetDep(
             "nightly",
@@ -45,18 +45,18 @@ def nightly(context: dg.AssetExecutionContext) -> None:
     """Depends on its own previous day, like memory aging: one day at a time."""
 
 
-@dg.asset(partitions_def=DAILY)
+@dg.asset(partitions_def=SETUP.daily)
 def early(context: dg.AssetExecutionContext) -> None:
     if context.partition_key in FAILING:
         raise RuntimeError(f"early {context.partition_key} broke")
 
 
-@dg.asset(partitions_def=DAILY)
+@dg.asset(partitions_def=SETUP.daily)
 def brief(context: dg.AssetExecutionContext) -> None:
     pass
 
 
-@dg.asset(partitions_def=DAILY)
+@dg.asset(partitions_def=SETUP.daily)
 def snap(context: dg.AssetExecutionContext) -> None:
     """A capture, like the snapshots: records the world as it is when it runs."""
 
@@ -72,15 +72,15 @@ REPLAYS = [e.job for e in ENTRIES]
 # Short look-backs keep the simulated history (real runs) small: it starts at START.
 START = utc(2026, 3, 3, 6, 30)
 SENSOR = build_catchup_sensor(
-    ENTRIES, list(JOBS.values()), name="test_catchup", lookback=timedelta(days=2)
+    SETUP, ENTRIES, list(JOBS.values()), name="test_catchup", lookback=timedelta(days=2)
 )
 LONG_SENSOR = build_catchup_sensor(
-    ENTRIES, list(JOBS.values()), name="test_catchup_long", lookback=timedelta(days=4)
+    SETUP, ENTRIES, list(JOBS.values()), name="test_catchup_long", lookback=timedelta(days=4)
 )
 CAPTURE_SENSOR = build_catchup_sensor(
-    CAPTURES, [JOBS["snap_job"]], name="test_catchup_captures", lookback=timedelta(days=4)
+    SETUP, CAPTURES, [JOBS["snap_job"]], name="test_catchup_captures", lookback=timedelta(days=4)
 )
-SCHEDULES = {e.job: _schedule(e, JOBS[e.job]) for e in ENTRIES + CAPTURES}
+SCHEDULES = {e.job: _schedule(e, JOBS[e.job], SETUP.tz) for e in ENTRIES + CAPTURES}
 DEFS = dg.Definitions(
     assets=[nightly, early, brief, snap],
     jobs=list(JOBS.values()),
@@ -92,14 +92,21 @@ DEFS = dg.Definitions(
 class Daemon:
     """Dagster's daemon, reduced to what the catch-up sensor meets, on a fake clock."""
 
-    def __init__(self, instance, monkeypatch):
+    def __init__(self, instance):
         self.instance = instance
         self.now = START
         self.sensor = SENSOR
         self.cursor: str | None = None
         self.requested: list[list[dg.RunRequest]] = []
         self.executed = 0
-        monkeypatch.setattr(times, "utc_now", lambda: self.now)
+
+    @property
+    def now(self):
+        return CLOCK.at
+
+    @now.setter
+    def now(self, at):
+        CLOCK.at = at  # the code location's clock: the sensor and the assets read it
 
     def execute(self, job: str, partition: str, tags: dict) -> None:
         result = DEFS.resolve_job_def(job).execute_in_process(
@@ -123,7 +130,7 @@ class Daemon:
         """Every tick from now to `end` runs on time (the sensor first ran at the start)."""
         if self.cursor is None:
             self.sensor_tick()
-        for due in ledger.due(ENTRIES, self.now, end + ledger.GRACE):
+        for due in ledger.due(ENTRIES, self.now, end + ledger.GRACE, SETTINGS):
             self.now = due.tick
             self.schedule_tick(due.job, due.tick)
         self.now = end
@@ -131,7 +138,7 @@ class Daemon:
     def comes_back(self, at: datetime, *, sensor_first: bool = False) -> None:
         """Dagster 1.13 after downtime: each schedule runs only its latest tick (the 06:00
         tick that is due right now counts as the latest)."""
-        missed = ledger.due(ENTRIES, self.now, at + ledger.GRACE)
+        missed = ledger.due(ENTRIES, self.now, at + ledger.GRACE, SETTINGS)
         self.now = at
         latest = {d.job: d for d in missed if d.tick <= at}
         if sensor_first:
@@ -170,10 +177,11 @@ def partitions(instance, job):
 
 
 @pytest.fixture
-def daemon(monkeypatch):
+def daemon():
     FAILING.clear()
     with dg.instance_for_test() as instance:
-        yield Daemon(instance, monkeypatch)
+        yield Daemon(instance)
+    CLOCK.at = None
 
 
 @pytest.mark.parametrize("sensor_first", [True, False])
@@ -331,6 +339,6 @@ def test_a_missed_capture_is_never_run_late_only_its_latest_tick_runs(daemon):
     daemon.sensor_until(utc(2026, 3, 6, 6, 0))
     assert partitions(daemon.instance, "snap_job") == ["2026-03-05"]
     assert all(r == [] for r in daemon.requested), "no capture is faked under an old name"
-    slots = ledger.due(CAPTURES, utc(2026, 3, 3, 6, 30), daemon.now)
-    late = ledger.late_captures(CAPTURES, slots, daemon.now)
+    slots = ledger.due(CAPTURES, utc(2026, 3, 3, 6, 30), daemon.now, SETTINGS)
+    late = ledger.late_captures(CAPTURES, slots, daemon.now, SETUP.tz)
     assert late == {("snap_job", "2026-03-03"), ("snap_job", "2026-03-04")}

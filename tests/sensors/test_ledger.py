@@ -5,11 +5,13 @@ from datetime import UTC, datetime, time
 import dagster as dg
 
 from company_ai import ledger
-from company_ai.assets.ops import daily_digest
 from company_ai.core.install import record_first_day
 from company_ai.core.timetable import Entry
 from company_ai.resources.notifier import Notifier
 from tests.ledger_time import backdate_run
+from tests.setup import CLOCK, SETTINGS, named
+
+daily_digest = named("daily_digest")
 
 
 def utc(*args):
@@ -59,16 +61,15 @@ def test_a_failed_run_is_read_with_the_first_line_of_its_error():
     assert run.error == "thing: RuntimeError: the source went away"
 
 
-def test_slots_due_before_the_install_are_nobodys_miss(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPANY_AI_DATA_DIR", str(tmp_path))
+def test_slots_due_before_the_install_are_nobodys_miss(tmp_path):
+    settings = SETTINGS.with_(data_dir=tmp_path)
     entries = [Entry("a_job", ("thing",), time(6, 0), 60)]
     with dg.instance_for_test() as instance:
         window = (utc(2026, 3, 3), utc(2026, 3, 6))
-        assert len(ledger.missed_between(instance, entries, *window)) == 3
+        assert len(ledger.missed_between(instance, entries, *window, settings)) == 3
         record_first_day(tmp_path, "2026-03-03", at=utc(2026, 3, 4, 12))
-        assert [d.partition for d in ledger.missed_between(instance, entries, *window)] == [
-            "2026-03-04"
-        ]
+        missed = ledger.missed_between(instance, entries, *window, settings)
+        assert [d.partition for d in missed] == ["2026-03-04"]
 
 
 def test_after_an_outage_the_digest_reaches_back_to_the_last_digest(data, clock):
@@ -80,7 +81,7 @@ def test_after_an_outage_the_digest_reaches_back_to_the_last_digest(data, clock)
         result = defs.resolve_job_def("digest_job").execute_in_process(
             partition_key=day, instance=instance
         )
-        backdate_run(instance, result.run_id, ledger.now())  # made at the fake clock's time
+        backdate_run(instance, result.run_id, CLOCK())  # made at the fake clock's time
         text = result.asset_materializations_for_node("daily_digest")[0].metadata["digest"]
         return text.value.splitlines()[1]  # "company_ai digest <since> .. <until>"
 
