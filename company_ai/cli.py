@@ -19,6 +19,7 @@ from pathlib import Path
 from company_ai.core.contacts import UnknownContactError, find_contact
 from company_ai.core.db import StoreError, Stores
 from company_ai.core.dossier import build_dossier
+from company_ai.core.schema import Store
 from company_ai.core.terminal import escape_controls, escape_json, progress, shorten
 from company_ai.settings import Settings
 
@@ -219,9 +220,9 @@ def _timeline(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _dossier(stores: Stores, args: argparse.Namespace) -> int:
-    with stores.connect("crm", readonly=True) as crm:
+    with stores.connect(Store.CRM, readonly=True) as crm:
         contact = find_contact(crm, args.email)
-    with stores.connect("memory", readonly=True) as memory:
+    with stores.connect(Store.MEMORY, readonly=True) as memory:
         _out(build_dossier(memory, contact["id"]))
     return 0
 
@@ -230,10 +231,10 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.episodes import append_episodes
     from company_ai.core.times import to_iso, utc_now
 
-    with stores.connect("crm", readonly=True) as crm:
+    with stores.connect(Store.CRM, readonly=True) as crm:
         contact = find_contact(crm, args.email)
     now = to_iso(utc_now())
-    with stores.connect("memory") as memory:
+    with stores.connect(Store.MEMORY) as memory:
         result = append_episodes(
             memory,
             [
@@ -299,7 +300,7 @@ def _recall(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.recall import answer_json, recall, render_answer
     from company_ai.core.times import utc_now
 
-    with stores.connect("recall", readonly=True) as conn:
+    with stores.connect(Store.RECALL, readonly=True) as conn:
         answer = recall(
             conn,
             _searcher(conn, args.settings),
@@ -328,7 +329,7 @@ def _searcher(conn, settings: Settings):
 def _page(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.recall import page_markdown
 
-    with stores.connect("recall", readonly=True) as conn:
+    with stores.connect(Store.RECALL, readonly=True) as conn:
         try:
             _out(page_markdown(conn, args.title), end="")
         except LookupError as exc:
@@ -341,7 +342,7 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.times import utc_now
 
     days = args.settings.recall_stale_days
-    with stores.connect("recall", readonly=True) as conn:
+    with stores.connect(Store.RECALL, readonly=True) as conn:
         pages = stale_pages(conn, utc_now(), days)
     for page in pages:
         _out(f"{page.title}: note untouched for {page.age_days} days ({page.derived_from})")
@@ -356,7 +357,7 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.tools.evaluation import evaluate_beir, evaluate_recall, render
 
     if args.dir is None:
-        with stores.connect("recall", readonly=True) as conn:
+        with stores.connect(Store.RECALL, readonly=True) as conn:
             results = evaluate_recall(conn, _searcher(conn, args.settings).embedder)
     else:
         report = progress("embedding", unit="documents")

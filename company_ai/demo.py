@@ -24,6 +24,8 @@ import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from company_ai.core.schema import Store
+
 MARKER = ".company_ai_demo"
 DAGSTER_YAML = """\
 # Written by `company-ai demo`. SQLite storage under this folder; no telemetry.
@@ -243,7 +245,7 @@ def _vault_summary(stores, settings) -> str:
     from company_ai.core.vault import read_manifest, staging_dir
 
     staged = len(read_manifest(staging_dir(stores.data_dir))["notes"])
-    with stores.connect("recall", readonly=True) as conn:
+    with stores.connect(Store.RECALL, readonly=True) as conn:
         pages = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
         vectors = conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0]
         model = index_model(conn)
@@ -264,14 +266,14 @@ def _vault_summary(stores, settings) -> str:
 
 def _showcase_email(stores) -> str:
     """The warm contact with an email and the richest history: the best first look."""
-    with stores.connect("crm", readonly=True) as crm:
+    with stores.connect(Store.CRM, readonly=True) as crm:
         candidates = [
             r[0]
             for r in crm.execute(
                 "SELECT id FROM contacts WHERE email IS NOT NULL AND warmth > 60 ORDER BY id"
             )
         ]
-        with stores.connect("memory", readonly=True) as memory:
+        with stores.connect(Store.MEMORY, readonly=True) as memory:
             counts = {
                 cid: n
                 for cid, n in memory.execute(

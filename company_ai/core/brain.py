@@ -54,6 +54,7 @@ from datetime import date
 from company_ai.core.db import Stores, table_exists, transaction
 from company_ai.core.reports import FAILED, RunInfo
 from company_ai.core.research import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEBACK_COLUMNS
+from company_ai.core.schema import Store
 from company_ai.core.times import day_window, parse_utc
 from company_ai.core.vault import MANIFEST, read_manifest, staging_dir
 
@@ -234,7 +235,7 @@ def synthesize_day(
     check_day(day)
     brain = _Day(day)
     _add_runs(brain, runs)
-    with _reader(stores, "memory", brain.missing) as memory:
+    with _reader(stores, Store.MEMORY, brain.missing) as memory:
         episodes = _rows(
             memory,
             "contact_episodes",
@@ -244,7 +245,7 @@ def synthesize_day(
             " AND episode_type IN ('response', 'engagement') ORDER BY id",
             (day,),
         )
-    with _reader(stores, "outreach", brain.missing) as outreach:
+    with _reader(stores, Store.OUTREACH, brain.missing) as outreach:
         picks = _rows(
             outreach,
             "research_picks",
@@ -262,13 +263,13 @@ def synthesize_day(
         last_written = _last_written(outreach, picks)
         threads = _reply_threads(outreach, episodes, day, tz)
     contact_ids = {r["contact_id"] for r in (*picks, *drafts, *episodes)}
-    with _reader(stores, "crm", brain.missing) as crm:
+    with _reader(stores, Store.CRM, brain.missing) as crm:
         contacts = _contacts(crm, contact_ids, brain.missing)
     _add_picks(brain, picks, contacts, last_written)
     _add_drafts(brain, drafts, contacts)
     _add_episodes(brain, episodes, contacts, threads)
     _add_companies(brain, contacts)
-    with _reader(stores, "recall", brain.missing) as recall:
+    with _reader(stores, Store.RECALL, brain.missing) as recall:
         pages = _rows(
             recall,
             "pages",
@@ -283,7 +284,9 @@ def synthesize_day(
 
 
 @contextmanager
-def _reader(stores: Stores, domain: str, missing: list[str]) -> Iterator[sqlite3.Connection | None]:
+def _reader(
+    stores: Stores, domain: Store, missing: list[str]
+) -> Iterator[sqlite3.Connection | None]:
     """A read-only connection, or None (and a note) when the store does not exist yet."""
     if not stores.path(domain).is_file():
         missing.append(f"no {domain} store yet ({stores.path(domain)})")

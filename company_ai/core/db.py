@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from company_ai.core.schema import DOMAINS, MIGRATIONS
+from company_ai.core.schema import DOMAINS, MIGRATIONS, Store
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 
@@ -40,13 +40,13 @@ class Stores:
         self.data_dir = Path(data_dir)
         self.busy_timeout_ms = busy_timeout_ms
 
-    def path(self, domain: str) -> Path:
+    def path(self, domain: Store) -> Path:
         if domain not in DOMAINS:
             raise ValueError(f"unknown store {domain!r}; the stores are {', '.join(DOMAINS)}")
         return self.data_dir / f"{domain}.db"
 
     @contextmanager
-    def connect(self, domain: str, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
+    def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
         """Open one domain store; read-only connections never create or migrate anything."""
         conn = self.open(domain, readonly=readonly)
         try:
@@ -54,7 +54,7 @@ class Stores:
         finally:
             conn.close()
 
-    def open(self, domain: str, *, readonly: bool = False) -> sqlite3.Connection:
+    def open(self, domain: Store, *, readonly: bool = False) -> sqlite3.Connection:
         path = self.path(domain)
         if readonly:
             if not path.is_file():

@@ -39,6 +39,7 @@ from company_ai.core.brain import (
 )
 from company_ai.core.db import Stores, table_exists
 from company_ai.core.files import write_atomic
+from company_ai.core.schema import Store
 from company_ai.core.times import day_window, local_day
 
 INDEX = "index.md"
@@ -162,7 +163,7 @@ class _Contact:
         return inline(self.name) or f"Contact {self.id}"
 
 
-def _open(stores: Stores, domain: str) -> sqlite3.Connection | None:
+def _open(stores: Stores, domain: Store) -> sqlite3.Connection | None:
     return stores.open(domain, readonly=True) if stores.path(domain).is_file() else None
 
 
@@ -180,20 +181,21 @@ def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
     """The day's files, by path relative to `<folder>/<day>`: the export without writing."""
     check_day(day)
     _, end = day_window(day, tz)
-    conns = {d: _open(stores, d) for d in ("brain", "memory", "outreach", "crm")}
+    conns = {d: _open(stores, d) for d in (Store.BRAIN, Store.MEMORY, Store.OUTREACH, Store.CRM)}
     try:
-        brain = read_day(conns["brain"], day) if conns["brain"] else BrainDay(day)
-        touched = _touched(conns["memory"], conns["outreach"], day, tz)
+        brain_conn = conns[Store.BRAIN]
+        brain = read_day(brain_conn, day) if brain_conn else BrainDay(day)
+        touched = _touched(conns[Store.MEMORY], conns[Store.OUTREACH], day, tz)
         found = {
             r["id"]: r
             for r in _select(
-                conns["crm"],
+                conns[Store.CRM],
                 "contacts",
                 "SELECT id, name, email FROM contacts WHERE id IN ({ids})",
                 touched,
             )
         }
-        timelines = _timelines(conns["memory"], conns["outreach"], touched, day, tz)
+        timelines = _timelines(conns[Store.MEMORY], conns[Store.OUTREACH], touched, day, tz)
     finally:
         for conn in conns.values():
             if conn is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from company_ai.core.db import StoreError, Stores, table_exists
+from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due
 
@@ -149,7 +150,7 @@ def runs_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     return "Runs", lines
 
 
-def query(stores: Stores, domain: str, sql: str, params: dict) -> list[sqlite3.Row] | None:
+def query(stores: Stores, domain: Store, sql: str, params: dict) -> list[sqlite3.Row] | None:
     """Rows from a store, or None when the store, table or column does not exist (yet)."""
     try:
         with stores.connect(domain, readonly=True) as conn:
@@ -162,7 +163,7 @@ def query(stores: Stores, domain: str, sql: str, params: dict) -> list[sqlite3.R
         raise
 
 
-def count_section(title: str, domain: str, table: str, where: str = "1") -> Section:
+def count_section(title: str, domain: Store, table: str, where: str = "1") -> Section:
     """A section that counts rows of `table` matching `where` (may use :since / :until)."""
 
     def section(brief: BriefInput) -> tuple[str, list[str]] | None:
@@ -180,7 +181,7 @@ def count_section(title: str, domain: str, table: str, where: str = "1") -> Sect
 def replies_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     rows = query(
         brief.stores,
-        "outreach",
+        Store.OUTREACH,
         "SELECT subject, replied_at FROM messages WHERE replied_at >= :since"
         " AND replied_at < :until ORDER BY replied_at",
         {"since": to_iso(brief.since), "until": to_iso(brief.until)},
@@ -197,9 +198,9 @@ def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """The night's most important facts and decisions (brain.db, the day it covered)."""
     from company_ai.core.brain import top_items
 
-    if brief.brain_day is None or not brief.stores.path("brain").is_file():
+    if brief.brain_day is None or not brief.stores.path(Store.BRAIN).is_file():
         return None
-    with brief.stores.connect("brain", readonly=True) as conn:
+    with brief.stores.connect(Store.BRAIN, readonly=True) as conn:
         items = top_items(conn, brief.brain_day, BRAIN_ITEMS)
     title = f"The night's brain ({brief.brain_day}), most important first"
     if not items:
@@ -211,9 +212,9 @@ def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
     from company_ai.core.recall import stale_pages  # numpy: only when there are pages
 
-    if not brief.stores.path("recall").is_file():
+    if not brief.stores.path(Store.RECALL).is_file():
         return None
-    with brief.stores.connect("recall", readonly=True) as conn:
+    with brief.stores.connect(Store.RECALL, readonly=True) as conn:
         if not table_exists(conn, "entities"):
             return None
         pages = stale_pages(conn, brief.until, brief.stale_after_days)
@@ -228,14 +229,14 @@ BRIEF_SECTIONS: list[Section] = [
     replies_section,
     count_section(
         "Drafts waiting to be sent",
-        "outreach",
+        Store.OUTREACH,
         "drafts",
         "created_at <= :until AND status IN ('ready', 'sending', 'sent') AND NOT EXISTS"
         " (SELECT 1 FROM messages m WHERE m.id = drafts.message_id AND m.sent_at <= :until)",
     ),
     count_section(
         "Drafts quarantined by the fabrication gate",
-        "outreach",
+        Store.OUTREACH,
         "drafts",
         "status = 'quarantined' AND created_at > :since AND created_at <= :until",
     ),

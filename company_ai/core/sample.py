@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
+from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
 from company_ai.tools.company_pages import write_company_pages
 
@@ -132,7 +133,7 @@ def load_sample(
     episodes: list[dict] = []
     messages: list[list] = []
     total = 0
-    with stores.connect("memory") as memory:
+    with stores.connect(Store.MEMORY) as memory:
         for contact, history, sent in iter_sample(
             contacts=contacts, as_of=as_of, seed=seed, density=density
         ):
@@ -154,7 +155,7 @@ def load_sample(
 
 
 def store_contacts(stores: Stores, rows: list[tuple]) -> int:
-    with stores.connect("crm") as crm, transaction(crm):
+    with stores.connect(Store.CRM) as crm, transaction(crm):
         before = crm.total_changes
         crm.executemany(
             "INSERT INTO contacts (id, email, name, company, title, city, warmth, source,"
@@ -166,7 +167,7 @@ def store_contacts(stores: Stores, rows: list[tuple]) -> int:
 
 
 def store_messages(stores: Stores, rows: list[list]) -> int:
-    with stores.connect("outreach") as outreach, transaction(outreach):
+    with stores.connect(Store.OUTREACH) as outreach, transaction(outreach):
         before = outreach.total_changes
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, angle, sent_at,"

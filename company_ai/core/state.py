@@ -14,7 +14,7 @@ from pathlib import Path
 
 from company_ai.core.files import write_atomic
 from company_ai.core.reports import query
-from company_ai.core.schema import DOMAINS
+from company_ai.core.schema import DOMAINS, Store
 from company_ai.core.snapshots import (
     explain_os_error,
     load_manifest,
@@ -41,10 +41,12 @@ def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
     state: dict[str, dict] = {"stores.json": {"as_of": as_of, **tables}}
 
     by_type = query(
-        stores, "memory", "SELECT episode_type, count(*) FROM contact_episodes GROUP BY 1", {}
+        stores, Store.MEMORY, "SELECT episode_type, count(*) FROM contact_episodes GROUP BY 1", {}
     )
     if by_type is not None:
-        seal = query(stores, "memory", "SELECT day, episodes FROM day_seals ORDER BY day DESC", {})
+        seal = query(
+            stores, Store.MEMORY, "SELECT day, episodes FROM day_seals ORDER BY day DESC", {}
+        )
         state["memory.json"] = {
             "as_of": as_of,
             "episodes": sum(n for _, n in by_type),
@@ -54,7 +56,7 @@ def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
         }
     messages = query(
         stores,
-        "outreach",
+        Store.OUTREACH,
         "SELECT count(*), count(replied_at), sum(bounce_status != 'none') FROM messages",
         {},
     )
@@ -66,7 +68,7 @@ def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
             "replied": replied,
             "bounced": bounced or 0,
         }
-    pending = query(stores, "ops", "SELECT count(*) FROM alerts WHERE sent_at IS NULL", {})
+    pending = query(stores, Store.OPS, "SELECT count(*) FROM alerts WHERE sent_at IS NULL", {})
     days = snapshot_days(snapshot_root)
     latest = load_manifest(Path(snapshot_root) / days[-1]) if days else None
     state["ops.json"] = {

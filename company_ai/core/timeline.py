@@ -9,6 +9,7 @@ from typing import Any
 from company_ai.core.contacts import find_contact
 from company_ai.core.db import Stores, table_exists
 from company_ai.core.dossier import NO_HISTORY
+from company_ai.core.schema import Store
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,12 @@ class Timeline:
 
 def load_timeline(stores: Stores, email: str) -> Timeline:
     """The contact's every episode and every message sent to them, oldest first."""
-    with stores.connect("crm", readonly=True) as crm:
+    with stores.connect(Store.CRM, readonly=True) as crm:
         contact = dict(find_contact(crm, email))
-    with stores.connect("memory", readonly=True) as memory:
-        if not stores.path("outreach").is_file():
+    with stores.connect(Store.MEMORY, readonly=True) as memory:
+        if not stores.path(Store.OUTREACH).is_file():
             return read_timeline(memory, None, contact)
-        with stores.connect("outreach", readonly=True) as outreach:
+        with stores.connect(Store.OUTREACH, readonly=True) as outreach:
             return read_timeline(memory, outreach, contact)
 
 

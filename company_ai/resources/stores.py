@@ -6,6 +6,7 @@ import dagster as dg
 
 from company_ai.core.db import DEFAULT_BUSY_TIMEOUT_MS, Stores
 from company_ai.core.install import record_first_day
+from company_ai.core.schema import Store
 from company_ai.core.times import utc_now
 
 
@@ -30,6 +31,6 @@ class StoresResource(dg.ConfigurableResource):
         return Stores(self.data_dir, self.busy_timeout_ms)
 
     @contextmanager
-    def connect(self, domain: str, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
+    def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
         with self.stores().connect(domain, readonly=readonly) as conn:
             yield conn

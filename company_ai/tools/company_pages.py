@@ -7,6 +7,7 @@ Each company's facts follow from its domain alone, so the gate's labelled drafts
 from __future__ import annotations
 
 from company_ai.core.db import Stores
+from company_ai.core.schema import Store
 
 MONTH_NAMES = (
     "January February March April May June July August September October November December"
@@ -53,7 +54,7 @@ def write_company_pages(stores: Stores) -> int:
     pages = stores.data_dir / "company_pages"
     pages.mkdir(parents=True, exist_ok=True)
     companies: dict[str, tuple[str, list[tuple[str, str, str]]]] = {}
-    with stores.connect("crm", readonly=True) as crm:
+    with stores.connect(Store.CRM, readonly=True) as crm:
         for cid, email, name, company, title, city in crm.execute(
             "SELECT id, email, name, company, title, city FROM contacts"
             " WHERE email IS NOT NULL ORDER BY id"

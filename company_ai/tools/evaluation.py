@@ -18,6 +18,7 @@ from pathlib import Path
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.retrieval import Doc, Searcher, rebuild_docs, update_vectors
+from company_ai.core.schema import Store
 
 MODES = ("keyword", "dense", "hybrid")
 QUESTIONS = Path(__file__).resolve().parent.parent / "sample_vault_questions.jsonl"
@@ -83,7 +84,7 @@ def evaluate_beir(
     docs, queries, qrels = read_beir(folder)
     with (
         tempfile.TemporaryDirectory(prefix="company-ai-eval-") as scratch,
-        Stores(scratch).connect("recall") as conn,  # the recall schema, migrated
+        Stores(scratch).connect(Store.RECALL) as conn,  # the recall schema, migrated
     ):
         with transaction(conn):
             rebuild_docs(conn, docs)
