@@ -1,4 +1,6 @@
+import itertools
 import shutil
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,3 +79,31 @@ def minilm():
 def vault(tmp_path):
     """A private copy of the sample vault that a test may edit."""
     return Path(shutil.copytree(SAMPLE_VAULT, tmp_path / "vault"))
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server for the session (tests/pg_server.py), or a skip that says why."""
+    from tests.pg_server import NOT_INSTALLED, PgServer, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        print(f"\nSKIPPED: {NOT_INSTALLED}")
+        pytest.skip(NOT_INSTALLED)
+    # Not under pytest's folder: as root the server runs as `nobody`, who cannot enter it.
+    root = Path(tempfile.mkdtemp(prefix="company-ai-pg-"))
+    try:
+        server = PgServer(bindir, root).start()
+        yield server
+        server.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+_DATABASES = itertools.count(1)
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a fresh, empty database on the session's server, for this test only."""
+    return pg_server.create_database(f"test_{next(_DATABASES)}")
