@@ -1,0 +1,151 @@
+"""Past one box: Dagster's storage and the memory store in a real PostgreSQL.
+
+The server is Debian's PostgreSQL, started for the session by tests/pg_server.py; where it
+is not installed these tests are skipped and say why (scripts/setup installs it as root).
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from company_ai.core.db import StoreError, Stores
+from company_ai.core.sample import load_sample
+from company_ai.core.schema import MIGRATIONS, PG_MIGRATIONS, Store
+from company_ai.resources.stores import StoresResource
+from company_ai.settings import Settings
+from tests.conftest import AS_OF
+from tests.hostile.canary import find_canary
+from tests.pg_server import free_port
+from tests.setup import named
+
+DEPLOY_YAML = Path(__file__).resolve().parent.parent / "deploy" / "dagster.yaml"
+DAY = "2026-11-28"
+PASSWORD = "pw-canary-7Kq2vXz9"  # never to be written anywhere
+
+
+def seal_through_dagster(instance, data, memory_url=""):
+    result = dg.materialize(
+        [named("contact_episodes")],
+        partition_key=DAY,
+        instance=instance,
+        resources={"stores": StoresResource(data_dir=str(data), memory_url=memory_url)},
+        raise_on_error=False,
+    )
+    return result
+
+
+def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store(
+    pg_server, tmp_path, monkeypatch
+):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(DEPLOY_YAML, home / "dagster.yaml")  # the documented file, as shipped
+    pg_server.create_database("dagster")
+    for name, value in [("HOST", "127.0.0.1"), ("PORT", str(pg_server.port)), ("DB", "dagster"),
+                        ("USER", "postgres"), ("PASSWORD", "not-checked")]:  # fmt: skip
+        monkeypatch.setenv(f"DAGSTER_PG_{name}", value)
+    memory_url = pg_server.create_database("memory")
+    on_pg, on_files = tmp_path / "pg_data", tmp_path / "file_data"
+    load_sample(Stores(on_pg, urls={Store.MEMORY: memory_url}), contacts=60, as_of=AS_OF)
+    load_sample(Stores(on_files), contacts=60, as_of=AS_OF)
+
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+        assert instance.run_monitoring_enabled and instance.run_retries_enabled
+        assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+        result = seal_through_dagster(instance, on_pg, memory_url)
+        assert result.success
+        assert instance.get_materialized_partitions(dg.AssetKey("contact_episodes")) == {DAY}
+        assert all(c.passed for c in result.get_asset_check_evaluations())
+    finally:
+        instance.dispose()
+    seal = result.get_asset_materialization_events()[0].materialization.metadata
+    assert not (on_pg / "memory.db").exists(), "the memory store is the server, not a file"
+    with Stores(on_pg, urls={Store.MEMORY: memory_url}).connect(Store.MEMORY) as memory:
+        stored = memory.execute("SELECT episodes, digest FROM day_seals WHERE day = ?", (DAY,))
+        assert tuple(stored.fetchone()) == (seal["dagster/row_count"].value, seal["digest"].value)
+    assert seal["dagster/row_count"].value > 0
+
+    # The same sample sealed from a SQLite file gives the same seal: same rows, same ids.
+    with dg.instance_for_test() as local:
+        on_sqlite = seal_through_dagster(local, on_files)
+    same = on_sqlite.get_asset_materialization_events()[0].materialization.metadata
+    assert same["digest"].value == seal["digest"].value
+    assert same["by_type"].value == seal["by_type"].value
+
+
+def test_the_postgres_schema_keeps_step_with_the_sqlite_one():
+    # A new SQLite version of a store that may live in Postgres needs its Postgres twin.
+    for store, versions in PG_MIGRATIONS.items():
+        assert len(versions) == len(MIGRATIONS[store]), store
+
+
+def dead_url():
+    return f"postgresql://company:{PASSWORD}@127.0.0.1:{free_port()}/memory"
+
+
+def test_postgres_down_at_start_is_a_clear_error_naming_the_url_without_its_password(tmp_path):
+    url = dead_url()
+    with pytest.raises(StoreError) as caught:
+        with Stores(tmp_path / "data", urls={Store.MEMORY: url}).connect(Store.MEMORY):
+            pass
+    message = str(caught.value)
+    assert url.replace(PASSWORD, "***") in message and "cannot reach the memory store" in message
+    assert PASSWORD not in message and PASSWORD not in repr(caught.value.__cause__)
+    assert not (tmp_path / "data" / "memory.db").exists()
+
+
+def test_postgres_down_fails_the_run_and_the_cli_clearly_and_the_password_goes_nowhere(
+    tmp_path, sample_dir, monkeypatch
+):
+    url = dead_url()
+    monkeypatch.setenv("COMPANY_AI_MEMORY_URL", url)
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        result = seal_through_dagster(
+            instance, tmp_path / "data", dg.EnvVar("COMPANY_AI_MEMORY_URL")
+        )
+        assert not result.success
+        failure = result.get_step_failure_events()[0].step_failure_data.error
+        assert "cannot reach the memory store at postgresql://company:***@" in failure.cause.message
+    email = (
+        Stores(sample_dir)
+        .open(Store.CRM, readonly=True)
+        .execute("SELECT email FROM contacts WHERE email IS NOT NULL LIMIT 1")
+        .fetchone()[0]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "company_ai.cli", "--data-dir", str(sample_dir), "dossier", email],
+        capture_output=True,
+        text=True,
+        env={"COMPANY_AI_MEMORY_URL": url, "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 1
+    assert "cannot reach the memory store at postgresql://company:***@127.0.0.1" in done.stderr
+    assert PASSWORD not in done.stderr + done.stdout
+    assert find_canary(PASSWORD, tmp_path) == []
+    assert PASSWORD not in repr(Settings.from_env({"COMPANY_AI_MEMORY_URL": url}))
+
+
+@pytest.mark.parametrize(
+    ("url", "complaint"),
+    [
+        ("mysql://root:pw-canary-7Kq2vXz9@db/memory", "must be postgresql://"),
+        ("/srv/memory.db", "must be postgresql://"),
+    ],
+)
+def test_a_memory_url_that_is_not_postgres_is_refused_without_its_password(url, complaint):
+    with pytest.raises(ValueError, match=complaint) as caught:
+        Settings.from_env({"COMPANY_AI_MEMORY_URL": url})
+    assert PASSWORD not in str(caught.value)
+
+
+def test_only_a_store_with_a_postgres_schema_may_be_given_a_url(tmp_path):
+    with pytest.raises(StoreError, match="the crm store can only be a SQLite file"):
+        Stores(tmp_path, urls={Store.CRM: "postgresql://db/crm"})
