@@ -1,5 +1,6 @@
 import itertools
 import shutil
+import subprocess
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,3 +108,16 @@ _DATABASES = itertools.count(1)
 def pg_url(pg_server):
     """The URL of a fresh, empty database on the session's server, for this test only."""
     return pg_server.create_database(f"test_{next(_DATABASES)}")
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    """One demo run (150 contacts, 2 days), shared by every test that uses it: the ones that
+    write copy it first (the demo costs minutes)."""
+    from tests.demo_run import ENV, demo_args
+
+    root = tmp_path_factory.mktemp("demo") / "demo"
+    args = demo_args(root, "--contacts", "150", "--days", "2")
+    done = subprocess.run(args, capture_output=True, text=True, env=ENV)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root, done

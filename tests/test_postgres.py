@@ -93,8 +93,7 @@ def dead_url():
 def test_postgres_down_at_start_is_a_clear_error_naming_the_url_without_its_password(tmp_path):
     url = dead_url()
     with pytest.raises(StoreError) as caught:
-        with Stores(tmp_path / "data", urls={Store.MEMORY: url}).connect(Store.MEMORY):
-            pass
+        Stores(tmp_path / "data", urls={Store.MEMORY: url}).open(Store.MEMORY)
     message = str(caught.value)
     assert url.replace(PASSWORD, "***") in message and "cannot reach the memory store" in message
     assert PASSWORD not in message and PASSWORD not in repr(caught.value.__cause__)
