@@ -12,7 +12,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from company_ai.constants import LLM_ASSETS, LLM_TAG
+from company_ai.core.brain import synthesize_day
 from company_ai.core.db import StoreError, Stores
+from company_ai.core.export import render_day
 from company_ai.core.sample import load_sample
 from company_ai.core.schema import MIGRATIONS, PG_MIGRATIONS, Store
 from company_ai.resources.stores import StoresResource
@@ -20,7 +23,7 @@ from company_ai.settings import Settings
 from tests.conftest import AS_OF
 from tests.hostile.canary import find_canary
 from tests.pg_server import free_port
-from tests.setup import named
+from tests.setup import DEFS, named
 
 DEPLOY_YAML = Path(__file__).resolve().parent.parent / "deploy" / "dagster.yaml"
 DAY = "2026-11-28"
@@ -58,7 +61,9 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
         assert instance.run_monitoring_enabled and instance.run_retries_enabled
-        assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+        concurrency = instance.get_concurrency_config()
+        assert concurrency.pool_config.default_pool_limit == 1
+        assert {"key": LLM_TAG, "limit": 1} in concurrency.run_queue_config.tag_concurrency_limits
         result = seal_through_dagster(instance, on_pg, memory_url)
         assert result.success
         assert instance.get_materialized_partitions(dg.AssetKey("contact_episodes")) == {DAY}
@@ -78,6 +83,27 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
     same = on_sqlite.get_asset_materialization_events()[0].materialization.metadata
     assert same["digest"].value == seal["digest"].value
     assert same["by_type"].value == seal["by_type"].value
+    # What reads the memory store reads it the same from either: the night's brain facts
+    # and the Markdown export of the day.
+    pg_stores = Stores(on_pg, urls={Store.MEMORY: memory_url})
+    brain = synthesize_day(pg_stores, DAY, "UTC", [])
+    from_memory = [f for f in brain.facts if "memory.contact_episodes" in " ".join(f.sources)]
+    assert from_memory and brain.facts == synthesize_day(Stores(on_files), DAY, "UTC", []).facts
+    exported = render_day(pg_stores, DAY, "UTC")
+    assert len(exported) > 1 and exported == render_day(Stores(on_files), DAY, "UTC")
+
+
+def test_the_jobs_that_call_the_model_carry_the_tag_the_production_instance_limits():
+    calls_model = {
+        key.to_user_string()
+        for assets in DEFS.assets
+        if "llm" in assets.required_resource_keys
+        for key in assets.keys
+    }
+    assert calls_model == LLM_ASSETS
+    for job in DEFS.jobs:
+        selected = {k.to_user_string() for k in job.selection.resolve(DEFS.resolve_asset_graph())}
+        assert (job.tags.get(LLM_TAG) == "true") == bool(selected & calls_model), job.name
 
 
 def test_the_postgres_schema_keeps_step_with_the_sqlite_one():
