@@ -210,10 +210,12 @@ def test_the_audit_passes_a_clean_day_and_names_each_fault(memory):
     _raw_insert(memory, confidence=None, natural_key="conf-null", content="c2")
     _raw_insert(memory, created_at="2026-11-30T00:00:00Z", natural_key="late", content="l")
     _raw_insert(memory, created_at="29/11/2026 10:00", natural_key="bad-ts", content="b")
+    # Inside the day's window as text, but not the canonical form: only the pattern sees it.
+    _raw_insert(memory, created_at="2026-11-29T10:00:00+01:00", natural_key="tz", content="t")
     audit = audit_day(memory, "2026-11-29", "UTC")
     assert audit.duplicates == [[1, 4]]
     assert audit.confidence_out_of_range == [5, 6]
-    assert audit.outside_day == [7, 8]
+    assert audit.outside_day == [7, 8, 9]
 
 
 def test_the_day_window_follows_the_partitions_timezone(memory):
