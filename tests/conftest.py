@@ -89,7 +89,6 @@ def pg_server():
 
     bindir = find_bindir()
     if bindir is None:
-        print(f"\nSKIPPED: {NOT_INSTALLED}")
         pytest.skip(NOT_INSTALLED)
     # Not under pytest's folder: as root the server runs as `nobody`, who cannot enter it.
     root = Path(tempfile.mkdtemp(prefix="company-ai-pg-"))

@@ -38,10 +38,9 @@ GRACE_S = 10  # for the webserver and the daemon to stop on SIGTERM before they 
 WAIT_MS = 60_000  # for a page to show what it shows; a hang fails, never a speed claim
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # session-wide like `demo`, and set up before it
 def chromium():
     if CHROMIUM is None:
-        print(f"\nSKIPPED: {NO_CHROMIUM}")
         pytest.skip(NO_CHROMIUM)
     return CHROMIUM
 
@@ -104,7 +103,7 @@ def _wait_until_serving(base, process, log):
     raise AssertionError(f"the webserver never answered: {log.read_text()[-3000:]}")
 
 
-def test_the_demo_history_in_a_real_browser(ui, demo):
+def test_the_demo_history_in_a_real_browser(chromium, ui, demo):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
