@@ -174,3 +174,25 @@ def test_a_memory_url_that_is_not_postgres_is_refused_without_its_password(url, 
 def test_only_a_store_with_a_postgres_schema_may_be_given_a_url(tmp_path):
     with pytest.raises(StoreError, match="the crm store can only be a SQLite file"):
         Stores(tmp_path, urls={Store.CRM: "postgresql://db/crm"})
+
+
+def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_usable(
+    pg_url, tmp_path
+):
+    import psycopg2
+
+    from company_ai.core.db import transaction
+    from company_ai.core.episodes import append_episodes
+    from tests.conftest import episode
+
+    with Stores(tmp_path, urls={Store.MEMORY: pg_url}).connect(Store.MEMORY) as memory:
+        with pytest.raises(psycopg2.Error, match="append-only"), transaction(memory):
+            memory.execute(
+                "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
+                " natural_key, day) VALUES (1, 'note', 'x', '2026-11-29T10:00:00Z', 'k',"
+                " '2026-11-29')"
+            )
+            memory.execute("UPDATE contact_episodes SET content = 'rewritten'")
+        assert not memory.in_transaction
+        assert memory.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
+        assert append_episodes(memory, [episode()]).inserted == 1

@@ -10,7 +10,7 @@ the CLI's read path still imports no third-party package on a SQLite install.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -75,12 +75,17 @@ class PgConnection:
 
     @contextmanager
     def transaction(self) -> Iterator[PgConnection]:
+        # Postgres would only warn and let the inner COMMIT end the outer transaction early;
+        # SQLite refuses a nested BEGIN, and so does this.
+        if self.in_transaction:
+            raise PgStoreError("cannot start a transaction within a transaction")
         self.execute("BEGIN")
         try:
             yield self
             self.execute("COMMIT")
         except BaseException:
-            if not self.raw.closed:
+            # A lost connection rolls back by itself; its own error is the one to report.
+            with suppress(Exception):
                 self.execute("ROLLBACK")
             raise
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import psycopg2
 import pytest
 
-from company_ai.core.db import Stores
+from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import EpisodeError, append_episodes, audit_day, seal_day
 from company_ai.core.schema import EPISODE_TYPES, Store
 from tests.conftest import episode
@@ -224,3 +224,11 @@ def test_the_day_window_follows_the_partitions_timezone(memory):
     _raw_insert(memory, created_at="2026-07-28T23:30:00Z", day="2026-07-29", natural_key="b")
     assert audit_day(memory, "2026-07-29", "Europe/London").outside_day == [1]
     assert audit_day(memory, "2026-07-29", "UTC").outside_day == [2]
+
+
+def test_an_append_inside_another_transaction_is_refused_not_committed_early(memory):
+    # On Postgres a nested BEGIN only warns, and the append's COMMIT would end the outer
+    # transaction: both stores refuse it instead.
+    with pytest.raises(Exception, match="within a transaction"), transaction(memory):
+        append_episodes(memory, [episode()])
+    assert count(memory) == 0
