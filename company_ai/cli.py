@@ -40,7 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         args.settings = Settings.from_env()  # read once; a bad variable is a clear error
-        status = args.run(Stores(args.data_dir or args.settings.data_dir), args)
+        stores = Stores(args.data_dir or args.settings.data_dir, urls=args.settings.store_urls())
+        status = args.run(stores, args)
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
         return status
     except BrokenPipeError:

@@ -17,3 +17,9 @@ OPS = "ops"
 DAY_KIND = "company_ai/day_kind"
 REPLAY_META = {DAY_KIND: "replay"}
 CAPTURE_META = {DAY_KIND: "capture"}
+
+# The assets that call the language model. Their jobs carry this run tag, which the
+# production dagster.yaml (deploy/dagster.yaml) limits to one run at a time: each asset's
+# one pool is its store's, so the model's limit is set on the runs that call it.
+LLM_ASSETS = frozenset({"research_findings", "outreach_drafts", "recall_pages"})
+LLM_TAG = "company_ai/llm"

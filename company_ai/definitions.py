@@ -29,7 +29,11 @@ def resources(settings: Settings) -> dict:
     s = settings
     telegram = s.notifier == "telegram"
     return {
-        "stores": StoresResource(data_dir=str(s.data_dir), first_day=s.start_date),
+        "stores": StoresResource(
+            data_dir=str(s.data_dir),
+            memory_url=dg.EnvVar("COMPANY_AI_MEMORY_URL") if s.memory_url else "",
+            first_day=s.start_date,
+        ),
         "notifier": Notifier(
             backend=s.notifier,
             data_dir=str(s.data_dir),

@@ -13,6 +13,7 @@ from datetime import timedelta
 import dagster as dg
 
 from company_ai import ledger
+from company_ai.constants import LLM_ASSETS, LLM_TAG
 from company_ai.core.timetable import TIMETABLE, Entry
 
 __all__ = ["TIMETABLE", "build", "with_freshness"]
@@ -46,7 +47,8 @@ def _job(entry: Entry):
         entry.job,
         selection=selection,
         executor_def=dg.in_process_executor,
-        tags={"dagster/max_runtime": str(entry.max_runtime_s)},
+        tags={"dagster/max_runtime": str(entry.max_runtime_s)}
+        | ({LLM_TAG: "true"} if LLM_ASSETS & set(entry.assets) else {}),
     )
 
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from company_ai.core import pg
 from company_ai.core.install import check_day, first_day
+from company_ai.core.schema import Store
 
 DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",
+    "COMPANY_AI_MEMORY_URL": "",  # empty: memory.db in the data dir; else postgresql://…
     "COMPANY_AI_TIMEZONE": "UTC",
     "COMPANY_AI_START_DATE": "",  # empty: the install date
     "COMPANY_AI_SNAPSHOT_DIR": "",  # empty: <data dir>/snapshots
@@ -48,6 +51,9 @@ class Settings:
     """Every non-secret setting, checked. See the README's configuration table."""
 
     data_dir: Path
+    # A PostgreSQL URL for the memory store, or "". It may hold a password: never shown
+    # (repr), and bound as dg.EnvVar in definitions.py, so never in the UI either.
+    memory_url: str = field(repr=False)
     timezone: str  # IANA timezone of the partitions and the timetable
     start_date: str  # the first partition: the install date unless set
     snapshot_dir: Path
@@ -89,8 +95,15 @@ class Settings:
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"COMPANY_AI_TIMEZONE must be an IANA timezone, not {tz!r}") from None
         start = get("COMPANY_AI_START_DATE")
+        memory_url = get("COMPANY_AI_MEMORY_URL").strip()
+        if memory_url:
+            try:
+                pg.check_url(memory_url)
+            except pg.PgStoreError as exc:
+                raise ValueError(f"COMPANY_AI_MEMORY_URL: {exc}") from None
         return cls(
             data_dir=data,
+            memory_url=memory_url,
             timezone=tz,
             start_date=check_day(start) if start else first_day(data, tz),
             snapshot_dir=path_or("COMPANY_AI_SNAPSHOT_DIR", data / "snapshots"),
@@ -118,6 +131,10 @@ class Settings:
             == "true",
             recall_stale_days=_whole("COMPANY_AI_RECALL_STALE_DAYS", get, minimum=1),
         )
+
+    def store_urls(self) -> dict[Store, str]:
+        """The stores that live on a database server, by URL (`db.Stores(urls=...)`)."""
+        return {Store.MEMORY: self.memory_url} if self.memory_url else {}
 
     def with_(self, **changes) -> Settings:
         """A copy with some settings changed (tests, the demo)."""

@@ -1,4 +1,7 @@
+import itertools
 import shutil
+import subprocess
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,3 +80,43 @@ def minilm():
 def vault(tmp_path):
     """A private copy of the sample vault that a test may edit."""
     return Path(shutil.copytree(SAMPLE_VAULT, tmp_path / "vault"))
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server for the session (tests/pg_server.py), or a skip that says why."""
+    from tests.pg_server import NOT_INSTALLED, PgServer, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip(NOT_INSTALLED)
+    # Not under pytest's folder: as root the server runs as `nobody`, who cannot enter it.
+    root = Path(tempfile.mkdtemp(prefix="company-ai-pg-"))
+    try:
+        server = PgServer(bindir, root).start()
+        yield server
+        server.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+_DATABASES = itertools.count(1)
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a fresh, empty database on the session's server, for this test only."""
+    return pg_server.create_database(f"test_{next(_DATABASES)}")
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    """One demo run (150 contacts, 2 days), shared by every test that uses it: the ones that
+    write copy it first (the demo costs minutes)."""
+    from tests.demo_run import ENV, demo_args
+
+    root = tmp_path_factory.mktemp("demo") / "demo"
+    args = demo_args(root, "--contacts", "150", "--days", "2")
+    done = subprocess.run(args, capture_output=True, text=True, env=ENV)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root, done

@@ -1,6 +1,5 @@
 """The demo as a new user meets it: a whole process, its runs on the instance, the UI's API."""
 
-import os
 import shutil
 import signal
 import subprocess
@@ -11,12 +10,17 @@ import warnings
 from pathlib import Path
 
 import dagster as dg
-import pytest
 
 from company_ai.demo import MARKER, _fresh, demo_plan
+from tests.demo_run import (
+    ENV,
+    PATIENCE_S,
+    demo_args,
+    instance_of,
+    wait_for_backfill,
+    wait_for_run,
+)
 
-ENV = os.environ | {"PYTHONPATH": os.getcwd()}
-ENV.pop("COMPANY_AI_START_DATE", None)  # the demo records its own install date
 IN_FLIGHT = {
     dg.DagsterRunStatus.QUEUED,
     dg.DagsterRunStatus.NOT_STARTED,
@@ -24,24 +28,6 @@ IN_FLIGHT = {
     dg.DagsterRunStatus.STARTED,
     dg.DagsterRunStatus.CANCELING,
 }
-
-
-def demo_args(root, *extra):
-    return [sys.executable, "-m", "company_ai.cli", "demo", "--dir", str(root), *extra]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """One demo run (150 contacts, 2 days), shared by the tests that only read it."""
-    root = tmp_path_factory.mktemp("demo") / "demo"
-    args = demo_args(root, "--contacts", "150", "--days", "2")
-    done = subprocess.run(args, capture_output=True, text=True, env=ENV)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root, done
-
-
-def instance_of(root):
-    return dg.DagsterInstance.from_config(str(root / "dagster_home"))
 
 
 def test_the_demo_installs_and_runs_its_first_night_through_the_run_launcher(demo):
@@ -147,27 +133,6 @@ mutation ($params: LaunchBackfillParams!) {
     ... on PythonError { message stack }
   }
 }"""
-PATIENCE_S = 600  # a hung daemon fails the test instead of hanging CI; never a speed claim
-
-
-def wait_for_run(instance, run_id):
-    deadline = time.monotonic() + PATIENCE_S
-    while time.monotonic() < deadline:
-        run = instance.get_run_by_id(run_id)
-        if run.is_finished:
-            return run
-        time.sleep(1)
-    raise AssertionError(f"run {run_id} did not finish")
-
-
-def wait_for_backfill(instance, backfill_id):
-    deadline = time.monotonic() + PATIENCE_S
-    while time.monotonic() < deadline:
-        status = instance.get_backfill(backfill_id).status
-        if status.value not in ("REQUESTED", "CANCELING"):
-            return status
-        time.sleep(1)
-    raise AssertionError(f"backfill {backfill_id} did not finish")
 
 
 def test_sigterm_stops_the_demo_cleanly_and_leaves_no_run_started(tmp_path):

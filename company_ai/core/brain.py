@@ -288,7 +288,7 @@ def _reader(
     stores: Stores, domain: Store, missing: list[str]
 ) -> Iterator[sqlite3.Connection | None]:
     """A read-only connection, or None (and a note) when the store does not exist yet."""
-    if not stores.path(domain).is_file():
+    if not stores.exists(domain):
         missing.append(f"no {domain} store yet ({stores.path(domain)})")
         yield None
         return

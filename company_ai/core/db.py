@@ -1,5 +1,8 @@
 """The domain stores: one SQLite file per domain under one data directory.
 
+The memory store may instead live in PostgreSQL (`Stores(urls={Store.MEMORY: url})`,
+`core/pg.py`): the same code reads and writes it through the same calls.
+
 Every connection runs in WAL mode with a busy timeout and foreign keys on, and every
 store is migrated to the newest schema in `schema.MIGRATIONS` when it is opened for
 writing. Transactions are explicit (`transaction()`), so a failure never leaves half
@@ -12,11 +15,13 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from company_ai.core.schema import DOMAINS, MIGRATIONS, Store
+from company_ai.core import pg
+from company_ai.core.schema import DOMAINS, MIGRATIONS, PG_MIGRATIONS, Store
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 
@@ -34,11 +39,32 @@ class StoreBusyError(StoreError):
 
 
 class Stores:
-    """The set of domain stores under `data_dir` (`crm.db`, `memory.db`, …)."""
+    """The set of domain stores under `data_dir` (`crm.db`, `memory.db`, …); a store named
+    in `urls` (only those with a Postgres schema) lives at that PostgreSQL URL instead."""
 
-    def __init__(self, data_dir: str | Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS):
+    def __init__(
+        self,
+        data_dir: str | Path,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        urls: Mapping[Store, str] | None = None,
+    ):
         self.data_dir = Path(data_dir)
         self.busy_timeout_ms = busy_timeout_ms
+        self.urls = {Store(d): u for d, u in (urls or {}).items() if u}
+        for domain, url in self.urls.items():
+            if domain not in PG_MIGRATIONS:
+                raise StoreError(
+                    f"the {domain} store can only be a SQLite file; only "
+                    f"{', '.join(PG_MIGRATIONS)} can live in PostgreSQL"
+                )
+            try:
+                pg.check_url(url)
+            except pg.PgStoreError as exc:
+                raise StoreError(str(exc)) from None
+
+    def exists(self, domain: Store) -> bool:
+        """Whether the store exists yet: a server store always does (reaching it may fail)."""
+        return domain in self.urls or self.path(domain).is_file()
 
     def path(self, domain: Store) -> Path:
         if domain not in DOMAINS:
@@ -46,7 +72,7 @@ class Stores:
         return self.data_dir / f"{domain}.db"
 
     @contextmanager
-    def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
+    def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[Any]:
         """Open one domain store; read-only connections never create or migrate anything."""
         conn = self.open(domain, readonly=readonly)
         try:
@@ -54,7 +80,15 @@ class Stores:
         finally:
             conn.close()
 
-    def open(self, domain: Store, *, readonly: bool = False) -> sqlite3.Connection:
+    def open(self, domain: Store, *, readonly: bool = False) -> Any:
+        """A sqlite3 connection, or for a store in `urls` a `pg.PgConnection` (same calls)."""
+        if domain in self.urls:
+            try:
+                return pg.connect(
+                    self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=readonly
+                )
+            except pg.PgStoreError as exc:
+                raise StoreError(str(exc)) from None
         path = self.path(domain)
         if readonly:
             if not path.is_file():
@@ -186,9 +220,25 @@ def migrate(conn: sqlite3.Connection, domain: str) -> int:
     return len(steps)
 
 
+def dialect(conn: Any) -> str:
+    """`sqlite` or `postgres`: for the few statements the two spell differently."""
+    return getattr(conn, "dialect", "sqlite")
+
+
+def max_parameters(conn: Any) -> int:
+    """How many `?` parameters one statement may have on this connection."""
+    if dialect(conn) == "postgres":
+        return pg.MAX_PARAMETERS
+    return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def transaction(conn: Any) -> Iterator[Any]:
     """One write transaction: everything inside commits together or not at all."""
+    if dialect(conn) == "postgres":
+        with conn.transaction():
+            yield conn
+        return
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -221,7 +271,9 @@ def _explain(exc: sqlite3.OperationalError, timeout_ms: int) -> Exception:
     return exc
 
 
-def table_exists(conn: sqlite3.Connection, name: str) -> bool:
+def table_exists(conn: Any, name: str) -> bool:
+    if dialect(conn) == "postgres":
+        return conn.table_exists(name)
     row = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
     ).fetchone()

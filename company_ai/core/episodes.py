@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
-from company_ai.core.db import transaction
+from company_ai.core.db import dialect, max_parameters, transaction
 from company_ai.core.models import (
     MAX_CONTENT_CHARS,
     MAX_KEY_CHARS,
@@ -32,7 +32,7 @@ from company_ai.core.models import (
     overconfident_guess,
 )
 from company_ai.core.schema import EPISODE_TYPES
-from company_ai.core.times import ISO_GLOB, canonical_utc, day_window, local_day, to_iso
+from company_ai.core.times import ISO_GLOB, ISO_REGEX, canonical_utc, day_window, local_day, to_iso
 
 
 class EpisodeError(ValueError):
@@ -183,7 +183,7 @@ def append_episodes(
     found there rolls back the chunks already inserted.
     """
     items = list(episodes)
-    size = max(1, min(CHUNK_ROWS, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _PER_ROW))
+    size = max(1, min(CHUNK_ROWS, max_parameters(conn) // _PER_ROW))
     starts = range(0, len(items), size)
     if len(starts) <= 2:  # not worth a thread: check it all before taking the write lock
         chunks = [_parameters(items[i : i + size], tz, i) for i in starts]
@@ -210,11 +210,11 @@ def _checked_ahead(
 
 
 def _store(conn: sqlite3.Connection, chunks: Iterable[list[Any]], count: int) -> AppendResult:
+    inserted = 0
     with transaction(conn):
-        before = conn.total_changes
         for parameters in chunks:
-            conn.execute(_insert_rows(len(parameters) // _PER_ROW), parameters)
-        inserted = conn.total_changes - before
+            # The rows this INSERT stored: those skipped ON CONFLICT are not counted.
+            inserted += conn.execute(_insert_rows(len(parameters) // _PER_ROW), parameters).rowcount
     return AppendResult(inserted=inserted, duplicates=count - inserted)
 
 
@@ -306,10 +306,11 @@ def audit_day(
     - created_at malformed or outside the day's window in the partitions' timezone;
     - with the outreach store: messages sent that day without their `outreach` episode.
     """
+    words = _AUDIT_WORDS[dialect(conn)]
     duplicates = [
-        [int(i) for i in ids.split(",")]
+        sorted(int(i) for i in ids.split(","))
         for (ids,) in conn.execute(
-            "SELECT group_concat(id) FROM contact_episodes WHERE day = ?"
+            f"SELECT {words['ids']} FROM contact_episodes WHERE day = ?"
             " GROUP BY contact_id, episode_type, coalesce(source, ''), created_at, content"
             " HAVING count(*) > 1",
             (day,),
@@ -319,7 +320,7 @@ def audit_day(
         i
         for (i,) in conn.execute(
             "SELECT id FROM contact_episodes WHERE day = ? AND"
-            " (confidence IS NULL OR typeof(confidence) NOT IN ('real', 'integer')"
+            f" (confidence IS NULL OR {words['not_number']}"
             "  OR confidence < 0 OR confidence > 1) ORDER BY id",
             (day,),
         )
@@ -329,12 +330,28 @@ def audit_day(
         i
         for (i,) in conn.execute(
             "SELECT id FROM contact_episodes WHERE day = ? AND"
-            " (created_at NOT GLOB ? OR created_at < ? OR created_at >= ?) ORDER BY id",
-            (day, ISO_GLOB, start, end),
+            f" (NOT ({words['iso']}) OR created_at < ? OR created_at >= ?) ORDER BY id",
+            (day, start, end),
         )
     ]
     unrecorded = [] if outreach is None else _sends_without_episode(conn, outreach, start, end)
     return DayAudit(duplicates, bad_confidence, outside, unrecorded)
+
+
+# What audit_day says differently on each store: Postgres' column is typed (a float or NULL,
+# nothing else; NaN sorts above 1) and it matches patterns with regular expressions.
+_AUDIT_WORDS = {
+    "sqlite": {
+        "ids": "group_concat(id)",
+        "not_number": "typeof(confidence) NOT IN ('real', 'integer')",
+        "iso": f"created_at GLOB '{ISO_GLOB}'",
+    },
+    "postgres": {
+        "ids": "string_agg(id::text, ',')",
+        "not_number": "FALSE",
+        "iso": f"created_at ~ '{ISO_REGEX}'",
+    },
+}
 
 
 def _sends_without_episode(

@@ -164,7 +164,7 @@ class _Contact:
 
 
 def _open(stores: Stores, domain: Store) -> sqlite3.Connection | None:
-    return stores.open(domain, readonly=True) if stores.path(domain).is_file() else None
+    return stores.open(domain, readonly=True) if stores.exists(domain) else None
 
 
 def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sqlite3.Row]:

@@ -350,6 +350,53 @@ BRAIN_V1 = [
     "CREATE INDEX idx_edges_dst ON edges(dst)",
 ]
 
+# The memory store in PostgreSQL (`COMPANY_AI_MEMORY_URL`): the same tables, columns,
+# constraints and refusals as MEMORY_V1, in Postgres' words. Version N here is version N
+# of the SQLite store (a test holds the two lists to the same length).
+MEMORY_PG_V1 = [
+    f"""
+    CREATE TABLE contact_episodes (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        contact_id BIGINT NOT NULL,
+        episode_type TEXT NOT NULL CHECK ({_TYPE_CHECK}),
+        content TEXT NOT NULL,
+        source TEXT,
+        confidence DOUBLE PRECISION DEFAULT 1.0,
+        created_at TEXT NOT NULL,
+        natural_key TEXT NOT NULL,
+        day TEXT NOT NULL
+    )
+    """,
+    "CREATE UNIQUE INDEX idx_episodes_contact_id ON contact_episodes(contact_id, natural_key)",
+    "CREATE INDEX idx_episodes_episode_type ON contact_episodes(episode_type)",
+    "CREATE INDEX idx_episodes_day ON contact_episodes(day)",
+    """
+    CREATE FUNCTION contact_episodes_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'contact_episodes is append-only: episodes are never %',
+            CASE TG_OP WHEN 'UPDATE' THEN 'updated' ELSE 'deleted' END;
+    END $$
+    """,
+    """
+    CREATE TRIGGER contact_episodes_append_only BEFORE UPDATE OR DELETE OR TRUNCATE
+    ON contact_episodes FOR EACH STATEMENT EXECUTE FUNCTION contact_episodes_append_only()
+    """,
+    """
+    CREATE TABLE day_seals (
+        day         TEXT PRIMARY KEY,
+        episodes    BIGINT NOT NULL,
+        last_id     BIGINT,
+        digest      TEXT NOT NULL,
+        by_type     TEXT NOT NULL,
+        by_source   TEXT NOT NULL,
+        sealed_at   TEXT NOT NULL
+    )
+    """,
+]
+
+# The stores that may live in PostgreSQL, and their schema versions there.
+PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1]}
+
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1],
     Store.MEMORY: [MEMORY_V1],

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # What a well-formed stored timestamp looks like, for SQLite's GLOB.
 ISO_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
+ISO_REGEX = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"  # the same, in Postgres
 
 
 def utc_now() -> datetime:

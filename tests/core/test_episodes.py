@@ -2,10 +2,12 @@ import math
 import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 
+import psycopg2
 import pytest
 
+from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import EpisodeError, append_episodes, audit_day, seal_day
-from company_ai.core.schema import EPISODE_TYPES
+from company_ai.core.schema import EPISODE_TYPES, Store
 from tests.conftest import episode
 
 SEALED = datetime(2026, 11, 30, 23, 15, tzinfo=UTC)
@@ -15,10 +17,19 @@ def count(conn):
     return conn.execute("SELECT count(*) FROM contact_episodes").fetchone()[0]
 
 
-@pytest.fixture
-def memory(stores):
-    with stores.connect("memory") as conn:
+# Every test here runs on both kinds of memory store: a SQLite file and a PostgreSQL
+# database (COMPANY_AI_MEMORY_URL), through the same calls.
+@pytest.fixture(params=["sqlite", "postgres"])
+def memory(request, tmp_path):
+    urls = {}
+    if request.param == "postgres":
+        urls = {Store.MEMORY: request.getfixturevalue("pg_url")}
+    with Stores(tmp_path / "data", urls=urls).connect(Store.MEMORY) as conn:
         yield conn
+
+
+# What the database itself raises when it refuses a statement, on either store.
+REFUSED = (sqlite3.DatabaseError, psycopg2.Error)
 
 
 def test_a_batch_is_stored_once_however_often_it_is_appended(memory):
@@ -126,9 +137,9 @@ def test_sql_metacharacters_and_unicode_are_stored_verbatim(memory):
 
 def test_episodes_cannot_be_updated_or_deleted(memory):
     append_episodes(memory, [episode()])
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    with pytest.raises(REFUSED, match="append-only: episodes are never updated"):
         memory.execute("UPDATE contact_episodes SET content = 'rewritten'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    with pytest.raises(REFUSED, match="append-only: episodes are never deleted"):
         memory.execute("DELETE FROM contact_episodes")
     assert (
         memory.execute("SELECT content FROM contact_episodes").fetchone()[0]
@@ -137,7 +148,7 @@ def test_episodes_cannot_be_updated_or_deleted(memory):
 
 
 def test_the_schema_refuses_an_unknown_type_even_without_pydantic(memory):
-    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+    with pytest.raises(REFUSED, match="(?i)check"):
         memory.execute(
             "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
             " natural_key, day) VALUES (1, 'gossip', 'x', '2026-11-29T10:00:00Z', 'k', "
@@ -199,10 +210,12 @@ def test_the_audit_passes_a_clean_day_and_names_each_fault(memory):
     _raw_insert(memory, confidence=None, natural_key="conf-null", content="c2")
     _raw_insert(memory, created_at="2026-11-30T00:00:00Z", natural_key="late", content="l")
     _raw_insert(memory, created_at="29/11/2026 10:00", natural_key="bad-ts", content="b")
+    # Inside the day's window as text, but not the canonical form: only the pattern sees it.
+    _raw_insert(memory, created_at="2026-11-29T10:00:00+01:00", natural_key="tz", content="t")
     audit = audit_day(memory, "2026-11-29", "UTC")
     assert audit.duplicates == [[1, 4]]
     assert audit.confidence_out_of_range == [5, 6]
-    assert audit.outside_day == [7, 8]
+    assert audit.outside_day == [7, 8, 9]
 
 
 def test_the_day_window_follows_the_partitions_timezone(memory):
@@ -211,3 +224,11 @@ def test_the_day_window_follows_the_partitions_timezone(memory):
     _raw_insert(memory, created_at="2026-07-28T23:30:00Z", day="2026-07-29", natural_key="b")
     assert audit_day(memory, "2026-07-29", "Europe/London").outside_day == [1]
     assert audit_day(memory, "2026-07-29", "UTC").outside_day == [2]
+
+
+def test_an_append_inside_another_transaction_is_refused_not_committed_early(memory):
+    # On Postgres a nested BEGIN only warns, and the append's COMMIT would end the outer
+    # transaction: both stores refuse it instead.
+    with pytest.raises(Exception, match="within a transaction"), transaction(memory):
+        append_episodes(memory, [episode()])
+    assert count(memory) == 0

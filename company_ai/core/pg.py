@@ -1,0 +1,182 @@
+"""A domain store in PostgreSQL, behind the small part of sqlite3's interface the core uses.
+
+Only the memory store has a Postgres schema (`schema.PG_MIGRATIONS`): it is the one
+domain that may ever need concurrent writers on several machines. Its code is the same
+as on SQLite: `execute(sql, params)` with `?` placeholders, rows read by position or by
+name, `transaction()` from `db`. psycopg2 is imported only when a URL is configured, so
+the CLI's read path still imports no third-party package on a SQLite install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from functools import lru_cache
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+SCHEMES = ("postgresql", "postgres")
+# Postgres' wire protocol counts a statement's parameters in 16 bits.
+MAX_PARAMETERS = 65535
+CONNECT_TIMEOUT_S = 10
+VERSIONS = "company_ai_schema"  # one row per store: the schema version applied
+
+
+class PgStoreError(Exception):
+    """Raised as db.StoreError by `db.Stores` (this module does not import db)."""
+
+
+def redact(url: str) -> str:
+    """`url` without its password (in the user part or a `password=` parameter)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<an unparseable URL>"
+    netloc = host if ":" not in host else f"[{host}]"
+    if port:
+        netloc += f":{port}"
+    if parts.username:
+        secret = ":***" if parts.password is not None else ""
+        netloc = f"{parts.username}{secret}@{netloc}"
+    query = [(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query)]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*/"), ""))
+
+
+def check_url(url: str) -> str:
+    """`url` if it is a PostgreSQL URL; the error names it without its password."""
+    if urlsplit(url).scheme not in SCHEMES:
+        raise PgStoreError(f"a store URL must be postgresql://…, not {redact(url)!r}")
+    return url
+
+
+class PgConnection:
+    """One connection in autocommit mode: `db.transaction()` opens and ends transactions."""
+
+    dialect = "postgres"
+
+    def __init__(self, raw: Any, url: str):
+        self.raw = raw
+        self.url = redact(url)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        cursor = self.raw.cursor()
+        # Always a tuple, never None: psycopg2 then treats `%%` as the `%` we escaped.
+        cursor.execute(_to_pg(sql), tuple(params))
+        return cursor
+
+    def close(self) -> None:
+        self.raw.close()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != 0  # TRANSACTION_STATUS_IDLE
+
+    @contextmanager
+    def transaction(self) -> Iterator[PgConnection]:
+        # Postgres would only warn and let the inner COMMIT end the outer transaction early;
+        # SQLite refuses a nested BEGIN, and so does this.
+        if self.in_transaction:
+            raise PgStoreError("cannot start a transaction within a transaction")
+        self.execute("BEGIN")
+        try:
+            yield self
+            self.execute("COMMIT")
+        except BaseException:
+            # A lost connection rolls back by itself; its own error is the one to report.
+            with suppress(Exception):
+                self.execute("ROLLBACK")
+            raise
+
+    def table_exists(self, name: str) -> bool:
+        (found,) = self.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()
+        return bool(found)
+
+
+@lru_cache(maxsize=256)
+def _to_pg(sql: str) -> str:
+    """sqlite3's `?` placeholders as psycopg2's `%s`; a literal `%` escaped as `%%`.
+    Quoted text is left alone, so a `?` inside a string literal stays a question mark."""
+    out, quoted = [], False
+    for char in sql:
+        if char == "'":
+            quoted = not quoted
+        if char == "%":
+            out.append("%%")
+        elif char == "?" and not quoted:
+            out.append("%s")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool) -> PgConnection:
+    """Connect to the store at `url`, migrated to the newest schema unless `readonly`."""
+    import psycopg2
+    import psycopg2.extras
+
+    check_url(url)
+    try:
+        raw = psycopg2.connect(
+            url,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            cursor_factory=psycopg2.extras.DictCursor,
+            application_name=f"company_ai:{store}",
+        )
+    except psycopg2.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PgStoreError(
+            f"cannot reach the {store} store at {redact(url)}: {reason}. Is PostgreSQL "
+            f"running there? Nothing was read or written"
+        ) from None
+    raw.set_session(readonly=readonly, autocommit=True)
+    conn = PgConnection(raw, url)
+    try:
+        if readonly:
+            if current_version(conn, store) == 0:
+                raise PgStoreError(
+                    f"the {store} store at {conn.url} has no schema yet: run a job that "
+                    "writes it (or `company-ai demo`) first"
+                )
+        else:
+            migrate(conn, store, migrations)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def current_version(conn: PgConnection, store: str) -> int:
+    if not conn.table_exists(VERSIONS):
+        return 0
+    row = conn.execute(f"SELECT version FROM {VERSIONS} WHERE store = ?", (store,)).fetchone()
+    return row[0] if row else 0
+
+
+def migrate(conn: PgConnection, store: str, migrations: list[list[str]]) -> int:
+    """Bring the store to the newest version; one transaction, under an advisory lock so
+    that two processes starting at once migrate it once."""
+    if current_version(conn, store) == len(migrations):
+        return len(migrations)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"company_ai:{store}",))
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {VERSIONS}"
+            " (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        current = current_version(conn, store)
+        if current > len(migrations):
+            raise PgStoreError(
+                f"the {store} store at {conn.url} has schema version {current}, newer than "
+                f"this code knows ({len(migrations)}): upgrade company_ai before opening it"
+            )
+        for statements in migrations[current:]:
+            for statement in statements:
+                conn.execute(statement)
+        conn.execute(
+            f"INSERT INTO {VERSIONS} (store, version) VALUES (?, ?)"
+            " ON CONFLICT (store) DO UPDATE SET version = excluded.version",
+            (store, len(migrations)),
+        )
+    return len(migrations)

@@ -1,0 +1,198 @@
+"""Past one box: Dagster's storage and the memory store in a real PostgreSQL.
+
+The server is Debian's PostgreSQL, started for the session by tests/pg_server.py; where it
+is not installed these tests are skipped and say why (scripts/setup installs it as root).
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from company_ai.constants import LLM_ASSETS, LLM_TAG
+from company_ai.core.brain import synthesize_day
+from company_ai.core.db import StoreError, Stores
+from company_ai.core.export import render_day
+from company_ai.core.sample import load_sample
+from company_ai.core.schema import MIGRATIONS, PG_MIGRATIONS, Store
+from company_ai.resources.stores import StoresResource
+from company_ai.settings import Settings
+from tests.conftest import AS_OF
+from tests.hostile.canary import find_canary
+from tests.pg_server import free_port
+from tests.setup import DEFS, named
+
+DEPLOY_YAML = Path(__file__).resolve().parent.parent / "deploy" / "dagster.yaml"
+DAY = "2026-11-28"
+PASSWORD = "pw-canary-7Kq2vXz9"  # never to be written anywhere
+
+
+def seal_through_dagster(instance, data, memory_url=""):
+    result = dg.materialize(
+        [named("contact_episodes")],
+        partition_key=DAY,
+        instance=instance,
+        resources={"stores": StoresResource(data_dir=str(data), memory_url=memory_url)},
+        raise_on_error=False,
+    )
+    return result
+
+
+def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store(
+    pg_server, tmp_path, monkeypatch
+):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(DEPLOY_YAML, home / "dagster.yaml")  # the documented file, as shipped
+    pg_server.create_database("dagster")
+    for name, value in [("HOST", "127.0.0.1"), ("PORT", str(pg_server.port)), ("DB", "dagster"),
+                        ("USER", "postgres"), ("PASSWORD", "not-checked")]:  # fmt: skip
+        monkeypatch.setenv(f"DAGSTER_PG_{name}", value)
+    memory_url = pg_server.create_database("memory")
+    on_pg, on_files = tmp_path / "pg_data", tmp_path / "file_data"
+    load_sample(Stores(on_pg, urls={Store.MEMORY: memory_url}), contacts=60, as_of=AS_OF)
+    load_sample(Stores(on_files), contacts=60, as_of=AS_OF)
+
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+        assert instance.run_monitoring_enabled and instance.run_retries_enabled
+        concurrency = instance.get_concurrency_config()
+        assert concurrency.pool_config.default_pool_limit == 1
+        assert {"key": LLM_TAG, "limit": 1} in concurrency.run_queue_config.tag_concurrency_limits
+        result = seal_through_dagster(instance, on_pg, memory_url)
+        assert result.success
+        assert instance.get_materialized_partitions(dg.AssetKey("contact_episodes")) == {DAY}
+        assert all(c.passed for c in result.get_asset_check_evaluations())
+    finally:
+        instance.dispose()
+    seal = result.get_asset_materialization_events()[0].materialization.metadata
+    assert not (on_pg / "memory.db").exists(), "the memory store is the server, not a file"
+    with Stores(on_pg, urls={Store.MEMORY: memory_url}).connect(Store.MEMORY) as memory:
+        stored = memory.execute("SELECT episodes, digest FROM day_seals WHERE day = ?", (DAY,))
+        assert tuple(stored.fetchone()) == (seal["dagster/row_count"].value, seal["digest"].value)
+    assert seal["dagster/row_count"].value > 0
+
+    # The same sample sealed from a SQLite file gives the same seal: same rows, same ids.
+    with dg.instance_for_test() as local:
+        on_sqlite = seal_through_dagster(local, on_files)
+    same = on_sqlite.get_asset_materialization_events()[0].materialization.metadata
+    assert same["digest"].value == seal["digest"].value
+    assert same["by_type"].value == seal["by_type"].value
+    # What reads the memory store reads it the same from either: the night's brain facts
+    # and the Markdown export of the day.
+    pg_stores = Stores(on_pg, urls={Store.MEMORY: memory_url})
+    brain = synthesize_day(pg_stores, DAY, "UTC", [])
+    from_memory = [f for f in brain.facts if "memory.contact_episodes" in " ".join(f.sources)]
+    assert from_memory and brain.facts == synthesize_day(Stores(on_files), DAY, "UTC", []).facts
+    exported = render_day(pg_stores, DAY, "UTC")
+    assert len(exported) > 1 and exported == render_day(Stores(on_files), DAY, "UTC")
+
+
+def test_the_jobs_that_call_the_model_carry_the_tag_the_production_instance_limits():
+    calls_model = {
+        key.to_user_string()
+        for assets in DEFS.assets
+        if "llm" in assets.required_resource_keys
+        for key in assets.keys
+    }
+    assert calls_model == LLM_ASSETS
+    for job in DEFS.jobs:
+        selected = {k.to_user_string() for k in job.selection.resolve(DEFS.resolve_asset_graph())}
+        assert (job.tags.get(LLM_TAG) == "true") == bool(selected & calls_model), job.name
+
+
+def test_the_postgres_schema_keeps_step_with_the_sqlite_one():
+    # A new SQLite version of a store that may live in Postgres needs its Postgres twin.
+    for store, versions in PG_MIGRATIONS.items():
+        assert len(versions) == len(MIGRATIONS[store]), store
+
+
+def dead_url():
+    return f"postgresql://company:{PASSWORD}@127.0.0.1:{free_port()}/memory"
+
+
+def test_postgres_down_at_start_is_a_clear_error_naming_the_url_without_its_password(tmp_path):
+    url = dead_url()
+    with pytest.raises(StoreError) as caught:
+        Stores(tmp_path / "data", urls={Store.MEMORY: url}).open(Store.MEMORY)
+    message = str(caught.value)
+    assert url.replace(PASSWORD, "***") in message and "cannot reach the memory store" in message
+    assert PASSWORD not in message and PASSWORD not in repr(caught.value.__cause__)
+    assert not (tmp_path / "data" / "memory.db").exists()
+
+
+def test_postgres_down_fails_the_run_and_the_cli_clearly_and_the_password_goes_nowhere(
+    tmp_path, sample_dir, monkeypatch
+):
+    url = dead_url()
+    monkeypatch.setenv("COMPANY_AI_MEMORY_URL", url)
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        result = seal_through_dagster(
+            instance, tmp_path / "data", dg.EnvVar("COMPANY_AI_MEMORY_URL")
+        )
+        assert not result.success
+        failure = result.get_step_failure_events()[0].step_failure_data.error
+        assert "cannot reach the memory store at postgresql://company:***@" in failure.cause.message
+    email = (
+        Stores(sample_dir)
+        .open(Store.CRM, readonly=True)
+        .execute("SELECT email FROM contacts WHERE email IS NOT NULL LIMIT 1")
+        .fetchone()[0]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "company_ai.cli", "--data-dir", str(sample_dir), "dossier", email],
+        capture_output=True,
+        text=True,
+        env={"COMPANY_AI_MEMORY_URL": url, "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 1
+    assert "cannot reach the memory store at postgresql://company:***@127.0.0.1" in done.stderr
+    assert PASSWORD not in done.stderr + done.stdout
+    assert find_canary(PASSWORD, tmp_path) == []
+    assert PASSWORD not in repr(Settings.from_env({"COMPANY_AI_MEMORY_URL": url}))
+
+
+@pytest.mark.parametrize(
+    ("url", "complaint"),
+    [
+        ("mysql://root:pw-canary-7Kq2vXz9@db/memory", "must be postgresql://"),
+        ("/srv/memory.db", "must be postgresql://"),
+    ],
+)
+def test_a_memory_url_that_is_not_postgres_is_refused_without_its_password(url, complaint):
+    with pytest.raises(ValueError, match=complaint) as caught:
+        Settings.from_env({"COMPANY_AI_MEMORY_URL": url})
+    assert PASSWORD not in str(caught.value)
+
+
+def test_only_a_store_with_a_postgres_schema_may_be_given_a_url(tmp_path):
+    with pytest.raises(StoreError, match="the crm store can only be a SQLite file"):
+        Stores(tmp_path, urls={Store.CRM: "postgresql://db/crm"})
+
+
+def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_usable(
+    pg_url, tmp_path
+):
+    import psycopg2
+
+    from company_ai.core.db import transaction
+    from company_ai.core.episodes import append_episodes
+    from tests.conftest import episode
+
+    with Stores(tmp_path, urls={Store.MEMORY: pg_url}).connect(Store.MEMORY) as memory:
+        with pytest.raises(psycopg2.Error, match="append-only"), transaction(memory):
+            memory.execute(
+                "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
+                " natural_key, day) VALUES (1, 'note', 'x', '2026-11-29T10:00:00Z', 'k',"
+                " '2026-11-29')"
+            )
+            memory.execute("UPDATE contact_episodes SET content = 'rewritten'")
+        assert not memory.in_transaction
+        assert memory.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
+        assert append_episodes(memory, [episode()]).inserted == 1
