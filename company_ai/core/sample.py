@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
+from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE, write_sample_people
 from company_ai.core.times import to_iso
 from company_ai.tools.company_pages import write_company_pages
 
@@ -146,6 +147,7 @@ def load_sample(
                     progress(len(people), contacts)
         total += append_episodes(memory, episodes, tz=tz).inserted
     store_contacts(stores, people)
+    write_sample_people(stores.data_dir / SAMPLE_PEOPLE_FILE, people)  # the offline People API
     stored_messages = store_messages(stores, messages)
     write_company_pages(stores)
     if progress:
