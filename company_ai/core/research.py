@@ -159,6 +159,11 @@ def page_text(raw: bytes, name: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
         html = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SourceError(f"{name} is not UTF-8 text ({exc.reason})") from None
+    return html_text(html, name)
+
+
+def html_text(html: str, name: str) -> str:
+    """The readable text of an HTML page (scripts, styles and the title left out)."""
     parser = _Text()
     parser.feed(html)
     lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
