@@ -31,6 +31,13 @@ MAX_LIMIT = 100
 ERROR_CHARS = 1000
 
 
+GOOGLE_SCOPES = {
+    "contacts": "https://www.googleapis.com/auth/contacts.readonly",
+    "gmail-send": "https://www.googleapis.com/auth/gmail.send",
+    "gmail-read": "https://www.googleapis.com/auth/gmail.readonly",
+}
+
+
 class CliError(Exception):
     """Printed as `company-ai: error: …` with exit status 1."""
 
@@ -157,6 +164,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     importer.add_argument("csvfile", type=Path, metavar="contacts.csv")
     importer.set_defaults(run=_import)
+
+    google = commands.add_parser(
+        "connect-google",
+        help="one-time Google consent: write the OAuth token the Google sources read",
+        description="Run Google's consent flow for an OAuth client (a Desktop app's"
+        " client_secret.json from the Google Cloud console) in the browser, and write the"
+        " authorized-user JSON (with its refresh token) to --out, readable by you only. Put"
+        " its content in COMPANY_AI_GOOGLE_PEOPLE_TOKEN (and COMPANY_AI_GMAIL_TOKEN).",
+    )
+    google.add_argument("client_secrets", type=Path, metavar="client_secret.json")
+    google.add_argument("--out", type=Path, default=Path("google-token.json"))
+    google.add_argument(
+        "--scope",
+        dest="scopes",
+        action="append",
+        choices=sorted(GOOGLE_SCOPES),
+        help="what to allow (repeatable; default: contacts)",
+    )
+    google.set_defaults(run=_connect_google)
 
     sample = commands.add_parser("sample", help="load the deterministic sample CRM")
     sample.add_argument("--contacts", type=_whole(1), default=2000, help="at least 1")
@@ -308,6 +334,27 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def _connect_google(stores: Stores, args: argparse.Namespace) -> int:
+    from google_auth_oauthlib.flow import InstalledAppFlow
+
+    from company_ai.core.files import write_atomic
+
+    if not args.client_secrets.is_file():
+        raise CliError(f"no such file: {args.client_secrets}")
+    scopes = [GOOGLE_SCOPES[s] for s in dict.fromkeys(args.scopes or ["contacts"])]
+    flow = InstalledAppFlow.from_client_secrets_file(str(args.client_secrets), scopes)
+    credentials = flow.run_local_server(port=0, open_browser=True)
+    # The token is a secret: write_atomic's temporary file is made 0600 (mkstemp) and the
+    # rename keeps that, so no one else can read it at any moment. It is never printed.
+    write_atomic(args.out, credentials.to_json().encode("utf-8"))
+    print(
+        f"wrote {args.out} (readable by you only). Set COMPANY_AI_GOOGLE_PEOPLE_TOKEN to its"
+        ' content, e.g. export COMPANY_AI_GOOGLE_PEOPLE_TOKEN="$(cat '
+        f'{args.out})", and COMPANY_AI_CONTACTS=google'
+    )
     return 0
 
 

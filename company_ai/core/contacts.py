@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from company_ai.core.db import table_exists
 from company_ai.core.terminal import shorten
 
 
@@ -64,9 +65,15 @@ def normalize_email(email: str) -> str:
 
 
 def find_contact(crm: sqlite3.Connection, email: str) -> sqlite3.Row:
-    """The contact with this email, or UnknownContactError saying so."""
+    """The contact with this email (primary or not), or UnknownContactError saying so."""
     address = normalize_email(email)
     row = crm.execute("SELECT * FROM contacts WHERE email = ?", (address,)).fetchone()
+    if row is None and table_exists(crm, "contact_emails"):  # a store from before v2 has none
+        row = crm.execute(
+            "SELECT c.* FROM contacts c JOIN contact_emails e ON e.contact_id = c.id"
+            " WHERE e.email = ?",
+            (address,),
+        ).fetchone()
     if row is None:
         raise UnknownContactError(f"no contact with email {shorten(repr(address))}")
     return row

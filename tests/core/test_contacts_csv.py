@@ -172,3 +172,47 @@ def test_a_local_correction_survives_a_sync_that_brings_nothing_new(crm):
     changed = ContactRecord("Ada", ("ada@acme.example",), title="CFO", external_id="people/c1")
     upsert_contacts(crm, [changed], source="g", now=NOW, synced_from="g")
     assert crm.execute("SELECT title FROM contacts").fetchone()[0] == "CFO"
+
+
+def test_a_contact_is_found_by_any_address_and_one_deleted_upstream_is_not_researched(stores):
+    from company_ai.core.contacts import find_contact
+    from company_ai.core.research import select_candidates
+
+    ada = ContactRecord("Ada", ("ada@acme.example", "a2@acme.example"), external_id="people/c1")
+    bob = ContactRecord("Bob", ("bob@acme.example",), external_id="people/c2")
+    with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
+        upsert_contacts(crm, [ada, bob], source="g", now=NOW, synced_from="g")
+        assert find_contact(crm, " A2@acme.example")["name"] == "Ada"
+        assert [c.contact_id for c in select_candidates(crm, outreach, "2026-11-30", "UTC")] == [
+            1,
+            2,
+        ]
+        gone = ContactRecord("Bob", external_id="people/c2", deleted=True)
+        upsert_contacts(crm, [gone], source="g", now=NOW, synced_from="g")
+        assert [c.contact_id for c in select_candidates(crm, outreach, "2026-11-30", "UTC")] == [1]
+
+
+def test_connect_google_writes_the_token_for_its_owner_only_and_never_prints_it(
+    tmp_path, capsys, monkeypatch
+):
+    from google_auth_oauthlib.flow import InstalledAppFlow
+
+    secret = "1//refresh-token-canary"
+
+    class Flow:
+        def run_local_server(self, **_):
+            return type("Creds", (), {"to_json": lambda self: f'{{"refresh_token": "{secret}"}}'})()
+
+    asked = []
+    monkeypatch.setattr(
+        InstalledAppFlow,
+        "from_client_secrets_file",
+        classmethod(lambda cls, path, scopes: asked.append(scopes) or Flow()),
+    )
+    client = write(tmp_path, "{}", "client_secret.json")
+    out = tmp_path / "token.json"
+    assert main(["connect-google", str(client), "--out", str(out)]) == 0
+    assert asked == [["https://www.googleapis.com/auth/contacts.readonly"]]
+    assert secret in out.read_text() and out.stat().st_mode & 0o777 == 0o600
+    assert secret not in "".join(capsys.readouterr())
+    assert main(["connect-google", str(tmp_path / "missing.json")]) == 1
