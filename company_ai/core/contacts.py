@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import unicodedata
 from collections.abc import Mapping
@@ -51,6 +52,9 @@ def load_contact(crm: sqlite3.Connection, contact_id: int) -> Contact | None:
     return None if row is None else Contact.from_row(row)
 
 
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # (\s: any Unicode space, as str.isspace)
+
+
 class UnknownContactError(LookupError):
     """No contact has that email address."""
 
@@ -59,7 +63,7 @@ def normalize_email(email: str) -> str:
     """Trim, NFC-normalise and lower-case an address; reject what cannot be one."""
     cleaned = unicodedata.normalize("NFC", email.strip()).lower()
     local, at, domain = cleaned.rpartition("@")
-    if not at or not local or not domain or any(c.isspace() or ord(c) < 32 for c in cleaned):
+    if not at or not local or not domain or _SPACE_OR_CONTROL.search(cleaned):
         raise ValueError(f"not an email address: {shorten(repr(email))}")
     return cleaned
 

@@ -25,7 +25,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +87,10 @@ def _clean(value: object) -> str | None:
 
 def _chosen(items: object) -> Mapping[str, Any]:
     """The primary entry of a People field (a list of dicts), else its first; {} if none."""
-    if not isinstance(items, list):
+    if not isinstance(items, list) or not items:
         return {}
+    if len(items) == 1:  # most fields of most people: one entry
+        return items[0] if isinstance(items[0], dict) else {}
     entries = [i for i in items if isinstance(i, dict)]
     for entry in entries:
         metadata = entry.get("metadata")
@@ -112,6 +114,7 @@ def person_record(person: object) -> tuple[ContactRecord, list[str]]:
     problems: list[str] = []
     emails: list[str] = []
     entries = person.get("emailAddresses")
+    entries = entries if isinstance(entries, list) else []
     primary = _chosen(entries)
     ordered = [primary] + [e for e in entries if e is not primary] if primary else []
     for entry in ordered:
@@ -125,22 +128,24 @@ def person_record(person: object) -> tuple[ContactRecord, list[str]]:
         if address not in emails and len(emails) < MAX_EMAILS:
             emails.append(address)
     names = _chosen(person.get("names"))
-    given = " ".join(
-        filter(None, (_clean(names.get("givenName")), _clean(names.get("familyName"))))
-    )
     organization = _chosen(person.get("organizations"))
+    company = _clean(organization.get("name"))
     name = (
         _clean(names.get("displayName"))
         or _clean(names.get("unstructuredName"))
-        or _clean(given)
+        or _clean(
+            " ".join(
+                n for n in (names.get("givenName"), names.get("familyName")) if isinstance(n, str)
+            )
+        )
         or (emails[0] if emails else None)
-        or _clean(organization.get("name"))
+        or company
         or NO_NAME
     )
     record = ContactRecord(
         name=name,
         emails=tuple(emails),
-        company=_clean(organization.get("name")),
+        company=company,
         title=_clean(organization.get("title")),
         city=_clean(_chosen(person.get("addresses")).get("city")),
         external_id=resource.strip(),
@@ -277,8 +282,9 @@ def _rows_where(crm: sqlite3.Connection, sql: str, keys: Iterable[object]) -> li
     return rows
 
 
-def _digest(record: ContactRecord) -> str:
-    return hashlib.blake2b(repr(astuple(record)).encode(), digest_size=12).hexdigest()
+def _digest(r: ContactRecord) -> str:
+    fields = (r.name, r.emails, r.company, r.title, r.city, r.external_id, r.deleted)
+    return hashlib.blake2b(repr(fields).encode(), digest_size=12).hexdigest()
 
 
 def _csv_key(external_id: str | None) -> bool:
@@ -310,7 +316,24 @@ def upsert_contacts(
             r["external_id"]: r
             for r in _rows_where(crm, "SELECT * FROM contacts WHERE external_id IN ({})", latest)
         }
-        addresses = {e for r in latest.values() for e in r.emails}
+        seen: list[tuple] = []
+        pending: list[tuple[ContactRecord, str | None]] = []
+        for record in latest.values():
+            digest = _digest(record) if synced_from else None
+            row = by_external.get(record.external_id) if record.external_id else None
+            if (
+                row is not None
+                and synced_from is not None
+                and row["synced_from"] == synced_from
+                and row["synced_digest"] == digest
+                and bool(row["deleted_at"]) == record.deleted
+            ):  # the source says what it said last time: the row (and local edits) stay
+                counts.unchanged += 1
+                if seen_in is not None:
+                    seen.append((seen_in, row["id"]))
+            else:
+                pending.append((record, digest))
+        addresses = {e for r, _ in pending for e in r.emails}
         owner = {
             e: c
             for e, c in _rows_where(
@@ -324,9 +347,8 @@ def upsert_contacts(
         next_id = crm.execute("SELECT coalesce(max(id), 0) + 1 FROM contacts").fetchone()[0]
         inserts: list[tuple] = []
         updates: list[tuple] = []
-        seen: list[tuple] = []
         secondaries: list[tuple] = []
-        for record in latest.values():
+        for record, digest in pending:
             row = by_external.get(record.external_id) if record.external_id else None
             if row is None:
                 row = next(
@@ -342,18 +364,6 @@ def upsert_contacts(
                 )
             if row is None and record.deleted:
                 counts.unknown_deleted += 1
-                continue
-            digest = _digest(record) if synced_from else None
-            if (
-                row is not None
-                and synced_from is not None
-                and row["synced_from"] == synced_from
-                and row["synced_digest"] == digest
-                and bool(row["deleted_at"]) == record.deleted
-            ):  # the source says what it said last time: the row (and local edits) stay
-                counts.unchanged += 1
-                if seen_in is not None:
-                    seen.append((seen_in, row["id"]))
                 continue
             contact_id = row["id"] if row is not None else next_id
             kept = [e for e in record.emails if owner.get(e, contact_id) == contact_id]
@@ -411,7 +421,13 @@ def upsert_contacts(
             updates,
         )
         crm.executemany("UPDATE contacts SET seen_in = ? WHERE id = ?", seen)
-        # The primary address is written by the triggers with contacts.email; the others here.
+        # A new contact's primary address is written here, a changed one by the trigger on
+        # contacts.email (schema.CRM_V2); the other addresses here too.
+        crm.executemany(
+            "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
+            " VALUES (?, ?, 1, ?)",
+            [(row[1], row[0], now) for row in inserts if row[1]],
+        )
         crm.executemany(
             "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
             " VALUES (?, ?, 0, ?) ON CONFLICT (email) DO NOTHING",

@@ -164,7 +164,13 @@ def store_contacts(stores: Stores, rows: list[tuple]) -> int:
             " ON CONFLICT (id) DO NOTHING",
             rows,
         )
-        return crm.total_changes - before
+        stored = crm.total_changes - before
+        crm.execute(  # each contact's address is its primary one (core/people.py)
+            "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
+            " SELECT email, id, 1, updated_at FROM contacts WHERE email IS NOT NULL"
+            " ON CONFLICT (email) DO NOTHING"
+        )
+        return stored
 
 
 def store_messages(stores: Stores, rows: list[list]) -> int:

@@ -69,15 +69,17 @@ CRM_V1 = [
 # last seen in (`seen_in`) and a digest of the record it last gave (`synced_digest`: an
 # unchanged upstream record leaves the row, and any local correction, alone).
 # `deleted_at` marks a contact deleted upstream: its row and history are kept.
-# `contacts.email` stays the primary address (everything reads it); the triggers keep
-# `contact_emails` in step with it for every writer, and refuse an address that already
-# belongs to another contact.
+# `contacts.email` stays the primary address (everything reads it). A writer that inserts
+# contacts also inserts their primary addresses (core/people.py, core/sample.py): a trigger
+# per inserted row halved the sync's speed (BENCHMARKS.md). When a contact's email changes,
+# the trigger below moves the primary mark, and refuses an address another contact has.
 CRM_V2 = [
     "ALTER TABLE contacts ADD COLUMN deleted_at TEXT",
     "ALTER TABLE contacts ADD COLUMN synced_from TEXT",
     "ALTER TABLE contacts ADD COLUMN seen_in TEXT",
     "ALTER TABLE contacts ADD COLUMN synced_digest TEXT",
-    "CREATE INDEX idx_contacts_synced ON contacts(synced_from, seen_in)",
+    # No index on (synced_from, seen_in): the sweep after a full pass reads every synced row
+    # anyway, and the index cost every page's upserts a third of their time (BENCHMARKS.md).
     """
     CREATE TABLE contact_emails (
         email       TEXT PRIMARY KEY,          -- lower-cased; one contact per address
@@ -92,16 +94,6 @@ CRM_V2 = [
     """
     INSERT INTO contact_emails (email, contact_id, is_primary, added_at)
     SELECT email, id, 1, updated_at FROM contacts WHERE email IS NOT NULL
-    """,
-    """
-    CREATE TRIGGER contacts_primary_email_insert AFTER INSERT ON contacts
-    WHEN NEW.email IS NOT NULL
-    BEGIN
-        SELECT RAISE(ABORT, 'that address already belongs to another contact')
-        WHERE EXISTS (SELECT 1 FROM contact_emails WHERE email = NEW.email);
-        INSERT INTO contact_emails (email, contact_id, is_primary, added_at)
-        VALUES (NEW.email, NEW.id, 1, NEW.updated_at);
-    END
     """,
     """
     CREATE TRIGGER contacts_primary_email_update AFTER UPDATE OF email ON contacts
