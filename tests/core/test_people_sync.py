@@ -337,3 +337,41 @@ def test_a_full_pass_that_returns_nobody_marks_nobody(crm, cursor):
     report, notes = run(Google([page([], sync="s2")]).fetch(), crm, cursor, now=LATER)
     assert report.swept == 0 and "returned nobody" in notes[-1]
     assert crm.execute("SELECT count(*) FROM contacts WHERE deleted_at IS NULL").fetchone()[0] == 3
+
+
+def test_names_fall_back_in_order_and_the_primary_entry_is_chosen():
+    from company_ai.core.people import person_record
+
+    def name_of(**fields):
+        return person_record({"resourceName": "people/c1", **fields})[0].name
+
+    assert name_of(names=[{"givenName": "Ada", "familyName": "Lovelace"}]) == "Ada Lovelace"
+    assert name_of(names=[{"unstructuredName": "  Ada  L. "}]) == "Ada L."
+    assert name_of(emailAddresses=[{"value": "Ada@Acme.example"}]) == "ada@acme.example"
+    assert name_of(organizations=[{"name": "Acme"}]) == "Acme"
+    record, _ = person_record(
+        {
+            "resourceName": "people/c1",
+            "names": [
+                {"displayName": "Old"},
+                {"displayName": "New", "metadata": {"primary": True}},
+            ],
+            "organizations": [{"name": "Acme", "title": "CTO"}],
+            "addresses": [{"city": "Leeds"}, {"city": "Oslo", "metadata": {"primary": True}}],
+        }
+    )
+    assert (record.name, record.company, record.title, record.city) == (
+        "New",
+        "Acme",
+        "CTO",
+        "Oslo",
+    )
+
+
+def test_the_google_source_refuses_clearly_without_a_token_and_never_echoes_a_bad_one():
+    with pytest.raises(ValueError, match="needs COMPANY_AI_GOOGLE_PEOPLE_TOKEN"):
+        PeopleSource(backend="google").fetcher()
+    canary = "ya29.secret-canary-token"
+    with pytest.raises(ValueError, match="not authorized-user JSON") as refused:
+        PeopleSource(backend="google", google_token=f'{{"token": "{canary}"}}').fetcher()
+    assert canary not in str(refused.value) and canary not in repr(refused.value.__cause__ or "")
