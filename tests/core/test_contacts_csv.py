@@ -216,3 +216,14 @@ def test_connect_google_writes_the_token_for_its_owner_only_and_never_prints_it(
     assert secret in out.read_text() and out.stat().st_mode & 0o777 == 0o600
     assert secret not in "".join(capsys.readouterr())
     assert main(["connect-google", str(tmp_path / "missing.json")]) == 1
+
+
+def test_every_sample_contact_with_an_address_has_it_as_its_primary(sample_stores):
+    with sample_stores.connect("crm", readonly=True) as crm:
+        missing = crm.execute(
+            "SELECT count(*) FROM contacts c WHERE c.email IS NOT NULL AND NOT EXISTS"
+            " (SELECT 1 FROM contact_emails e WHERE e.email = c.email AND e.contact_id = c.id"
+            " AND e.is_primary = 1)"
+        ).fetchone()[0]
+        with_email = crm.execute("SELECT count(*) FROM contacts WHERE email IS NOT NULL")
+        assert missing == 0 and with_email.fetchone()[0] > 100

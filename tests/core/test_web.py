@@ -163,3 +163,29 @@ def test_the_resource_reads_real_pages_in_http_mode_and_local_pages_by_default(s
         source.page("127.0.0.1")
     (tmp_path / "acme.example.html").write_text("<p>Offline page of Acme.</p>")
     assert ResearchSource(pages_dir=str(tmp_path)).page("acme.example") == "Offline page of Acme."
+
+
+def test_a_page_that_keeps_sending_past_the_deadline_is_dropped(server):
+    class Ticking(Clock):
+        def __call__(self) -> float:
+            self.now += 10.0  # every look at the clock: 10 s later
+            return self.now
+
+    server.script("/trickle", html())
+    clock = Ticking()
+    web = WebPages(httpx.Client(), clock=clock, sleep=clock.sleep, min_interval_s=0, deadline_s=5)
+    with pytest.raises(SourceError, match="took over 5 s to send"):
+        web.text(f"{server.url}/trickle")
+
+
+def test_the_resource_applies_its_timeout(server, tmp_path):
+    server.script("/sites/slow.example/", html(delay_s=1.0))
+    source = ResearchSource(
+        pages_dir=str(tmp_path),
+        mode="http",
+        url=f"{server.url}/sites/{{domain}}/",
+        min_interval_s=0,
+        timeout_s=0.2,
+    )
+    with pytest.raises(SourceError, match="timed out"):
+        source.page("slow.example")
