@@ -9,6 +9,7 @@ from company_ai.core.people import PAGE_SIZE, PERSON_FIELDS, Fetch, MalformedPag
 from company_ai.core.sample_people import read_sample_page
 
 PEOPLE_SCOPES = ["https://www.googleapis.com/auth/contacts.readonly"]
+TRANSIENT_RETRIES = 2  # at most ~3 s of backoff: well inside the 80 s past the budget
 
 
 class PeopleSource(dg.ConfigurableResource):
@@ -50,7 +51,9 @@ class PeopleSource(dg.ConfigurableResource):
                 requestSyncToken=True,
             )
             try:
-                return request.execute()
+                # Transient answers (429, 5xx) are retried by the client with backoff; a
+                # refused token (400/410) never is.
+                return request.execute(num_retries=TRANSIENT_RETRIES)
             except HttpError as exc:
                 if exc.resp.status in (400, 410):
                     raise TokenRejected(exc.resp.status, exc.reason or "") from exc

@@ -64,3 +64,14 @@ def test_a_past_day_is_refused_as_a_capture(data):
     assert "crm_contacts is a capture" in failure.step_failure_data.error.message + str(
         failure.step_failure_data.user_failure_data.description
     )
+
+
+def test_a_malformed_source_fails_the_run_with_the_reason_and_keeps_the_cursor(data):
+    cursor = data / "cursors" / "crm_contacts.json"
+    (data / SAMPLE_PEOPLE_FILE).write_text('{"connections": [')  # cut short mid-write
+    with dg.instance_for_test() as instance:
+        result = materialize(data, instance=instance)
+    assert not result.success and not cursor.exists()
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    description = failure.step_failure_data.user_failure_data.description
+    assert "is not a people list" in description and "tries it again" in description
