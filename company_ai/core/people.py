@@ -287,7 +287,8 @@ def _digest(r: ContactRecord) -> str:
     return hashlib.blake2b(repr(fields).encode(), digest_size=12).hexdigest()
 
 
-def _csv_key(external_id: str | None) -> bool:
+def _unowned(external_id: str | None) -> bool:
+    """No source's id: an imported or hand-made contact, which a synced person may adopt."""
     return external_id is None or external_id.startswith("csv:")
 
 
@@ -357,7 +358,7 @@ def upsert_contacts(
                         for e in record.emails
                         if e in owner
                         and (
-                            _csv_key(record.external_id) or _csv_key(by_id[owner[e]]["external_id"])
+                            _unowned(record.external_id) or _unowned(by_id[owner[e]]["external_id"])
                         )
                     ),
                     None,
@@ -388,7 +389,7 @@ def upsert_contacts(
                 "title": record.title or old["title"],
                 "city": record.city or old["city"],
                 "external_id": record.external_id
-                if _csv_key(old["external_id"]) and record.external_id is not None
+                if _unowned(old["external_id"]) and record.external_id is not None
                 else old["external_id"],
                 "deleted_at": (old["deleted_at"] or now) if record.deleted else None,
             }
