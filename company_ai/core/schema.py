@@ -83,7 +83,8 @@ CRM_V2 = [
     """
     CREATE TABLE contact_emails (
         email       TEXT PRIMARY KEY,          -- lower-cased; one contact per address
-        contact_id  INTEGER NOT NULL REFERENCES contacts(id),
+        -- a contact removed by hand (never by a sync) takes its addresses with it
+        contact_id  INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
         is_primary  INTEGER NOT NULL DEFAULT 0 CHECK (is_primary IN (0, 1)),
         added_at    TEXT NOT NULL
     )
