@@ -515,7 +515,7 @@ def sync_people(
         log(problem)
         report.restarted = problem
     report.resumed_at_page = cursor.pages_done + 1 if cursor.page_token else 0
-    started, slowest = clock(), 0.0
+    started, slowest, passes = clock(), 0.0, 0
     while report.pages < max_pages:
         if report.pages and clock() - started + slowest > budget_s:
             report.stopped = "time budget"
@@ -541,7 +541,10 @@ def sync_people(
             report.resumed_at_page = 0
             continue
         if cursor.page_token is None and cursor.sync_token is None:
-            cursor = Cursor(generation=now)  # a full pass begins: name it
+            # A full pass begins: name it (a pass restarted in the same run gets a new name,
+            # so what only the abandoned attempt saw does not count as seen).
+            passes += 1
+            cursor = Cursor(generation=now if passes == 1 else f"{now}/{passes}")
         for text in page.problems:
             log(text)
         report.skipped += len(page.problems)

@@ -375,3 +375,17 @@ def test_the_google_source_refuses_clearly_without_a_token_and_never_echoes_a_ba
     with pytest.raises(ValueError, match="not authorized-user JSON") as refused:
         PeopleSource(backend="google", google_token=f'{{"token": "{canary}"}}').fetcher()
     assert canary not in str(refused.value) and canary not in repr(refused.value.__cause__ or "")
+
+
+def test_a_pass_restarted_in_the_same_run_does_not_count_what_the_abandoned_one_saw(crm, cursor):
+    run(Google(book(2)).fetch(), crm, cursor)  # people c0..c5
+    cursor.unlink()  # the next run makes a full pass
+    responses = [
+        book(2)[0],  # c0, c1, c2, then the page token p1 ...
+        error(400, "Page token is invalid."),  # ... is refused: the pass starts again
+        page([person(n, f"p{n}@acme.example") for n in (0, 1, 3, 4, 5)], sync="s2"),  # no c2
+    ]
+    report, _ = run(Google(responses).fetch(), crm, cursor, now=LATER)
+    assert report.restarted and report.stopped == "complete"
+    deleted = crm.execute("SELECT external_id FROM contacts WHERE deleted_at IS NOT NULL")
+    assert [r[0] for r in deleted] == ["people/c2"]
