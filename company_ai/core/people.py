@@ -568,7 +568,7 @@ def sync_people(
             save_cursor(cursor_path, source, cursor)
             continue
         if cursor.generation:
-            report.swept = _sweep(crm, source, cursor.generation, report, now, log)
+            report.swept = _sweep(crm, source, cursor.generation, now, log)
         save_cursor(cursor_path, source, Cursor(sync_token=page.next_sync_token))
         report.stopped = "complete"
         break
@@ -581,12 +581,11 @@ def _sweep(
     crm: sqlite3.Connection,
     source: str,
     generation: str,
-    report: SyncReport,
     now: str,
     log: Callable[[str], None],
 ) -> int:
-    """Mark what a complete full pass no longer returned, unless the pass saw no one at all
-    in this run and before it (an empty answer is more likely a fault than an empty book)."""
+    """Mark what a complete full pass no longer returned, unless it returned no one at all
+    (an empty answer is more likely a fault than an empty address book)."""
     seen = crm.execute(
         "SELECT count(*) FROM contacts WHERE synced_from = ? AND seen_in = ?", (source, generation)
     ).fetchone()[0]
