@@ -312,6 +312,10 @@ def _read_text(path: Path) -> str:
         raise CliError(f"cannot read {path}: {exc.strerror}") from None
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+
+
 def _import(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.contacts_csv import import_contacts_csv
     from company_ai.core.times import to_iso, utc_now
@@ -320,13 +324,16 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
         report = import_contacts_csv(crm, args.csvfile, to_iso(utc_now()))
     for error in report.errors:
         print(escape_controls(f"company-ai: {args.csvfile}: {error}"), file=sys.stderr)
-    counts = report.counts
+    counts, bad = report.counts, len(report.errors)
+    conflicts = (
+        f"; {_count(counts.conflicts, 'address')} kept by the contact that already had it"
+        if counts.conflicts
+        else ""
+    )
     _out(
-        f"{args.csvfile}: {counts.inserted} new, {counts.updated} updated, "
-        f"{counts.unchanged} unchanged contacts; {len(report.errors)} bad rows not imported"
-        + (f"; {counts.conflicts} addresses kept by the contact that already had them"
-           if counts.conflicts else "")
-    )  # fmt: skip
+        f"{args.csvfile}: {counts.inserted} new, {counts.updated} updated, {counts.unchanged}"
+        f" unchanged contacts; {_count(bad, 'bad row')} not imported{conflicts}"
+    )
     if report.errors:
         print(
             "company-ai: fix the rows above and run the import again: "

@@ -130,10 +130,10 @@ def test_the_command_reports_bad_rows_on_stderr_and_exits_1(tmp_path, capsys):
     path = write(tmp_path, GOOD + "Bob,not an address,,,,\n")
     assert main(["--data-dir", str(data), "import", str(path)]) == 1
     out, err = capsys.readouterr()
-    assert "3 new, 0 updated, 0 unchanged contacts; 1 bad rows not imported" in out
+    assert "3 new, 0 updated, 0 unchanged contacts; 1 bad row not imported" in out
     assert "line 5: not an email address" in err and "not duplicated" in err
     assert main(["--data-dir", str(data), "import", str(write(tmp_path, GOOD))]) == 0
-    assert "0 new, 0 updated, 3 unchanged" in capsys.readouterr().out
+    assert "0 new, 0 updated, 3 unchanged contacts; 0 bad rows" in capsys.readouterr().out
     assert main(["--data-dir", str(data), "import", str(tmp_path / "missing.csv")]) == 1
     assert "no such file" in capsys.readouterr().err
 
