@@ -79,7 +79,7 @@ CRM_V2 = [
     "ALTER TABLE contacts ADD COLUMN seen_in TEXT",
     "ALTER TABLE contacts ADD COLUMN synced_digest TEXT",
     # No index on (synced_from, seen_in): the sweep after a full pass reads every synced row
-    # anyway, and the index cost every page's upserts a third of their time (BENCHMARKS.md).
+    # anyway, and the index made each unchanged page's upsert ~40 % slower (BENCHMARKS.md).
     """
     CREATE TABLE contact_emails (
         email       TEXT PRIMARY KEY,          -- lower-cased; one contact per address
