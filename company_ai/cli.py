@@ -32,6 +32,13 @@ MAX_LIMIT = 100
 ERROR_CHARS = 1000
 
 
+GOOGLE_SCOPES = {
+    "contacts": "https://www.googleapis.com/auth/contacts.readonly",
+    "gmail-send": "https://www.googleapis.com/auth/gmail.send",
+    "gmail-read": "https://www.googleapis.com/auth/gmail.readonly",
+}
+
+
 class CliError(Exception):
     """Printed as `company-ai: error: …` with exit status 1."""
 
@@ -148,6 +155,36 @@ def _parser() -> argparse.ArgumentParser:
         help="a name that is never a claim, e.g. the sender's (repeatable)",
     )
     gate.set_defaults(run=_gate)
+
+    importer = commands.add_parser(
+        "import",
+        help="import contacts from a CSV file (idempotent)",
+        description="Import contacts from a UTF-8 CSV file with a header row. Columns: name"
+        " (required), email, other_emails (separated by ;), company, title, city. Each bad"
+        " row is reported by line and not imported; the good rows are. Running it again"
+        " duplicates nothing. Exit status 0: every row imported; 1: some rows were bad.",
+    )
+    importer.add_argument("csvfile", type=Path, metavar="contacts.csv")
+    importer.set_defaults(run=_import)
+
+    google = commands.add_parser(
+        "connect-google",
+        help="one-time Google consent: write the OAuth token the Google sources read",
+        description="Run Google's consent flow for an OAuth client (a Desktop app's"
+        " client_secret.json from the Google Cloud console) in the browser, and write the"
+        " authorized-user JSON (with its refresh token) to --out, readable by you only. Put"
+        " its content in COMPANY_AI_GOOGLE_PEOPLE_TOKEN (and COMPANY_AI_GMAIL_TOKEN).",
+    )
+    google.add_argument("client_secrets", type=Path, metavar="client_secret.json")
+    google.add_argument("--out", type=Path, default=Path("google-token.json"))
+    google.add_argument(
+        "--scope",
+        dest="scopes",
+        action="append",
+        choices=sorted(GOOGLE_SCOPES),
+        help="what to allow (repeatable; default: contacts)",
+    )
+    google.set_defaults(run=_connect_google)
 
     sample = commands.add_parser("sample", help="load the deterministic sample CRM")
     sample.add_argument("--contacts", type=_whole(1), default=2000, help="at least 1")
@@ -275,6 +312,59 @@ def _read_text(path: Path) -> str:
         raise CliError(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+
+
+def _import(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.contacts_csv import import_contacts_csv
+    from company_ai.core.times import to_iso, utc_now
+
+    with stores.connect("crm") as crm:
+        report = import_contacts_csv(crm, args.csvfile, to_iso(utc_now()))
+    for error in report.errors:
+        print(escape_controls(f"company-ai: {args.csvfile}: {error}"), file=sys.stderr)
+    counts, bad = report.counts, len(report.errors)
+    conflicts = (
+        f"; {_count(counts.conflicts, 'address')} kept by the contact that already had it"
+        if counts.conflicts
+        else ""
+    )
+    _out(
+        f"{args.csvfile}: {counts.inserted} new, {counts.updated} updated, {counts.unchanged}"
+        f" unchanged contacts; {_count(bad, 'bad row')} not imported{conflicts}"
+    )
+    if report.errors:
+        print(
+            "company-ai: fix the rows above and run the import again: "
+            "the rows already imported are not duplicated",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _connect_google(stores: Stores, args: argparse.Namespace) -> int:
+    from google_auth_oauthlib.flow import InstalledAppFlow
+
+    from company_ai.core.files import write_atomic
+
+    if not args.client_secrets.is_file():
+        raise CliError(f"no such file: {args.client_secrets}")
+    scopes = [GOOGLE_SCOPES[s] for s in dict.fromkeys(args.scopes or ["contacts"])]
+    flow = InstalledAppFlow.from_client_secrets_file(str(args.client_secrets), scopes)
+    credentials = flow.run_local_server(port=0, open_browser=True)
+    # The token is a secret: write_atomic's temporary file is made 0600 (mkstemp) and the
+    # rename keeps that, so no one else can read it at any moment. It is never printed.
+    write_atomic(args.out, credentials.to_json().encode("utf-8"))
+    print(
+        f"wrote {args.out} (readable by you only). Set COMPANY_AI_GOOGLE_PEOPLE_TOKEN to its"
+        ' content, e.g. export COMPANY_AI_GOOGLE_PEOPLE_TOKEN="$(cat '
+        f'{args.out})", and COMPANY_AI_CONTACTS=google'
+    )
+    return 0
 
 
 def _sample(stores: Stores, args: argparse.Namespace) -> int:

@@ -8,13 +8,15 @@ settings and clock (the tests use it). Nothing is read from the environment at i
 import dagster as dg
 
 from company_ai import schedules
-from company_ai.assets import brain, memory, ops, outreach, vault
+from company_ai.assets import brain, crm, memory, ops, outreach, vault
+from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
 from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.notifier import Notifier
+from company_ai.resources.people import PeopleSource
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
@@ -28,6 +30,7 @@ def resources(settings: Settings) -> dict:
     """One resource per external system, from the settings; secrets only as `dg.EnvVar`."""
     s = settings
     telegram = s.notifier == "telegram"
+    google = s.contacts == "google"
     return {
         "stores": StoresResource(
             data_dir=str(s.data_dir),
@@ -55,7 +58,14 @@ def resources(settings: Settings) -> dict:
             private_folders=list(s.vault_private_folders),
             include_hidden_folders=s.vault_include_hidden_folders,
         ),
-        "research_source": ResearchSource(pages_dir=str(s.data_dir / "company_pages")),
+        "research_source": ResearchSource(
+            pages_dir=str(s.data_dir / "company_pages"), mode=s.research, url=s.research_url
+        ),
+        "people": PeopleSource(
+            backend=s.contacts,
+            sample_file=str(s.data_dir / SAMPLE_PEOPLE_FILE),
+            google_token=dg.EnvVar("COMPANY_AI_GOOGLE_PEOPLE_TOKEN") if google else "",
+        ),
         "mailer": Mailer(
             backend=s.mailer,
             outbox_dir=str(s.data_dir / "outbox"),
@@ -68,7 +78,8 @@ def resources(settings: Settings) -> dict:
 
 def all_assets(setup: Setup) -> tuple[list, list]:
     """(every asset, with each scheduled asset's freshness policy; every separate check)."""
-    built = [*memory.assets(setup), *outreach.assets(setup), *vault.assets(setup)]
+    built = [*crm.assets(setup), *memory.assets(setup), *outreach.assets(setup)]
+    built += vault.assets(setup)
     built += [*ops.assets(setup), *brain.assets(setup)]
     checks = [b for b in built if isinstance(b, dg.AssetChecksDefinition)]
     assets = [b for b in built if not isinstance(b, dg.AssetChecksDefinition)]

@@ -8,7 +8,7 @@ Every run goes the way a scheduled run goes: through the code location and the
 instance's run launcher (`company_ai/launch.py`), so each appears on its job's page and
 can be re-executed from the UI. The install date is the first of the `--days` days, so
 the UI shows only real gaps. Replays (the nightly seal, brain and export) are run for
-each of those days; captures (vault staging, state export, outreach, snapshots) only
+each of those days; captures (vault staging, state export, contact sync, outreach, snapshots) only
 for their current day, because a capture records the world at the moment it runs and a
 past day's moment is gone. The first SIGTERM or Ctrl-C stops the demo cleanly: runs in
 flight are terminated and marked failed, never left STARTED.

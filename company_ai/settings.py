@@ -43,6 +43,9 @@ DEFAULTS = {
     "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": "false",
     "COMPANY_AI_RECALL_STALE_DAYS": "90",
     "COMPANY_AI_EMBEDDER_BACKEND": "offline",
+    "COMPANY_AI_CONTACTS": "sample",
+    "COMPANY_AI_RESEARCH": "local",
+    "COMPANY_AI_RESEARCH_URL": "https://{domain}/",
 }
 
 
@@ -75,6 +78,9 @@ class Settings:
     vault_private_folders: tuple[str, ...]
     vault_include_hidden_folders: bool
     recall_stale_days: int
+    contacts: str  # sample | google: where crm_contacts syncs from
+    research: str  # local | http: where research reads company pages
+    research_url: str  # the http research's page address, `{domain}` filled in
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -130,6 +136,9 @@ class Settings:
             )
             == "true",
             recall_stale_days=_whole("COMPANY_AI_RECALL_STALE_DAYS", get, minimum=1),
+            contacts=_one_of("COMPANY_AI_CONTACTS", get, ("sample", "google")),
+            research=_one_of("COMPANY_AI_RESEARCH", get, ("local", "http")),
+            research_url=_research_url(get("COMPANY_AI_RESEARCH_URL")),
         )
 
     def store_urls(self) -> dict[Store, str]:
@@ -146,6 +155,15 @@ def _whole(name: str, get, *, minimum: int) -> int:
     if not value.isdigit() or int(value) < minimum:
         raise ValueError(f"{name} must be a whole number ≥ {minimum}, not {value[:40]!r}")
     return int(value)
+
+
+def _research_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")) or value.count("{domain}") != 1:
+        raise ValueError(
+            "COMPANY_AI_RESEARCH_URL must be an http(s) address with one {domain} in it, "
+            f"not {value[:60]!r}"
+        )
+    return value
 
 
 def _one_of(name: str, get, allowed: tuple[str, ...]) -> str:

@@ -17,12 +17,16 @@ from typing import Any
 
 @dataclass
 class Reply:
-    """One scripted answer: a body (JSON-able) or raw text, a status, an optional delay."""
+    """One scripted answer: a body (JSON-able) or raw text, a status, an optional delay;
+    extra headers, and `length=False` to send no Content-Length (the body ends at close)."""
 
     body: Any = None
     status: int = 200
     delay_s: float = 0.0
-    raw: str | None = None
+    raw: str | bytes | None = None
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    length: bool = True
 
 
 @dataclass
@@ -49,17 +53,27 @@ class FakeServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append((self.path, payload))
-                reply = fake.next_reply(self.path)
+                self._answer(fake.next_reply(self.path))
+
+            def do_GET(self) -> None:  # noqa: N802
+                fake.requests.append((self.path, dict(self.headers)))
+                self._answer(fake.next_reply(self.path))
+
+            def _answer(self, reply: Reply) -> None:
                 time.sleep(reply.delay_s)
-                data = (reply.raw if reply.raw is not None else json.dumps(reply.body)).encode()
+                data = reply.raw if reply.raw is not None else json.dumps(reply.body)
+                data = data.encode() if isinstance(data, str) else data
                 try:
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Content-Type", reply.content_type)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    if reply.length:
+                        self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
+                    pass  # the client gave up (a timeout test, a size cap)
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from company_ai.core.db import table_exists
 from company_ai.core.terminal import shorten
 
 
@@ -50,6 +52,9 @@ def load_contact(crm: sqlite3.Connection, contact_id: int) -> Contact | None:
     return None if row is None else Contact.from_row(row)
 
 
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # (\s: any Unicode space, as str.isspace)
+
+
 class UnknownContactError(LookupError):
     """No contact has that email address."""
 
@@ -58,15 +63,21 @@ def normalize_email(email: str) -> str:
     """Trim, NFC-normalise and lower-case an address; reject what cannot be one."""
     cleaned = unicodedata.normalize("NFC", email.strip()).lower()
     local, at, domain = cleaned.rpartition("@")
-    if not at or not local or not domain or any(c.isspace() or ord(c) < 32 for c in cleaned):
+    if not at or not local or not domain or _SPACE_OR_CONTROL.search(cleaned):
         raise ValueError(f"not an email address: {shorten(repr(email))}")
     return cleaned
 
 
 def find_contact(crm: sqlite3.Connection, email: str) -> sqlite3.Row:
-    """The contact with this email, or UnknownContactError saying so."""
+    """The contact with this email (primary or not), or UnknownContactError saying so."""
     address = normalize_email(email)
     row = crm.execute("SELECT * FROM contacts WHERE email = ?", (address,)).fetchone()
+    if row is None and table_exists(crm, "contact_emails"):  # a store from before v2 has none
+        row = crm.execute(
+            "SELECT c.* FROM contacts c JOIN contact_emails e ON e.contact_id = c.id"
+            " WHERE e.email = ?",
+            (address,),
+        ).fetchone()
     if row is None:
         raise UnknownContactError(f"no contact with email {shorten(repr(address))}")
     return row

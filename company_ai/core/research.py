@@ -7,6 +7,7 @@ The selection rule (`select_candidates`), for the partition day D:
   4. they have not replied to us (a conversation belongs to a person, not this job);
   5. their latest thread is not already bumped twice without a reply (politely twice, done);
   6. they were not researched in the 30 days before D (`RESEARCH_COOLDOWN_DAYS`);
+  7. they are not marked deleted upstream (core/people.py: the address book dropped them);
 then warmest first, then the longest since we last wrote, then the lowest id; at most
 `RESEARCH_CAP` (20) a day. Every message ever sent counts, whatever day is being picked
 for: a late or repeated day never writes to someone a later day already wrote to. The
@@ -82,7 +83,8 @@ def select_candidates(
         )
     )
     rows = crm.execute(
-        "SELECT id, warmth FROM contacts WHERE email IS NOT NULL AND email != ''"
+        "SELECT id, warmth FROM contacts"
+        " WHERE email IS NOT NULL AND email != '' AND deleted_at IS NULL"
     ).fetchall()
     candidates = [
         Candidate(cid, warmth, last_sent.get(cid)) for cid, warmth in rows if cid not in excluded
@@ -159,6 +161,11 @@ def page_text(raw: bytes, name: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
         html = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SourceError(f"{name} is not UTF-8 text ({exc.reason})") from None
+    return html_text(html, name)
+
+
+def html_text(html: str, name: str) -> str:
+    """The readable text of an HTML page (scripts, styles and the title left out)."""
     parser = _Text()
     parser.feed(html)
     lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
+from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE, write_sample_people
 from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
 from company_ai.tools.company_pages import write_company_pages
@@ -147,6 +148,7 @@ def load_sample(
                     progress(len(people), contacts)
         total += append_episodes(memory, episodes, tz=tz).inserted
     store_contacts(stores, people)
+    write_sample_people(stores.data_dir / SAMPLE_PEOPLE_FILE, people)  # the offline People API
     stored_messages = store_messages(stores, messages)
     write_company_pages(stores)
     if progress:
@@ -163,7 +165,13 @@ def store_contacts(stores: Stores, rows: list[tuple]) -> int:
             " ON CONFLICT (id) DO NOTHING",
             rows,
         )
-        return crm.total_changes - before
+        stored = crm.total_changes - before
+        crm.execute(  # each contact's address is its primary one (core/people.py)
+            "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
+            " SELECT email, id, 1, updated_at FROM contacts WHERE email IS NOT NULL"
+            " ON CONFLICT (email) DO NOTHING"
+        )
+        return stored
 
 
 def store_messages(stores: Stores, rows: list[list]) -> int:

@@ -64,6 +64,54 @@ CRM_V1 = [
     "CREATE INDEX idx_contacts_warmth ON contacts(warmth)",
 ]
 
+# Contact identity (core/people.py): every address a contact has, one of them primary;
+# who keeps the row in step (`synced_from`: google_people, sample), the full pass it was
+# last seen in (`seen_in`) and a digest of the record it last gave (`synced_digest`: an
+# unchanged upstream record leaves the row, and any local correction, alone).
+# `deleted_at` marks a contact deleted upstream: its row and history are kept.
+# `contacts.email` stays the primary address (everything reads it). A writer that inserts
+# contacts also inserts their primary addresses (core/people.py, core/sample.py): a trigger
+# per inserted row halved the sync's speed (BENCHMARKS.md). When a contact's email changes,
+# the trigger below moves the primary mark, and refuses an address another contact has.
+CRM_V2 = [
+    "ALTER TABLE contacts ADD COLUMN deleted_at TEXT",
+    "ALTER TABLE contacts ADD COLUMN synced_from TEXT",
+    "ALTER TABLE contacts ADD COLUMN seen_in TEXT",
+    "ALTER TABLE contacts ADD COLUMN synced_digest TEXT",
+    # No index on (synced_from, seen_in): the sweep after a full pass reads every synced row
+    # anyway, and the index made each unchanged page's upsert ~40 % slower (BENCHMARKS.md).
+    """
+    CREATE TABLE contact_emails (
+        email       TEXT PRIMARY KEY,          -- lower-cased; one contact per address
+        -- a contact removed by hand (never by a sync) takes its addresses with it
+        contact_id  INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        is_primary  INTEGER NOT NULL DEFAULT 0 CHECK (is_primary IN (0, 1)),
+        added_at    TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_contact_emails_contact ON contact_emails(contact_id)",
+    """CREATE UNIQUE INDEX idx_contact_emails_one_primary ON contact_emails(contact_id)
+    WHERE is_primary = 1""",
+    """
+    INSERT INTO contact_emails (email, contact_id, is_primary, added_at)
+    SELECT email, id, 1, updated_at FROM contacts WHERE email IS NOT NULL
+    """,
+    """
+    CREATE TRIGGER contacts_primary_email_update AFTER UPDATE OF email ON contacts
+    WHEN NEW.email IS NOT OLD.email
+    BEGIN
+        SELECT RAISE(ABORT, 'that address already belongs to another contact')
+        WHERE EXISTS (
+            SELECT 1 FROM contact_emails WHERE email = NEW.email AND contact_id != NEW.id
+        );
+        UPDATE contact_emails SET is_primary = 0 WHERE contact_id = NEW.id AND is_primary = 1;
+        INSERT INTO contact_emails (email, contact_id, is_primary, added_at)
+        SELECT NEW.email, NEW.id, 1, NEW.updated_at WHERE NEW.email IS NOT NULL
+        ON CONFLICT (email) DO UPDATE SET is_primary = 1;
+    END
+    """,
+]
+
 MEMORY_V1 = [
     # The shape of contact_episodes is fixed by the design; natural_key and day are
     # the only additions. The natural key makes every write idempotent; day (the local
@@ -398,7 +446,7 @@ MEMORY_PG_V1 = [
 PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1]}
 
 MIGRATIONS: dict[str, list[list[str]]] = {
-    Store.CRM: [CRM_V1],
+    Store.CRM: [CRM_V1, CRM_V2],
     Store.MEMORY: [MEMORY_V1],
     Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4],
     Store.BRAIN: [BRAIN_V1],

@@ -135,6 +135,12 @@ TIMETABLE: list[Entry] = [
     # Counting every table of six stores: ~0.5 s on the demo, ~5 s on a 1.5M-episode
     # memory; four small files. 300 s. A capture: it records the stores as they are.
     Entry("state_export_job", ("state_export",), time(6, 15), 300, capture=True),
+    # The contact sync: a capture (it records the address book as it is now). It stops
+    # itself after 15 pages or 520 s of work (core/people.py), whichever comes first: 15
+    # pages of 1,000 people take ~1 s to store (BENCHMARKS.md) and a few seconds each to
+    # fetch. The 600 s leave 80 s past the budget for the last request's 60-s timeout and
+    # the run's start and end. Done by 07:40, before outreach reads the CRM at 07:55.
+    Entry("crm_job", ("crm_contacts",), time(7, 30), 600, capture=True),
     # Outreach: 20 research passes + 10 drafts at about a minute of model time each
     # = 30 min; the gate (pure code, < 1 ms a draft) and 10 sends (a few s each) add
     # under a minute. 1.5 x headroom for a slow model: 45 min = 2700 s, still well

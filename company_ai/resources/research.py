@@ -1,23 +1,61 @@
+import time
 from pathlib import Path
+from typing import Any, Literal
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from company_ai.core.research import MAX_PAGE_BYTES, read_page
 
 
 class ResearchSource(dg.ConfigurableResource):
     """Company intel for research: the page of a company's web domain, as plain text.
-    The default reads the local pages shipped with the sample data
-    (`<data_dir>/company_pages/<domain>.html`); a web-fetching source would implement
-    the same `page(domain)` and the same limits. Pages over `max_bytes`, binary or empty
-    raise `SourceError` and that contact is skipped with the reason recorded."""
+    `local` (the default, offline) reads the pages shipped with the sample data
+    (`<data_dir>/company_pages/<domain>.html`). `http` fetches the company's real site
+    (`url` with `{domain}` filled in) over httpx, politely (`core/web.py`): a timeout per
+    request and a deadline per page, at most `max_redirects` redirects, robots.txt
+    honoured, one request per host every `min_interval_s` seconds, text extracted from
+    HTML. Either way pages over `max_bytes`, binary or empty raise `SourceError` and that
+    contact is skipped with the reason recorded."""
 
     pages_dir: str
     max_bytes: int = MAX_PAGE_BYTES
+    mode: Literal["local", "http"] = "local"
+    url: str = "https://{domain}/"
+    timeout_s: float = 10.0
+    deadline_s: float = 30.0
+    max_redirects: int = 3
+    min_interval_s: float = 2.0
+    _web: Any = PrivateAttr(default=None)  # one per run: robots.txt and pacing per host
 
     def page(self, domain: str) -> str:
-        return read_page(Path(self.pages_dir), domain, self.max_bytes)
+        if self.mode == "local":
+            return read_page(Path(self.pages_dir), domain, self.max_bytes)
+        from company_ai.core.web import check_domain
+
+        return self._pages().text(self.url.format(domain=check_domain(domain)))
 
     def source_name(self, domain: str) -> str:
         """The provenance of a fact read from this page (`web:<domain>`)."""
         return f"web:{domain}"
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._web is not None:
+            self._web.client.close()
+
+    def _pages(self):
+        if self._web is None:
+            import httpx
+
+            from company_ai.core.web import WebPages
+
+            self._web = WebPages(
+                httpx.Client(timeout=self.timeout_s, follow_redirects=False),
+                clock=time.monotonic,
+                sleep=time.sleep,
+                max_bytes=self.max_bytes,
+                max_redirects=self.max_redirects,
+                min_interval_s=self.min_interval_s,
+                deadline_s=self.deadline_s,
+            )
+        return self._web

@@ -1,0 +1,67 @@
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from company_ai import days
+from company_ai.constants import CAPTURE_META, CRM, OWNER
+from company_ai.core.people import BUDGET_S, MAX_PAGES, MalformedPage, SyncError, sync_people
+from company_ai.core.times import to_iso
+from company_ai.resources.people import PeopleSource
+from company_ai.resources.stores import StoresResource
+from company_ai.setup import Setup
+
+CURSOR = Path("cursors") / "crm_contacts.json"  # in the data directory
+
+
+def assets(setup: Setup) -> list:
+    """This module's assets, built for `setup` (its partitions, clock, settings)."""
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=CRM,
+        kinds={"google", "sqlite"},
+        owners=[OWNER],
+        pool="crm_db",
+        metadata=CAPTURE_META,
+    )
+    def crm_contacts(
+        context: dg.AssetExecutionContext, stores: StoresResource, people: PeopleSource
+    ) -> dg.MaterializeResult:
+        """Contacts synced from the address book (Google People API, or the sample CRM offline)
+        into `crm.db`, resuming from a cursor.
+
+        A capture: it records the address book as it is when it runs, so it runs for its
+        current day only and refuses a past day. Source: `people.connections.list` through
+        `PeopleSource`, 1,000 people a page. Grain: each run stops itself after 15 pages or
+        520 seconds of work (under the job's 600-second max runtime) and saves, after every
+        page, the next page token to `<data dir>/cursors/crm_contacts.json` (atomically; at
+        the end of a pass the sync token, so the next pass asks only for changes); the next
+        run resumes there. An expired or invalid token (HTTP 400/410) clears the cursor and
+        restarts from page one, as does an unreadable cursor file, and the metadata says so.
+        Upserts are idempotent; every address is kept (one primary, in `contact_emails`);
+        contacts deleted upstream are marked (`deleted_at`), never removed.
+        """
+        days.require_current(context, setup, "the address book")
+        with stores.connect("crm") as crm:
+            try:
+                report = sync_people(
+                    people.fetcher(),
+                    crm,
+                    Path(stores.data_dir) / CURSOR,
+                    source=people.source_name,
+                    now=to_iso(setup.now()),
+                    clock=time.monotonic,
+                    max_pages=MAX_PAGES,
+                    budget_s=BUDGET_S,
+                    log=context.log.warning,
+                )
+            except (SyncError, MalformedPage) as exc:
+                raise dg.Failure(
+                    description=f"{exc}. Pages stored before it are kept; the cursor still "
+                    "points at the page that failed, so the next run tries it again.",
+                    allow_retries=False,
+                ) from exc
+        return dg.MaterializeResult(metadata=report.metadata())
+
+    return [crm_contacts]

@@ -1,0 +1,598 @@
+"""Contacts from the outside world into the CRM store: a People sync that survives being
+killed, and the records a CSV import brings.
+
+The sync (`sync_people`) reads pages of people from a source (the Google People API's
+`people.connections.list`, or the sample CRM offline) through one function,
+`fetch(page_token, sync_token) -> page`. After every page it commits that page's upserts,
+then saves the next page token to a cursor file (atomically); after the last page it
+saves the sync token, so the next pass asks only for what changed. A run stops politely
+at `MAX_PAGES` pages or when the next page would overrun its time budget, and the next
+run resumes from the cursor. A crash between the commit and the cursor save re-reads one
+page, which changes nothing: every upsert is idempotent.
+
+Identity: a contact is found by the source's id (`external_id`, e.g. `people/c123`), else
+by any of its addresses. A contact keeps every address it was ever given (one primary,
+in `contacts.email`); an address belongs to one contact only, so an address another
+contact already has is left with that contact and counted as a conflict. A person the
+source deletes, or who is missing from a complete full pass, is marked (`deleted_at`),
+never removed; if they come back the mark is lifted. Empty fields never overwrite known
+ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from company_ai.core.contacts import normalize_email
+from company_ai.core.db import transaction
+from company_ai.core.files import write_atomic
+
+PERSON_FIELDS = "names,emailAddresses,organizations,addresses,metadata"
+PAGE_SIZE = 1000
+MAX_PAGES = 15
+# 520 s of work under the job's 600-s dagster/max_runtime: the 80 s left cover the last
+# page's slowest request (the client's timeout is 60 s) and the run's own start and end.
+BUDGET_S = 520.0
+CURSOR_VERSION = 1
+MAX_FIELD = 200  # characters kept of a name, company, title or city
+MAX_EMAILS = 20  # addresses kept per person: more is not a person, it is a list
+NO_NAME = "(no name)"
+_SQL_CHUNK = 900  # parameters per IN (...) query, under SQLite's limit
+
+
+class TokenRejected(Exception):
+    """The source refused a page or sync token (HTTP 400 or 410): expired or invalid."""
+
+    def __init__(self, status: int, reason: str = "") -> None:
+        super().__init__(f"HTTP {status}{': ' + reason if reason else ''}")
+        self.status = status
+
+
+class MalformedPage(ValueError):
+    """A page of the source's answer is not what the API promises; nothing of it was stored."""
+
+
+class SyncError(RuntimeError):
+    """The sync cannot go on; the message says why and what to do."""
+
+
+# --- records -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContactRecord:
+    """One person as a source gives it: addresses normalised, the primary first."""
+
+    name: str
+    emails: tuple[str, ...] = ()
+    company: str | None = None
+    title: str | None = None
+    city: str | None = None
+    external_id: str | None = None
+    deleted: bool = False
+
+
+def _clean(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())[:MAX_FIELD]
+    return text or None
+
+
+def _chosen(items: object) -> Mapping[str, Any]:
+    """The primary entry of a People field (a list of dicts), else its first; {} if none."""
+    if not isinstance(items, list) or not items:
+        return {}
+    if len(items) == 1:  # most fields of most people: one entry
+        return items[0] if isinstance(items[0], dict) else {}
+    entries = [i for i in items if isinstance(i, dict)]
+    for entry in entries:
+        metadata = entry.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("primary") is True:
+            return entry
+    return entries[0] if entries else {}
+
+
+def person_record(person: object) -> tuple[ContactRecord, list[str]]:
+    """A People API person as a record, and the problems met (bad addresses dropped).
+
+    Raises ValueError when the person cannot be a contact at all (no resourceName).
+    """
+    if not isinstance(person, dict):
+        raise ValueError(f"a person must be an object, not {type(person).__name__}")
+    resource = person.get("resourceName")
+    if not isinstance(resource, str) or not resource.strip() or len(resource) > MAX_FIELD:
+        raise ValueError("a person without a usable resourceName")
+    metadata = person.get("metadata")
+    deleted = isinstance(metadata, dict) and metadata.get("deleted") is True
+    problems: list[str] = []
+    emails: list[str] = []
+    entries = person.get("emailAddresses")
+    entries = entries if isinstance(entries, list) else []
+    primary = _chosen(entries)
+    ordered = [primary] + [e for e in entries if e is not primary] if primary else []
+    for entry in ordered:
+        if not isinstance(entry, dict):
+            continue
+        try:
+            address = normalize_email(str(entry.get("value") or ""))
+        except ValueError:
+            problems.append(f"{resource}: an address that is not one was dropped")
+            continue
+        if address not in emails and len(emails) < MAX_EMAILS:
+            emails.append(address)
+    names = _chosen(person.get("names"))
+    organization = _chosen(person.get("organizations"))
+    company = _clean(organization.get("name"))
+    name = (
+        _clean(names.get("displayName"))
+        or _clean(names.get("unstructuredName"))
+        or _clean(
+            " ".join(
+                n for n in (names.get("givenName"), names.get("familyName")) if isinstance(n, str)
+            )
+        )
+        or (emails[0] if emails else None)
+        or company
+        or NO_NAME
+    )
+    record = ContactRecord(
+        name=name,
+        emails=tuple(emails),
+        company=company,
+        title=_clean(organization.get("title")),
+        city=_clean(_chosen(person.get("addresses")).get("city")),
+        external_id=resource.strip(),
+        deleted=deleted,
+    )
+    return record, problems
+
+
+@dataclass(frozen=True)
+class Page:
+    records: list[ContactRecord]
+    problems: list[str]
+    next_page_token: str | None
+    next_sync_token: str | None
+
+
+def _token(page: Mapping[str, Any], key: str) -> str | None:
+    value = page.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 4096:
+        raise MalformedPage(f"{key} is not a token")
+    return value
+
+
+def parse_page(page: object) -> Page:
+    """One `connections.list` answer, checked. A person that cannot be read is skipped and
+    named in `problems`; an answer that is not a page at all raises MalformedPage."""
+    if not isinstance(page, dict):
+        raise MalformedPage(f"the answer is {type(page).__name__}, not a JSON object")
+    people = page.get("connections", [])
+    if not isinstance(people, list):
+        raise MalformedPage("connections is not a list")
+    records: list[ContactRecord] = []
+    problems: list[str] = []
+    for n, person in enumerate(people, start=1):
+        try:
+            record, dropped = person_record(person)
+        except ValueError as exc:
+            problems.append(f"person {n} of the page skipped: {exc}")
+            continue
+        records.append(record)
+        problems += dropped
+    return Page(records, problems, _token(page, "nextPageToken"), _token(page, "nextSyncToken"))
+
+
+# --- the cursor --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a sync stands. A pass sends (page_token, sync_token) as they are here: no page
+    token starts a pass; no sync token makes it a full pass, named by `generation`."""
+
+    page_token: str | None = None
+    sync_token: str | None = None
+    generation: str | None = None
+    pages_done: int = 0
+
+    @property
+    def fresh(self) -> bool:
+        return self.page_token is None and self.sync_token is None
+
+
+def load_cursor(path: Path, source: str) -> tuple[Cursor, str | None]:
+    """The saved cursor, or a fresh one and why when the file cannot be trusted."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Cursor(), None
+    except OSError as exc:
+        return Cursor(), (
+            f"the sync cursor {path} cannot be read ({exc.strerror}): restarting from page one"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict) or data.get("version") != CURSOR_VERSION:
+            raise ValueError("not a version-1 cursor")
+        if data.get("source") != source:
+            return Cursor(), (
+                f"the sync cursor {path} belongs to source {str(data.get('source'))[:40]!r}, "
+                f"not {source!r}: restarting from page one"
+            )
+        cursor = Cursor(
+            page_token=data["page_token"],
+            sync_token=data["sync_token"],
+            generation=data["generation"],
+            pages_done=data["pages_done"],
+        )
+        tokens = (cursor.page_token, cursor.sync_token, cursor.generation)
+        if not all(t is None or (isinstance(t, str) and t) for t in tokens):
+            raise ValueError("a token is not a string")
+        if type(cursor.pages_done) is not int or cursor.pages_done < 0:
+            raise ValueError("pages_done is not a count")
+        if cursor.sync_token is None and cursor.page_token and not cursor.generation:
+            raise ValueError("a full pass without its generation")
+    except (UnicodeDecodeError, ValueError, KeyError) as exc:
+        return Cursor(), f"the sync cursor {path} is corrupt ({exc}): restarting from page one"
+    return cursor, None
+
+
+def save_cursor(path: Path, source: str, cursor: Cursor) -> None:
+    data = {"version": CURSOR_VERSION, "source": source} | cursor.__dict__
+    write_atomic(path, json.dumps(data, sort_keys=True).encode("utf-8"))
+
+
+# --- upserts -----------------------------------------------------------------------------
+
+
+@dataclass
+class UpsertCounts:
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    marked_deleted: int = 0
+    restored: int = 0  # marked deleted before, present again
+    unknown_deleted: int = 0  # deletions of people never stored: nothing to mark
+    conflicts: int = 0  # addresses left with the contact that already had them
+
+    def add(self, other: UpsertCounts) -> None:
+        for name, value in other.__dict__.items():
+            setattr(self, name, getattr(self, name) + value)
+
+
+_COLUMNS = ("name", "email", "company", "title", "city", "external_id", "deleted_at")
+
+
+def _rows_where(crm: sqlite3.Connection, sql: str, keys: Iterable[object]) -> list[sqlite3.Row]:
+    keys = list(keys)
+    rows: list[sqlite3.Row] = []
+    for start in range(0, len(keys), _SQL_CHUNK):
+        chunk = keys[start : start + _SQL_CHUNK]
+        rows += crm.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
+
+
+def _digest(r: ContactRecord) -> str:
+    fields = (r.name, r.emails, r.company, r.title, r.city, r.external_id, r.deleted)
+    return hashlib.blake2b(repr(fields).encode(), digest_size=12).hexdigest()
+
+
+def _unowned(external_id: str | None) -> bool:
+    """No source's id: an imported or hand-made contact, which a synced person may adopt."""
+    return external_id is None or external_id.startswith("csv:")
+
+
+def upsert_contacts(
+    crm: sqlite3.Connection,
+    records: Sequence[ContactRecord],
+    *,
+    source: str,
+    now: str,
+    synced_from: str | None = None,
+    seen_in: str | None = None,
+) -> UpsertCounts:
+    """Insert or update `records` in one transaction; the same records again change nothing.
+
+    `synced_from` names the sync source that keeps these rows in step (None for an
+    import); `seen_in` is the full pass they were seen in (see `mark_unseen_deleted`).
+    """
+    counts = UpsertCounts()
+    latest: dict[str, ContactRecord] = {}
+    for record in records:  # a person twice in one batch: the later one wins
+        key = record.external_id or (record.emails[0] if record.emails else record.name)
+        latest.pop(key, None)
+        latest[key] = record
+    with transaction(crm):
+        by_external = {
+            r["external_id"]: r
+            for r in _rows_where(crm, "SELECT * FROM contacts WHERE external_id IN ({})", latest)
+        }
+        seen: list[tuple] = []
+        pending: list[tuple[ContactRecord, str | None]] = []
+        for record in latest.values():
+            digest = _digest(record) if synced_from else None
+            row = by_external.get(record.external_id) if record.external_id else None
+            if (
+                row is not None
+                and synced_from is not None
+                and row["synced_from"] == synced_from
+                and row["synced_digest"] == digest
+                and bool(row["deleted_at"]) == record.deleted
+            ):  # the source says what it said last time: the row (and local edits) stay
+                counts.unchanged += 1
+                if seen_in is not None:
+                    seen.append((seen_in, row["id"]))
+            else:
+                pending.append((record, digest))
+        addresses = {e for r, _ in pending for e in r.emails}
+        owner = {
+            e: c
+            for e, c in _rows_where(
+                crm, "SELECT email, contact_id FROM contact_emails WHERE email IN ({})", addresses
+            )
+        }
+        owned = {c for c in owner.values()}
+        by_id = {
+            r["id"]: r for r in _rows_where(crm, "SELECT * FROM contacts WHERE id IN ({})", owned)
+        } | {r["id"]: r for r in by_external.values()}
+        next_id = crm.execute("SELECT coalesce(max(id), 0) + 1 FROM contacts").fetchone()[0]
+        inserts: list[tuple] = []
+        updates: list[tuple] = []
+        secondaries: list[tuple] = []
+        for record, digest in pending:
+            row = by_external.get(record.external_id) if record.external_id else None
+            if row is None:
+                row = next(
+                    (
+                        by_id[owner[e]]
+                        for e in record.emails
+                        if e in owner
+                        and (
+                            _unowned(record.external_id) or _unowned(by_id[owner[e]]["external_id"])
+                        )
+                    ),
+                    None,
+                )
+            if row is None and record.deleted:
+                counts.unknown_deleted += 1
+                continue
+            contact_id = row["id"] if row is not None else next_id
+            kept = [e for e in record.emails if owner.get(e, contact_id) == contact_id]
+            counts.conflicts += len(record.emails) - len(kept)
+            for address in kept:
+                owner[address] = contact_id  # claimed: later records in the batch see it
+            secondaries += [(e, contact_id, now) for e in kept[1:]]
+            if row is None:
+                next_id += 1
+                inserts.append(
+                    (contact_id, kept[0] if kept else None, record.name, record.company,
+                     record.title, record.city, source, record.external_id, now, now,
+                     synced_from, seen_in, digest)
+                )  # fmt: skip
+                counts.inserted += 1
+                continue
+            old = {c: row[c] for c in _COLUMNS}
+            new = {
+                "name": record.name if record.name != NO_NAME else old["name"],
+                "email": kept[0] if kept else old["email"],
+                "company": record.company or old["company"],
+                "title": record.title or old["title"],
+                "city": record.city or old["city"],
+                "external_id": record.external_id
+                if _unowned(old["external_id"]) and record.external_id is not None
+                else old["external_id"],
+                "deleted_at": (old["deleted_at"] or now) if record.deleted else None,
+            }
+            if record.deleted and not old["deleted_at"]:
+                counts.marked_deleted += 1
+            elif not record.deleted and old["deleted_at"]:
+                counts.restored += 1
+            if new == old:
+                counts.unchanged += 1
+                if not synced_from:
+                    continue
+            else:
+                counts.updated += 1
+            if synced_from:
+                synced = (synced_from, seen_in or row["seen_in"], digest)
+            else:
+                synced = (row["synced_from"], row["seen_in"], row["synced_digest"])
+            updated_at = now if new != old else row["updated_at"]
+            updates.append((*new.values(), *synced, updated_at, contact_id))
+        crm.executemany(
+            "INSERT INTO contacts (id, email, name, company, title, city, source, external_id,"
+            " created_at, updated_at, synced_from, seen_in, synced_digest)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            inserts,
+        )
+        crm.executemany(
+            "UPDATE contacts SET name = ?, email = ?, company = ?, title = ?, city = ?,"
+            " external_id = ?, deleted_at = ?, synced_from = ?, seen_in = ?, synced_digest = ?,"
+            " updated_at = ? WHERE id = ?",
+            updates,
+        )
+        crm.executemany("UPDATE contacts SET seen_in = ? WHERE id = ?", seen)
+        # A new contact's primary address is written here, a changed one by the trigger on
+        # contacts.email (schema.CRM_V2); the other addresses here too.
+        crm.executemany(
+            "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
+            " VALUES (?, ?, 1, ?)",
+            [(row[1], row[0], now) for row in inserts if row[1]],
+        )
+        crm.executemany(
+            "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
+            " VALUES (?, ?, 0, ?) ON CONFLICT (email) DO NOTHING",
+            secondaries,
+        )
+    return counts
+
+
+def mark_unseen_deleted(
+    crm: sqlite3.Connection, synced_from: str, generation: str, now: str
+) -> int:
+    """After a complete full pass: mark the source's contacts it no longer returned."""
+    with transaction(crm):
+        return crm.execute(
+            "UPDATE contacts SET deleted_at = ?, updated_at = ? WHERE synced_from = ?"
+            " AND deleted_at IS NULL AND (seen_in IS NULL OR seen_in != ?)",
+            (now, now, synced_from, generation),
+        ).rowcount
+
+
+def contact_emails(crm: sqlite3.Connection, contact_id: int) -> list[tuple[str, bool]]:
+    """Every address of a contact, the primary first."""
+    return [
+        (e, bool(p))
+        for e, p in crm.execute(
+            "SELECT email, is_primary FROM contact_emails WHERE contact_id = ?"
+            " ORDER BY is_primary DESC, email",
+            (contact_id,),
+        )
+    ]
+
+
+# --- the sync ----------------------------------------------------------------------------
+
+Fetch = Callable[[str | None, str | None], object]
+
+
+@dataclass
+class SyncReport:
+    source: str
+    pages: int = 0
+    people: int = 0
+    counts: UpsertCounts = field(default_factory=UpsertCounts)
+    swept: int = 0  # marked deleted after a full pass that no longer returned them
+    skipped: int = 0  # people or addresses that could not be read (see the log)
+    stopped: str = ""  # complete | page cap | time budget
+    resumed_at_page: int = 0  # 0: this run started a pass at page one
+    restarted: str = ""  # why the cursor was thrown away and the pass started again
+
+    def metadata(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "pages": self.pages,
+            "people": self.people,
+            **self.counts.__dict__,
+            "marked_deleted_absent": self.swept,
+            "skipped": self.skipped,
+            "stopped": self.stopped,
+            "resumed_at_page": self.resumed_at_page,
+            "restarted": self.restarted or "no",
+        }
+
+
+def sync_people(
+    fetch: Fetch,
+    crm: sqlite3.Connection,
+    cursor_path: Path,
+    *,
+    source: str,
+    now: str,
+    clock: Callable[[], float],
+    max_pages: int = MAX_PAGES,
+    budget_s: float = BUDGET_S,
+    log: Callable[[str], None] = lambda _: None,
+) -> SyncReport:
+    """Sync pages from `fetch` into the CRM from where the cursor stands (module docstring).
+
+    `clock` is a monotonic clock in seconds (injected: tests drive it). The run stops
+    before a page when the time used plus the slowest page so far would pass `budget_s`.
+    """
+    report = SyncReport(source)
+    cursor, problem = load_cursor(cursor_path, source)
+    if problem:
+        log(problem)
+        report.restarted = problem
+    report.resumed_at_page = cursor.pages_done + 1 if cursor.page_token else 0
+    started, slowest, passes = clock(), 0.0, 0
+    while report.pages < max_pages:
+        if report.pages and clock() - started + slowest > budget_s:
+            report.stopped = "time budget"
+            break
+        began = clock()
+        try:
+            page = parse_page(fetch(cursor.page_token, cursor.sync_token))
+        except TokenRejected as exc:
+            if cursor.fresh:
+                raise SyncError(
+                    f"the {source} source refused a request from page one ({exc}): check the "
+                    "credentials and the requested fields"
+                ) from exc
+            which = "page token" if cursor.page_token else "sync token"
+            note = (
+                f"the {source} source rejected the saved {which} ({exc}): it expired or is "
+                "invalid; the cursor was cleared and the sync restarts from page one"
+            )
+            log(note)
+            report.restarted = note
+            cursor_path.unlink(missing_ok=True)
+            cursor = Cursor()
+            report.resumed_at_page = 0
+            continue
+        if cursor.page_token is None and cursor.sync_token is None:
+            # A full pass begins: name it (a pass restarted in the same run gets a new name,
+            # so what only the abandoned attempt saw does not count as seen).
+            passes += 1
+            cursor = Cursor(generation=now if passes == 1 else f"{now}/{passes}")
+        for text in page.problems:
+            log(text)
+        report.skipped += len(page.problems)
+        report.counts.add(
+            upsert_contacts(
+                crm,
+                page.records,
+                source=source,
+                now=now,
+                synced_from=source,
+                seen_in=cursor.generation,
+            )
+        )
+        report.pages += 1
+        report.people += len(page.records)
+        slowest = max(slowest, clock() - began)
+        if page.next_page_token:
+            cursor = Cursor(
+                page.next_page_token, cursor.sync_token, cursor.generation, cursor.pages_done + 1
+            )
+            save_cursor(cursor_path, source, cursor)
+            continue
+        if cursor.generation:
+            report.swept = _sweep(crm, source, cursor.generation, now, log)
+        save_cursor(cursor_path, source, Cursor(sync_token=page.next_sync_token))
+        report.stopped = "complete"
+        break
+    else:
+        report.stopped = "page cap"
+    return report
+
+
+def _sweep(
+    crm: sqlite3.Connection,
+    source: str,
+    generation: str,
+    now: str,
+    log: Callable[[str], None],
+) -> int:
+    """Mark what a complete full pass no longer returned, unless it returned no one at all
+    (an empty answer is more likely a fault than an empty address book)."""
+    seen = crm.execute(
+        "SELECT count(*) FROM contacts WHERE synced_from = ? AND seen_in = ?", (source, generation)
+    ).fetchone()[0]
+    if not seen:
+        log(f"the full pass of {source} returned nobody: no contact is marked deleted")
+        return 0
+    swept = mark_unseen_deleted(crm, source, generation, now)
+    if swept:
+        log(f"{swept} contacts no longer returned by {source} were marked deleted (kept)")
+    return swept

@@ -1,0 +1,91 @@
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import dagster as dg
+from pydantic import PrivateAttr
+
+from company_ai.core.people import PAGE_SIZE, PERSON_FIELDS, Fetch, MalformedPage, TokenRejected
+from company_ai.core.sample_people import read_sample_page
+
+PEOPLE_SCOPES = ["https://www.googleapis.com/auth/contacts.readonly"]
+TRANSIENT_RETRIES = 2  # at most ~3 s of backoff: well inside the 80 s past the budget
+
+
+class PeopleSource(dg.ConfigurableResource):
+    """Where contacts come from. `sample` (the default, for the demo and the tests): the
+    sample CRM as the People API would list it, read from `sample_file` (written by the
+    sample loader). `google`: the Google People API's `people.connections.list` through
+    google-api-python-client, with OAuth authorized-user JSON (client id, client secret,
+    refresh token; scope contacts.readonly) from `COMPANY_AI_GOOGLE_PEOPLE_TOKEN`, bound via
+    `dg.EnvVar`; the access token is refreshed by google-auth as it expires. Either way
+    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.people.sync_people`:
+    a refused token (HTTP 400/410) raises `TokenRejected`, an answer that is not JSON
+    raises `MalformedPage`."""
+
+    backend: Literal["sample", "google"] = "sample"
+    sample_file: str = ""
+    google_token: str = ""
+    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+
+    @property
+    def source_name(self) -> str:
+        """What synced rows are marked with (`contacts.synced_from`)."""
+        return "google_people" if self.backend == "google" else "sample"
+
+    def fetcher(self) -> Fetch:
+        if self.backend == "sample":
+            path = Path(self.sample_file)
+            return lambda page_token, _sync: read_sample_page(path, page_token, PAGE_SIZE)
+        connections = self._service().people().connections()
+
+        def fetch(page_token: str | None, sync_token: str | None) -> object:
+            from googleapiclient.errors import HttpError
+
+            request = connections.list(
+                resourceName="people/me",
+                pageSize=PAGE_SIZE,
+                personFields=PERSON_FIELDS,
+                pageToken=page_token,
+                syncToken=sync_token,
+                requestSyncToken=True,
+            )
+            try:
+                # Transient answers (429, 5xx) are retried by the client with backoff; a
+                # refused token (400/410) never is.
+                return request.execute(num_retries=TRANSIENT_RETRIES)
+            except HttpError as exc:
+                if exc.resp.status in (400, 410):
+                    raise TokenRejected(exc.resp.status, exc.reason or "") from exc
+                raise
+            except UnicodeDecodeError as exc:  # (an answer that is not JSON arrives as text)
+                raise MalformedPage("the answer is not UTF-8 text") from exc
+
+        return fetch
+
+    def _service(self):
+        from googleapiclient.discovery import build
+
+        if self._http is not None:
+            return build("people", "v1", http=self._http, static_discovery=True)
+        if not self.google_token:
+            raise ValueError(
+                "the google contacts source needs COMPANY_AI_GOOGLE_PEOPLE_TOKEN "
+                "(authorized-user JSON: run `company-ai connect-google`)"
+            )
+        from google.oauth2.credentials import Credentials
+
+        try:
+            info = json.loads(self.google_token)
+            credentials = Credentials.from_authorized_user_info(info, PEOPLE_SCOPES)
+        except (ValueError, KeyError) as exc:
+            # The message never echoes the token's text: it is a secret.
+            raise ValueError(
+                "COMPANY_AI_GOOGLE_PEOPLE_TOKEN is not authorized-user JSON with client_id, "
+                "client_secret and refresh_token"
+            ) from exc
+        # The client wraps its own http (a 60-s timeout) in google-auth's AuthorizedHttp,
+        # which refreshes the access token from the refresh token whenever it expires.
+        return build(
+            "people", "v1", credentials=credentials, static_discovery=True, cache_discovery=False
+        )
