@@ -322,7 +322,7 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.contacts_csv import import_contacts_csv
     from company_ai.core.times import to_iso, utc_now
 
-    with stores.connect("crm") as crm:
+    with stores.connect(Store.CRM) as crm:
         report = import_contacts_csv(crm, args.csvfile, to_iso(utc_now()))
     for error in report.errors:
         print(escape_controls(f"company-ai: {args.csvfile}: {error}"), file=sys.stderr)

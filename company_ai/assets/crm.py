@@ -6,6 +6,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, CRM, OWNER
 from company_ai.core.people import BUDGET_S, MAX_PAGES, MalformedPage, SyncError, sync_people
+from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
@@ -43,7 +44,7 @@ def assets(setup: Setup) -> list:
         contacts deleted upstream are marked (`deleted_at`), never removed.
         """
         days.require_current(context, setup, "the address book")
-        with stores.connect("crm") as crm:
+        with stores.connect(Store.CRM) as crm:
             try:
                 report = sync_people(
                     people.fetcher(),
