@@ -40,6 +40,9 @@ DEFAULTS = {
     "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": "false",
     "COMPANY_AI_RECALL_STALE_DAYS": "90",
     "COMPANY_AI_EMBEDDER_BACKEND": "offline",
+    "COMPANY_AI_INBOX": "maildir",
+    "COMPANY_AI_INBOX_DIR": "",  # empty: <data dir>/inbox (maildir/ and cursor.json)
+    "COMPANY_AI_ENGAGEMENT_DIR": "",  # empty: <data dir>/engagement (the drop folder)
 }
 
 
@@ -69,6 +72,9 @@ class Settings:
     vault_private_folders: tuple[str, ...]
     vault_include_hidden_folders: bool
     recall_stale_days: int
+    inbox: str  # maildir | gmail
+    inbox_dir: Path  # the Maildir (maildir/) and the triage cursor (cursor.json)
+    engagement_dir: Path  # the engagement drop folder
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -117,6 +123,9 @@ class Settings:
             )
             == "true",
             recall_stale_days=_whole("COMPANY_AI_RECALL_STALE_DAYS", get, minimum=1),
+            inbox=_one_of("COMPANY_AI_INBOX", get, ("maildir", "gmail")),
+            inbox_dir=path_or("COMPANY_AI_INBOX_DIR", data / "inbox"),
+            engagement_dir=path_or("COMPANY_AI_ENGAGEMENT_DIR", data / "engagement"),
         )
 
     def with_(self, **changes) -> Settings:
