@@ -130,7 +130,7 @@ def read_drop_file(path: Path) -> list[Signal]:
     if size > MAX_FILE_BYTES:
         raise SignalError(f"{size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
         raise SignalError("not UTF-8") from None
     except json.JSONDecodeError as exc:
