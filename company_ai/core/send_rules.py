@@ -20,6 +20,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 FOR_GOOD = frozenset({"bounced", "unsubscribed", "replied"})
 HOLD_KINDS = ("bounced", "unsubscribed", "replied", "deferred", "out_of_office")
@@ -91,3 +93,41 @@ def add_hold(
         " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (contact_id, hold.kind, hold.since, hold.until, hold.address, hold.reason, evidence),
     )
+
+
+# --- working hours ------------------------------------------------------------------------
+
+# The timezone of each city the sample's contacts live in; a send goes out on a weekday
+# between 09:00 and 17:00 where the contact is.
+CITY_TIMEZONES = {
+    **dict.fromkeys(
+        ("London", "Manchester", "Leeds", "Bristol", "Edinburgh", "Glasgow", "Cardiff", "Belfast"),
+        "Europe/London",
+    ),
+    **dict.fromkeys(("Dublin", "Cork"), "Europe/Dublin"),
+    **dict.fromkeys(("Amsterdam", "Rotterdam"), "Europe/Amsterdam"),
+    **dict.fromkeys(("Berlin", "Hamburg", "Munich"), "Europe/Berlin"),
+    **dict.fromkeys(("Paris", "Lyon"), "Europe/Paris"),
+    **dict.fromkeys(("Madrid", "Barcelona"), "Europe/Madrid"),
+    **dict.fromkeys(("Warsaw", "Kraków"), "Europe/Warsaw"),
+    "Lisbon": "Europe/Lisbon",
+    "Stockholm": "Europe/Stockholm",
+    "Oslo": "Europe/Oslo",
+    "Copenhagen": "Europe/Copenhagen",
+    "Helsinki": "Europe/Helsinki",
+    "Prague": "Europe/Prague",
+    "Vienna": "Europe/Vienna",
+    "Zürich": "Europe/Zurich",
+    "Milan": "Europe/Rome",
+}
+WORK_START_HOUR, WORK_END_HOUR = 9, 17
+
+
+def contact_timezone(city: str | None, default: str = "UTC") -> str:
+    return CITY_TIMEZONES.get(city or "", default)
+
+
+def in_working_hours(moment: datetime, tz: str) -> bool:
+    """Whether `moment` is a weekday between 09:00 and 17:00 in timezone `tz`."""
+    local = moment.astimezone(ZoneInfo(tz))
+    return local.weekday() < 5 and WORK_START_HOUR <= local.hour < WORK_END_HOUR
