@@ -231,6 +231,16 @@ def test_a_crash_after_storing_the_mail_is_finished_by_the_next_run(stores):
     assert warmth(stores) == 50 and len(episodes(stores)) == 2
 
 
+def test_two_replies_in_one_run_each_apply_the_rule(stores):
+    second = mail("One more question: do you integrate with SAP?")
+    run(stores, inbound(mail(), "gmail:1"), inbound(second, "gmail:2"))
+    assert warmth(stores) == 60
+    assert rows(stores, "SELECT warmth_before, warmth_after FROM inbound ORDER BY provider_id") == [
+        (40, 50),
+        (50, 60),
+    ]
+
+
 def test_references_and_sender_also_match(stores):
     by_references = mail("Yes, let's talk.", in_reply_to=None, references=f"{RFC_1} <x@y>")
     run(stores, inbound(by_references, "gmail:a"))
