@@ -323,8 +323,7 @@ def _history(
     the company's own page facts, changing slowly (`company_facts`)."""
     contact_id, email, name, company, title, city, warmth = contact[:7]
     first_name = name.split()[0]
-    domain = _ascii(company.split()[0]) + ".example"
-    facts = company_facts(company, domain)
+    domain, facts = _company(company)
     window_start = as_of - timedelta(days=90)
     history = History(contact, [], [])
     if email and rng.random() < min(1.0, REACHED[_band(warmth)] * density):
@@ -336,7 +335,7 @@ def _history(
     window = 90 * 86400
     times = sorted(as_of - timedelta(seconds=rng.randint(1, window)) for _ in range(count))
     for n, when in enumerate(times):
-        kind = rng.choices(KINDS, WEIGHTS)[0]
+        kind = rng.choices(KINDS, cum_weights=CUM_WEIGHTS)[0]
         episode = {
             "contact_id": contact_id,
             "episode_type": kind,
@@ -391,7 +390,7 @@ def _history(
 
 
 KINDS = ("research", "company", "engagement", "note", "scoring")
-WEIGHTS = (25, 10, 25, 10, 7)
+CUM_WEIGHTS = (25, 35, 60, 70, 77)  # weights 25, 10, 25, 10, 7
 
 
 def _outreach(
@@ -481,6 +480,13 @@ def _outreach(
         if bump > MAX_BUMPS:
             return
         moment += timedelta(days=RECENT_DAYS, seconds=rng.randint(3600, 7 * 86400))
+
+
+@lru_cache(maxsize=4096)
+def _company(company: str) -> tuple[str, dict]:
+    """A sample company's domain (as `_contacts` makes it) and its page's facts."""
+    domain = _ascii(company.split()[0]) + ".example"
+    return domain, company_facts(company, domain)
 
 
 @lru_cache(maxsize=64)
