@@ -12,8 +12,9 @@ each of those days; captures (vault staging, state export, outreach, snapshots) 
 for their current day, because a capture records the world at the moment it runs and a
 past day's moment is gone. The sample's outside world (a Maildir with answers to its
 latest outreach, a webhook drop file: `tools/demo_mail.py`) is what the inbox and
-engagement captures read; the timeline shown is of a contact who answered. The first SIGTERM or Ctrl-C stops the demo cleanly: runs in
-flight are terminated and marked failed, never left STARTED.
+engagement captures read; the timeline shown is of a contact who answered. The first
+SIGTERM or Ctrl-C stops the demo cleanly: runs in flight are terminated and marked
+failed, never left STARTED.
 """
 
 from __future__ import annotations

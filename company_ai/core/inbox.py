@@ -41,14 +41,14 @@ import json
 import mailbox
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from email.header import decode_header, make_header
 from email.message import Message
 from email.utils import getaddresses
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from company_ai.core.contacts import normalize_email
 from company_ai.core.db import Stores, transaction
@@ -261,7 +261,7 @@ def _dsn(msg: Message) -> tuple[str | None, str | None, str | None, str | None]:
             recipient = recipient.rpartition(";")[2].strip().lower() or None
         elif kind in ("message/rfc822", "text/rfc822-headers") and original is None:
             inner = part.get_payload()
-            if isinstance(inner, list) and inner:
+            if isinstance(inner, list) and inner and isinstance(inner[0], Message):
                 found = _MSGID.findall(str(inner[0].get("Message-ID", "")))
             else:
                 found = re.findall(r"(?im)^message-id:\s*(<[^<>\s]+>)", str(inner))
@@ -660,7 +660,7 @@ def _key(provider_id: str) -> str:
     return "h:" + hashlib.blake2b(provider_id.encode(), digest_size=16).hexdigest()
 
 
-def inbound_episodes(row: sqlite3.Row, source: str) -> list[dict]:
+def inbound_episodes(row: sqlite3.Row | Mapping[str, Any], source: str) -> list[dict]:
     """The `response` episode of a stored mail, and its `scoring` episode when the rule
     changed warmth: built from the stored row alone, so a re-run writes the same ones."""
     kind, key = row["kind"], _key(row["provider_id"])

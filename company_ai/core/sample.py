@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
@@ -208,7 +208,10 @@ def store_contacts(stores: Stores, rows: list[tuple]) -> int:
 
 
 def store_messages(
-    stores: Stores, rows: list[list], inbound: list[tuple] = (), holds: list[tuple] = ()
+    stores: Stores,
+    rows: list[list],
+    inbound: Sequence[tuple] = (),
+    holds: Sequence[tuple[int, Hold, str]] = (),
 ) -> int:
     """The messages, and the replies and holds the sample's triage would have stored."""
     with stores.connect("outreach") as outreach, transaction(outreach):

@@ -30,8 +30,8 @@ def setup_data(tmp_path):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (1, ?, 'Ada Okafor', 40, 'sample', '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z')",
-            (ADA,),
+            " VALUES (1, ?, 'Ada Okafor', 40, 'sample', ?, ?)",
+            (ADA, "2026-11-01T00:00:00Z", "2026-11-01T00:00:00Z"),
         )
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.execute(

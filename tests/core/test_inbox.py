@@ -5,6 +5,7 @@ from email.message import EmailMessage
 
 import pytest
 
+from company_ai.core.contacts import load_contact
 from company_ai.core.db import Stores, transaction
 from company_ai.core.inbox import (
     LOOKBACK_DAYS,
@@ -20,7 +21,6 @@ from company_ai.core.inbox import (
     write_cursor,
 )
 from company_ai.core.research import select_candidates, unsendable_reason
-from company_ai.core.contacts import load_contact
 
 SENT = "2026-11-20T09:00:00Z"
 RECEIVED = datetime(2026, 11, 23, 14, 0, tzinfo=UTC)

@@ -58,9 +58,12 @@ def violations(contacts, messages, inbound, holds) -> list[str]:
                 found.append(f"{where}: a follow-up without its earlier messages")
             if any(e["replied_at"] for e in previous):
                 found.append(f"{where}: a follow-up on a thread that had a reply")
-        elif earlier and earlier[-1]["thread_id"] not in replied_threads:
-            if earlier[-1]["bump_count"] < MAX_BUMPS and not earlier[-1]["bounce_status"] == "hard":
-                found.append(f"{where}: a new thread while the last one was still open")
+        elif (
+            earlier
+            and earlier[-1]["thread_id"] not in replied_threads
+            and earlier[-1]["bump_count"] < MAX_BUMPS
+        ):
+            found.append(f"{where}: a new thread while the last one was still open")
         tz = contact_timezone(contact["city"])
         if not in_working_hours(parse_utc(at), tz):
             found.append(f"{where}: outside working hours in {tz}")
