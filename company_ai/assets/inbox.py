@@ -5,7 +5,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, INBOX, OWNER
 from company_ai.core.engagement import take_signals
-from company_ai.core.inbox import read_cursor, triage, write_cursor
+from company_ai.core.inbox import next_cursor, read_cursor, triage, write_cursor
 from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
@@ -53,9 +53,9 @@ def assets(setup: Setup) -> list:
             now=setup.now(),
             warn=warn,
         )
-        moved = not fetched.failures and bool(fetched.mails)
-        if moved:
-            write_cursor(cursor, max(m.received for m in fetched.mails))
+        after = next_cursor(fetched)
+        if after is not None:
+            write_cursor(cursor, after)
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": sum(done.matched.values()),
@@ -68,7 +68,7 @@ def assets(setup: Setup) -> list:
                 "read_failures": len(fetched.failures),
                 "episodes_written": done.episodes_written,
                 "warmth_changes": done.warmth_changes,
-                "cursor_moved": moved,
+                "cursor_moved": after is not None,
                 "inbox": inbox_source.backend,
             }
         )

@@ -138,6 +138,14 @@ def read_cursor(path: Path, now: datetime, warn: Log = _quiet) -> datetime:
         return fallback
 
 
+def next_cursor(fetched: Fetched) -> datetime | None:
+    """Where the next run starts, or None to keep the cursor: it moves to the newest mail
+    read only when everything since the cursor was read (a failure is read again)."""
+    if fetched.failures or not fetched.mails:
+        return None
+    return max(mail.received for mail in fetched.mails)
+
+
 def write_cursor(path: Path, after: datetime) -> None:
     write_atomic(path, json.dumps({"version": 1, "after": int(after.timestamp())}).encode())
 

@@ -10,9 +10,11 @@ from company_ai.core.db import Stores, transaction
 from company_ai.core.inbox import (
     LOOKBACK_DAYS,
     WARMTH_RULE,
+    Fetched,
     InboundMail,
     classify,
     named_date,
+    next_cursor,
     parse_mail,
     read_cursor,
     read_maildir,
@@ -409,6 +411,14 @@ def test_the_cursor_round_trips_and_a_corrupt_one_restarts_with_a_clear_line(tmp
         path.write_bytes(corrupt)
         assert read_cursor(path, NOW, logs.append) == NOW - timedelta(days=LOOKBACK_DAYS)
     assert len(logs) == 4 and all("unreadable" in line for line in logs)
+
+
+def test_the_cursor_moves_only_when_everything_was_read():
+    a = InboundMail("gmail:a", RECEIVED, b"")
+    b = InboundMail("gmail:b", RECEIVED + timedelta(hours=1), b"")
+    assert next_cursor(Fetched([b, a])) == RECEIVED + timedelta(hours=1)
+    assert next_cursor(Fetched([a, b], ["gmail:c: HTTP 500"])) is None, "c is read again"
+    assert next_cursor(Fetched()) is None
 
 
 def test_a_corrupt_cursor_re_reads_without_duplicating(stores, tmp_path):
