@@ -119,7 +119,12 @@ def _parser() -> argparse.ArgumentParser:
 
     timeline = commands.add_parser("timeline", help="everything known about one person")
     timeline.add_argument("email")
-    timeline.add_argument("--json", action="store_true", help="print JSON for machines")
+    timeline.add_argument(
+        "--json", action="store_true", help="print JSON for machines (bodies always included)"
+    )
+    timeline.add_argument(
+        "--bodies", action="store_true", help="show every message's body, sent and received"
+    )
     timeline.set_defaults(run=_timeline)
 
     dossier = commands.add_parser("dossier", help="what a drafter would be given")
@@ -253,7 +258,7 @@ def _timeline(stores: Stores, args: argparse.Namespace) -> int:
     if args.json:
         _out_json(json.dumps(timeline.to_json(), ensure_ascii=False, indent=2))
     else:
-        _out(render_text(timeline))
+        _out(render_text(timeline, bodies=args.bodies))
     return 0
 
 

@@ -8,11 +8,13 @@ settings and clock (the tests use it). Nothing is read from the environment at i
 import dagster as dg
 
 from company_ai import schedules
-from company_ai.assets import brain, crm, memory, ops, outreach, vault
+from company_ai.assets import brain, crm, inbox, memory, ops, outreach, vault
 from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
 from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.embedder import Embedder
+from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.folders import OpsFolders
+from company_ai.resources.inbox import InboxSource
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.notifier import Notifier
@@ -73,13 +75,20 @@ def resources(settings: Settings) -> dict:
             sender_name=s.sender_name,
             sender_email=s.sender_email,
         ),
+        "inbox_source": InboxSource(
+            backend=s.inbox,
+            maildir=str(s.inbox_dir / "maildir"),
+            cursor=str(s.inbox_dir / "cursor.json"),
+            gmail_token=dg.EnvVar("COMPANY_AI_GMAIL_TOKEN") if s.inbox == "gmail" else "",
+        ),
+        "engagement_drop": EngagementDrop(folder=str(s.engagement_dir)),
     }
 
 
 def all_assets(setup: Setup) -> tuple[list, list]:
     """(every asset, with each scheduled asset's freshness policy; every separate check)."""
     built = [*crm.assets(setup), *memory.assets(setup), *outreach.assets(setup)]
-    built += vault.assets(setup)
+    built += [*vault.assets(setup), *inbox.assets(setup)]
     built += [*ops.assets(setup), *brain.assets(setup)]
     checks = [b for b in built if isinstance(b, dg.AssetChecksDefinition)]
     assets = [b for b in built if not isinstance(b, dg.AssetChecksDefinition)]

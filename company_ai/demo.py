@@ -10,8 +10,11 @@ can be re-executed from the UI. The install date is the first of the `--days` da
 the UI shows only real gaps. Replays (the nightly seal, brain and export) are run for
 each of those days; captures (vault staging, state export, contact sync, outreach, snapshots) only
 for their current day, because a capture records the world at the moment it runs and a
-past day's moment is gone. The first SIGTERM or Ctrl-C stops the demo cleanly: runs in
-flight are terminated and marked failed, never left STARTED.
+past day's moment is gone. The sample's outside world (a Maildir with answers to its
+latest outreach, a webhook drop file: `tools/demo_mail.py`) is what the inbox and
+engagement captures read; the timeline shown is of a contact who answered. The first
+SIGTERM or Ctrl-C stops the demo cleanly: runs in flight are terminated and marked
+failed, never left STARTED.
 """
 
 from __future__ import annotations
@@ -150,6 +153,15 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
         f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
         f"{summary.episodes:,} episodes, {summary.messages:,} messages; installed {first}"
     )
+    from company_ai.tools.demo_mail import drop_demo_signals, fill_demo_inbox
+
+    answered = fill_demo_inbox(stores, settings.inbox_dir / "maildir", now)
+    shown = answered[0] if answered else _showcase_email(stores)
+    drop_demo_signals(settings.engagement_dir, shown, now)
+    _say(
+        f"      {len(answered)} answers to recent outreach (replies, an out-of-office, a bounce)"
+        f" and a stranger's mail in {settings.inbox_dir / 'maildir'}; one webhook drop file"
+    )
 
     import dagster as dg
 
@@ -179,7 +191,8 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     _say("[3/3] a contact's timeline")
     from company_ai.core.timeline import load_timeline, render_text
 
-    print(render_text(load_timeline(stores, _showcase_email(stores))))
+    print(f"$ company-ai timeline {shown} --bodies")
+    print(render_text(load_timeline(stores, shown), bodies=True))
     print()
     print(_vault_summary(stores, settings))
     print()

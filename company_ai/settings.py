@@ -46,6 +46,9 @@ DEFAULTS = {
     "COMPANY_AI_CONTACTS": "sample",
     "COMPANY_AI_RESEARCH": "local",
     "COMPANY_AI_RESEARCH_URL": "https://{domain}/",
+    "COMPANY_AI_INBOX": "maildir",
+    "COMPANY_AI_INBOX_DIR": "",  # empty: <data dir>/inbox (maildir/ and cursor.json)
+    "COMPANY_AI_ENGAGEMENT_DIR": "",  # empty: <data dir>/engagement (the drop folder)
 }
 
 
@@ -81,6 +84,9 @@ class Settings:
     contacts: str  # sample | google: where crm_contacts syncs from
     research: str  # local | http: where research reads company pages
     research_url: str  # the http research's page address, `{domain}` filled in
+    inbox: str  # maildir | gmail
+    inbox_dir: Path  # the Maildir (maildir/) and the triage cursor (cursor.json)
+    engagement_dir: Path  # the engagement drop folder
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -139,6 +145,9 @@ class Settings:
             contacts=_one_of("COMPANY_AI_CONTACTS", get, ("sample", "google")),
             research=_one_of("COMPANY_AI_RESEARCH", get, ("local", "http")),
             research_url=_research_url(get("COMPANY_AI_RESEARCH_URL")),
+            inbox=_one_of("COMPANY_AI_INBOX", get, ("maildir", "gmail")),
+            inbox_dir=path_or("COMPANY_AI_INBOX_DIR", data / "inbox"),
+            engagement_dir=path_or("COMPANY_AI_ENGAGEMENT_DIR", data / "engagement"),
         )
 
     def store_urls(self) -> dict[Store, str]:

@@ -40,6 +40,11 @@ def test_timeline_prints_every_episode_and_message(sample_stores):
         {"id", "at", "episode_type", "source", "confidence"} <= set(e) for e in episodes
     )
     assert all(f"#{e['id']}" in done.stdout for e in episodes)
+    messages = [e for e in as_json["entries"] if e["kind"] == "message"]
+    assert messages and all(e["body"] for e in messages), "--json always has the bodies"
+    bodies = run("--data-dir", str(sample_stores.data_dir), "timeline", email, "--bodies")
+    assert messages[0]["body"].splitlines()[0] not in done.stdout
+    assert f"    | {messages[0]['body'].splitlines()[0]}" in bodies.stdout
 
 
 def test_timeline_of_an_unknown_email_fails_clearly(sample_stores):

@@ -43,12 +43,17 @@ def test_the_demo_installs_and_runs_its_first_night_through_the_run_launcher(dem
     assert f"Runs recorded in DAGSTER_HOME: {len(runs)}" in done.stdout
     assert "company_ai digest" in done.stdout and "the scheduler is dark" in done.stdout
     assert "passed the fabrication gate" in done.stderr
+    assert "$ company-ai timeline " in done.stdout and "--bodies" in done.stdout
+    assert "received    reply to msg#" in done.stdout, "the demo's inbox triage matched a reply"
+    assert "Thanks Sam, good timing." in done.stdout
     assert "Vault: 21 notes staged" in done.stdout and "21 recall pages" in done.stdout
     assert "1. " in done.stdout and ", as of 2026-" in done.stdout and "Around " in done.stdout
     # Replays for both days; captures only for their current day.
     assert len(instance.get_materialized_partitions(dg.AssetKey("contact_episodes"))) == 2
     assert len(instance.get_materialized_partitions(dg.AssetKey("memory_export"))) == 2
     assert len(instance.get_materialized_partitions(dg.AssetKey("db_snapshots"))) == 1
+    for capture in ("inbox_replies", "engagement_signals"):
+        assert len(instance.get_materialized_partitions(dg.AssetKey(capture))) == 1
     # The install date is the first demo day: the UI shows no older "missing" days.
     install = (root / "data" / "install.json").read_text()
     first = min(instance.get_materialized_partitions(dg.AssetKey("contact_episodes")))

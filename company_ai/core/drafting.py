@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
@@ -253,9 +253,17 @@ def insert_draft(
 
 
 def compose(
-    draft: sqlite3.Row, *, to: str, sender: str, sender_email: str, now: datetime
+    draft: sqlite3.Row,
+    *,
+    to: str,
+    sender: str,
+    sender_email: str,
+    now: datetime,
+    references: Sequence[str] = (),
 ) -> EmailMessage:
-    """The RFC 5322 message of a draft, dated `now`; header injection raises ValueError."""
+    """The RFC 5322 message of a draft, dated `now`; header injection raises ValueError.
+    A follow-up names the thread's earlier Message-IDs (`references`, oldest first) in
+    `In-Reply-To` (the last) and `References` (all), so it threads in the reader's client."""
     problem = text_problem(draft["subject"], draft["body"])
     if problem:
         raise ValueError(problem)
@@ -266,6 +274,9 @@ def compose(
     message["Message-ID"] = draft["rfc_message_id"]
     message["Date"] = format_datetime(now)
     message["X-Company-AI-Thread"] = draft["thread_id"]
+    if references:
+        message["In-Reply-To"] = references[-1]
+        message["References"] = " ".join(references)
     message.set_content(draft["body"])
     return message
 
@@ -297,7 +308,7 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
         else:
             message_id = outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-                " bump_count, draft_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " bump_count, draft_id, rfc_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     draft["contact_id"],
                     draft["thread_id"],
@@ -307,6 +318,7 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
                     sent_at,
                     draft["bump"],
                     draft["id"],
+                    draft["rfc_message_id"],
                 ),
             ).lastrowid
         outreach.execute(
@@ -314,6 +326,18 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
             (message_id, sent_at, draft["id"]),
         )
     return int(message_id)
+
+
+def thread_references(outreach: sqlite3.Connection, thread_id: str, bump: int) -> list[str]:
+    """The Message-IDs of the thread's messages before this bump, oldest first."""
+    return [
+        r[0]
+        for r in outreach.execute(
+            "SELECT rfc_message_id FROM messages WHERE thread_id = ? AND bump_count < ?"
+            " AND rfc_message_id IS NOT NULL ORDER BY bump_count",
+            (thread_id, bump),
+        )
+    ]
 
 
 def outreach_episodes(outreach: sqlite3.Connection, day: str) -> list[dict]:

@@ -47,6 +47,7 @@ from company_ai.core.drafting import (
     source_material,
     stored_verdict,
     text_problem,
+    thread_references,
 )
 from company_ai.core.episodes import EpisodeError, append_episodes, validate
 from company_ai.core.llm import ModelError, StructuredModel
@@ -156,7 +157,7 @@ def research_day(
                 result.skipped += pick["status"] == "skipped"
                 continue
             contact = load_contact(crm, pick["contact_id"])
-            reason = unsendable_reason(outreach, contact)
+            reason = unsendable_reason(outreach, contact, at)
             found = None
             if contact is not None and reason is None:
                 try:
@@ -291,7 +292,7 @@ def draft_day(
             if result.already_drafted + result.drafted >= DRAFT_CAP:
                 break
             contact = load_contact(crm, pick["contact_id"])
-            reason = unsendable_reason(outreach, contact)
+            reason = unsendable_reason(outreach, contact, to_iso(clock()))
             thread = None
             if contact is not None and reason is None:
                 try:
@@ -412,7 +413,7 @@ def send_day(
                 continue
             quiet_since = to_iso(clock() - timedelta(days=RECENT_DAYS))
             reason = (
-                unsendable_reason(outreach, contact)
+                unsendable_reason(outreach, contact, to_iso(clock()))
                 or already_contacted(outreach, draft, quiet_since)
                 or text_problem(draft["subject"], draft["body"])
             )
@@ -431,6 +432,7 @@ def send_day(
                         sender=mailer.sender_name,
                         sender_email=mailer.sender_email,
                         now=clock(),
+                        references=thread_references(outreach, draft["thread_id"], draft["bump"]),
                     )
                 except ValueError as exc:
                     reason = f"cannot compose the message: {exc}"

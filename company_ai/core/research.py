@@ -4,7 +4,9 @@ The selection rule (`select_candidates`), for the partition day D:
   1. the contact has an email address;
   2. no message to them ever hard-bounced;
   3. nothing was sent to them in the 14 days before D, or at any time since (`RECENT_DAYS`);
-  4. they have not replied to us (a conversation belongs to a person, not this job);
+  4. no hold stops them at the day's start (core/send_rules.py): a reply (a conversation
+     belongs to a person, not this job), an unsubscribe, a bounce to their address, a "not
+     now" until the date it named, an out-of-office until its return date;
   5. their latest thread is not already bumped twice without a reply (politely twice, done);
   6. they were not researched in the 30 days before D (`RESEARCH_COOLDOWN_DAYS`);
   7. they are not marked deleted upstream (core/people.py: the address book dropped them);
@@ -31,6 +33,7 @@ from pydantic import BaseModel, Field
 from company_ai.core.contacts import Contact
 from company_ai.core.db import transaction
 from company_ai.core.schema import RESEARCH_CAP
+from company_ai.core.send_rules import bounced_addresses, hold_reason, read_holds
 from company_ai.core.times import day_window, to_iso
 
 RECENT_DAYS = 14
@@ -69,25 +72,31 @@ def select_candidates(
     cooldown = (date.fromisoformat(day) - timedelta(days=RESEARCH_COOLDOWN_DAYS)).isoformat()
     excluded: set[int] = set()
     last_sent: dict[int, str] = {}
-    for contact_id, sent, bounce, replied, bumps in outreach.execute(
-        "SELECT contact_id, sent_at, bounce_status, replied_at, bump_count FROM messages"
-        " ORDER BY sent_at"
+    for contact_id, sent, bounce, bumps in outreach.execute(
+        "SELECT contact_id, sent_at, bounce_status, bump_count FROM messages ORDER BY sent_at"
     ):
         last_sent[contact_id] = sent
-        if bounce == "hard" or replied or sent >= recent or bumps >= MAX_BUMPS:
+        if bounce == "hard" or sent >= recent or bumps >= MAX_BUMPS:
             excluded.add(contact_id)
+    day_start, _ = day_window(day, tz)
+    holds = read_holds(outreach)
     excluded.update(
         cid
         for (cid,) in outreach.execute(
             "SELECT contact_id FROM research_picks WHERE day >= ? AND day < ?", (cooldown, day)
         )
     )
+    bounced = bounced_addresses(outreach)
     rows = crm.execute(
-        "SELECT id, warmth FROM contacts"
+        "SELECT id, warmth, email FROM contacts"
         " WHERE email IS NOT NULL AND email != '' AND deleted_at IS NULL"
     ).fetchall()
     candidates = [
-        Candidate(cid, warmth, last_sent.get(cid)) for cid, warmth in rows if cid not in excluded
+        Candidate(cid, warmth, last_sent.get(cid))
+        for cid, warmth, email in rows
+        if cid not in excluded
+        and email.lower() not in bounced
+        and (cid not in holds or hold_reason(holds[cid], day_start, email) is None)
     ]
     candidates.sort(key=lambda c: (-c.warmth, c.last_sent or "", c.contact_id))
     return candidates[:cap]
@@ -114,8 +123,9 @@ def pick_for_day(
         ).fetchall()
 
 
-def unsendable_reason(outreach: sqlite3.Connection, contact: Contact | None) -> str | None:
-    """Why we must not write to this contact (no address, bounced), or None."""
+def unsendable_reason(outreach: sqlite3.Connection, contact: Contact | None, at: str) -> str | None:
+    """Why we must not write to this contact at `at` (stored UTC time): no address, a
+    bounce, or a hold (core/send_rules.py); or None."""
     if contact is None:
         return "the contact is no longer in the CRM"
     if not contact.email:
@@ -124,7 +134,11 @@ def unsendable_reason(outreach: sqlite3.Connection, contact: Contact | None) -> 
         "SELECT 1 FROM messages WHERE contact_id = ? AND bounce_status = 'hard' LIMIT 1",
         (contact.id,),
     ).fetchone()
-    return "an earlier message to this address hard-bounced" if bounced else None
+    if bounced:
+        return "an earlier message to this address hard-bounced"
+    if contact.email.lower() in bounced_addresses(outreach):
+        return f"mail to {contact.email} bounced"
+    return hold_reason(read_holds(outreach, contact.id).get(contact.id, []), at, contact.email)
 
 
 # --- company pages -----------------------------------------------------------------------

@@ -3,22 +3,42 @@
 Like a real CRM, most contacts are cold and have little history, many have no email
 address, and a few warm ones carry most of the story. The same seed and `as_of` always
 give the same data, and loading it twice changes nothing (every row has a fixed key).
+
+The world reads true: a company's facts are its page's facts (`company_facts`), its head
+count growing slowly at its own rate; outreach follows the engine's rules (working hours
+in the contact's timezone, 14 days between messages, two follow-ups at most), and the
+replies (stored as the inbox triage stores them: `inbound`, `send_holds`, a `response`
+and a `scoring` episode) are obeyed: a bounce, a reply or an unsubscribe ends it, a "not
+now" waits for the date it names, an out-of-office delays the next follow-up.
+tests/core/test_sample_world.py replays the history through the rules.
 """
 
 from __future__ import annotations
 
 import random
 import unicodedata
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo
 
 from company_ai.core.db import Stores, transaction
+from company_ai.core.engagement import plural
 from company_ai.core.episodes import append_episodes
+from company_ai.core.inbox import WARMTH_RULE, inbound_episodes, named_date
+from company_ai.core.research import MAX_BUMPS, RECENT_DAYS
 from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE, write_sample_people
 from company_ai.core.schema import Store
+from company_ai.core.send_rules import (
+    WORK_END_HOUR,
+    WORK_START_HOUR,
+    Hold,
+    add_hold,
+    contact_timezone,
+)
 from company_ai.core.times import to_iso
-from company_ai.tools.company_pages import write_company_pages
+from company_ai.tools.company_pages import MONTH_NAMES, company_facts, write_company_pages
 
 FIRST = (
     "Ada Alan Grace Linus Margaret Tim Barbara Ken Radia Edsger Frances Donald Hedy Katherine"
@@ -100,6 +120,18 @@ class SampleSummary:
     messages: int  # episodes and messages count what this load stored (0 on a reload)
 
 
+@dataclass
+class History:
+    """One contact's sample history: what the stores would hold had the engine lived it."""
+
+    contact: tuple
+    episodes: list[dict]
+    messages: list[list]
+    inbound: list[tuple] = field(default_factory=list)  # rows of `inbound`
+    holds: list[tuple] = field(default_factory=list)  # (contact_id, Hold, evidence)
+    scores: list[tuple[datetime, int]] = field(default_factory=list)  # warmth after replies
+
+
 def _ascii(text: str) -> str:
     folded = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
     return "".join(c for c in folded if c.isascii() and (c.isalnum() or c == "-")).lower()
@@ -109,13 +141,21 @@ def iter_sample(
     *, as_of: datetime, contacts: int = 2000, seed: int = 7, density: float = 1.0
 ) -> Iterator[tuple[tuple, list[dict], list[list]]]:
     """Per contact: its CRM row, its episodes, and the message rows sent to it, as of `as_of`."""
+    for h in iter_world(as_of=as_of, contacts=contacts, seed=seed, density=density):
+        yield h.contact, h.episodes, h.messages
+
+
+def iter_world(
+    *, as_of: datetime, contacts: int = 2000, seed: int = 7, density: float = 1.0
+) -> Iterator[History]:
+    """Per contact, its whole history (`History`), as of `as_of`."""
     as_of = as_of.replace(microsecond=0)
     rng = random.Random(seed)
     next_message_id = 1
     for contact in list(_contacts(rng, contacts, as_of)):
-        episodes, messages = _history(rng, contact, as_of, density, seed, next_message_id)
-        next_message_id += len(messages)
-        yield contact, episodes, messages
+        history = _history(rng, contact, as_of, density, seed, next_message_id)
+        next_message_id += len(history.messages)
+        yield history
 
 
 def load_sample(
@@ -133,14 +173,16 @@ def load_sample(
     people: list[tuple] = []
     episodes: list[dict] = []
     messages: list[list] = []
+    inbound: list[tuple] = []
+    holds: list[tuple] = []
     total = 0
     with stores.connect(Store.MEMORY) as memory:
-        for contact, history, sent in iter_sample(
-            contacts=contacts, as_of=as_of, seed=seed, density=density
-        ):
-            people.append(contact)
-            episodes += history
-            messages += sent
+        for history in iter_world(contacts=contacts, as_of=as_of, seed=seed, density=density):
+            people.append(history.contact)
+            episodes += history.episodes
+            messages += history.messages
+            inbound += history.inbound
+            holds += history.holds
             if len(episodes) >= batch:
                 total += append_episodes(memory, episodes, tz=tz).inserted
                 episodes.clear()
@@ -149,7 +191,7 @@ def load_sample(
         total += append_episodes(memory, episodes, tz=tz).inserted
     store_contacts(stores, people)
     write_sample_people(stores.data_dir / SAMPLE_PEOPLE_FILE, people)  # the offline People API
-    stored_messages = store_messages(stores, messages)
+    stored_messages = store_messages(stores, messages, inbound, holds)
     write_company_pages(stores)
     if progress:
         progress(len(people), contacts)
@@ -174,16 +216,32 @@ def store_contacts(stores: Stores, rows: list[tuple]) -> int:
         return stored
 
 
-def store_messages(stores: Stores, rows: list[list]) -> int:
+def store_messages(
+    stores: Stores,
+    rows: list[list],
+    inbound: Sequence[tuple] = (),
+    holds: Sequence[tuple[int, Hold, str]] = (),
+) -> int:
+    """The messages, and the replies and holds the sample's triage would have stored."""
     with stores.connect(Store.OUTREACH) as outreach, transaction(outreach):
         before = outreach.total_changes
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, angle, sent_at,"
-            " opened_at, replied_at, bounce_status, bump_count)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
+            " opened_at, replied_at, bounce_status, bump_count, rfc_message_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
             rows,
         )
-        return outreach.total_changes - before
+        added = outreach.total_changes - before
+        outreach.executemany(
+            "INSERT INTO inbound (provider_id, message_id, contact_id, thread_id, kind,"
+            " received_at, from_address, subject, body, warmth_before, warmth_after,"
+            " warmth_applied, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,1,?)"
+            " ON CONFLICT (provider_id) DO NOTHING",
+            inbound,
+        )
+        for contact_id, hold, evidence in holds:
+            add_hold(outreach, contact_id, hold, evidence)
+        return added
 
 
 def _contacts(rng: random.Random, n: int, as_of: datetime) -> Iterator[tuple]:
@@ -226,6 +284,42 @@ def _contacts(rng: random.Random, n: int, as_of: datetime) -> Iterator[tuple]:
         )
 
 
+# How likely a contact is written to at all in the window, and answers a message, by warmth
+# band (cold, lukewarm, warm).
+REACHED = (0.3, 0.6, 0.8)
+ANSWERS = (0.12, 0.25, 0.45)
+BOUNCES = 0.03
+REPLIES = (
+    ("reply", 30, "Thanks, this is timely. Could you send pricing for a team of our size?"),
+    ("reply", 15, "I've forwarded this to our operations lead, who looks after this."),
+    ("not_now", 15, "Not now, we're in the middle of budgeting. Try again next quarter."),
+    ("not_now", 10, "Not a priority right now; get back to me in {month}."),
+    ("unsubscribe", 10, "Please take me off your list."),
+    ("out_of_office", 20, "I am out of the office until {back} with limited access to email."),
+)
+SENDER = "Sam"
+
+
+def _band(warmth: int) -> int:
+    return 0 if warmth <= 20 else 1 if warmth <= 60 else 2
+
+
+def _working_slot(rng: random.Random, after: datetime, zone: ZoneInfo) -> datetime:
+    """A moment at or after `after` on a weekday between 09:00 and 17:00 in `zone`."""
+    local = after.astimezone(zone)
+    if local.hour >= WORK_END_HOUR:
+        local = (local + timedelta(days=1)).replace(hour=WORK_START_HOUR, minute=0, second=0)
+    elif local.hour < WORK_START_HOUR:
+        local = local.replace(hour=WORK_START_HOUR, minute=0, second=0)
+    while local.weekday() >= 5:
+        local = (local + timedelta(days=1)).replace(hour=WORK_START_HOUR, minute=0, second=0)
+    end = local.replace(hour=WORK_END_HOUR, minute=0, second=0)
+    room = int((end - local).total_seconds()) - 60
+    moment = local + timedelta(seconds=rng.randint(0, max(0, room)))
+    # a local time that does not exist (a spring-forward gap) is normalised by the round trip
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
 def _history(
     rng: random.Random,
     contact: tuple,
@@ -233,56 +327,57 @@ def _history(
     density: float,
     seed: int,
     next_message_id: int,
-) -> tuple[list[dict], list[list]]:
-    """One contact's last 90 days: its episodes, and the message rows sent to it."""
+) -> History:
+    """One contact's last 90 days, lived by the engine's rules (core/send_rules.py): sends
+    in their working hours, 14 days apart, at most two follow-ups a thread; a bounce, a
+    reply or an unsubscribe stops them; a "not now" waits for the date it names; an
+    out-of-office delays the next follow-up to the return date. Company facts come from
+    the company's own page facts, changing slowly (`company_facts`)."""
     contact_id, email, name, company, title, city, warmth = contact[:7]
+    first_name = name.split()[0]
+    domain, facts = _company(company)
+    window_start = as_of - timedelta(days=90)
+    history = History(contact, [], [])
+    if email and rng.random() < min(1.0, REACHED[_band(warmth)] * density):
+        _outreach(rng, history, as_of, window_start, seed, next_message_id)
+        if history.scores:  # the CRM holds the warmth the replies left
+            history.contact = (*contact[:6], history.scores[-1][1], *contact[7:])
     low, high = (0, 6) if warmth <= 20 else (8, 26) if warmth <= 60 else (20, 60)
     count = round(rng.randint(low, high) * density)
     window = 90 * 86400
     times = sorted(as_of - timedelta(seconds=rng.randint(1, window)) for _ in range(count))
-    first_name = name.split()[0]
-    episodes: list[dict] = []
-    messages: list[list] = []
-    open_message: list = []  # the last message sent, awaiting a reply
     for n, when in enumerate(times):
-        kinds = ["research", "company", "engagement", "note", "scoring"]
-        weights = [25, 10, 25, 10, 7]
-        if email:
-            kinds.append("outreach")
-            weights.append(15)
-        if open_message:
-            kinds.append("response")
-            weights.append(30)
-        kind = rng.choices(kinds, weights)[0]
-        at = to_iso(when)
-        key = f"sample:{seed}:{contact_id}:{n}"
+        kind = rng.choices(KINDS, cum_weights=CUM_WEIGHTS)[0]
         episode = {
             "contact_id": contact_id,
             "episode_type": kind,
-            "created_at": at,
-            "natural_key": key,
+            "created_at": to_iso(when),
+            "natural_key": f"sample:{seed}:{contact_id}:{n}",
         }
         if kind == "research":
-            headcount = rng.randint(12, 900)
+            years = (when - as_of).total_seconds() / (365 * 86400)
+            headcount = round(facts["people"] * (1 + facts["growth"] / 100) ** years)
             episode |= {
-                "source": f"web:{company.split()[0].lower()}.example",
+                "source": f"web:{domain}",
                 "confidence": round(rng.uniform(0.55, 0.9), 2),
                 "content": f"{company} is hiring in {city}; the team page lists "
-                f"{headcount} people and {first_name} leads as {title}.",
+                f"{plural(headcount, 'person')} and {first_name} leads as {title}.".replace(
+                    " persons", " people"
+                ),
             }
         elif kind == "company":
-            growth = rng.randint(-5, 40)
             episode |= {
                 "source": "companies_register",
                 "confidence": 0.95,
                 "content": f"{company} filed accounts showing revenue growth of "
-                f"{growth}% year on year; registered office in {city}.",
+                f"{facts['growth']}% year on year; registered office in {facts['office_city']}.",
             }
         elif kind == "engagement":
+            pages = rng.randint(1, 9)
             episode |= {
                 "source": rng.choice(["site", "linkedin", "portal"]),
                 "confidence": round(rng.uniform(0.8, 1.0), 2),
-                "content": f"Viewed the {rng.choice(PAGES)} ({rng.randint(1, 9)} pages).",
+                "content": f"Viewed the {rng.choice(PAGES)} ({plural(pages, 'page')}).",
             }
         elif kind == "note":
             episode |= {
@@ -291,60 +386,168 @@ def _history(
                 "content": rng.choice(
                     [
                         f"Met {first_name} at a {city} meetup; prefers email to calls.",
-                        f"{first_name} asked us to get back in touch after the quarter ends.",
                         f"Call with {first_name}: budget sits with the {title} role.",
                     ]
                 ),
             }
-        elif kind == "scoring":
+        else:  # scoring: the model's estimate of the warmth the contact had then
+            then = next((w for at, w in reversed(history.scores) if at <= when), warmth)
             episode |= {
                 "source": "model:warmth",
                 "confidence": round(rng.uniform(0.5, 0.9), 2),
-                "content": f"Warmth estimated at {warmth} from recent engagement.",
+                "content": f"Warmth estimated at {then} from recent engagement.",
             }
-        elif kind == "outreach":
-            message_id = next_message_id
-            next_message_id += 1
+        history.episodes.append(episode)
+    return history
+
+
+KINDS = ("research", "company", "engagement", "note", "scoring")
+CUM_WEIGHTS = (25, 35, 60, 70, 77)  # weights 25, 10, 25, 10, 7
+
+
+def _outreach(
+    rng: random.Random,
+    history: History,
+    as_of: datetime,
+    window_start: datetime,
+    seed: int,
+    next_message_id: int,
+) -> None:
+    """The contact's threads, lived by the send rules."""
+    contact_id, email, name, company, _, city, warmth = history.contact[:7]
+    first_name = name.split()[0]
+    zone = _zone(contact_timezone(city))
+    moment = window_start + timedelta(seconds=rng.randint(0, 45 * 86400))
+    bump, thread, subject, angle = 0, "", "", ""
+    while True:
+        moment = _working_slot(rng, moment, zone)
+        if moment >= as_of:
+            return
+        message_id = next_message_id
+        next_message_id += 1
+        if bump == 0:
             angle = rng.choice(ANGLES)
-            subject = f"{first_name}, a thought on {angle}"
-            opened_when = when + timedelta(hours=rng.randint(1, 48))
-            opened = to_iso(opened_when) if rng.random() < 0.5 and opened_when < as_of else None
-            bounce = "hard" if rng.random() < 0.03 else "none"
-            row = [
-                message_id,
-                contact_id,
-                f"t-{contact_id}-{message_id}",
-                subject,
-                f"Hi {first_name},\n\nA short note about {angle} at {company}.\n",
-                angle,
-                at,
-                opened,
-                None,
-                bounce,
-                0,
-            ]
-            messages.append(row)
-            open_message = row if bounce == "none" else []
-            episode |= {
+            thread, subject = f"t-{contact_id}-{message_id}", f"{first_name}, a thought on {angle}"
+            body = f"Hi {first_name},\n\nA short note about {angle} at {company}.\n"
+        else:
+            body = f"Hi {first_name},\n\nFollowing up on my note in case it got buried.\n"
+        title = subject if bump == 0 else f"Re: {subject}"
+        opened_at = moment + timedelta(hours=rng.randint(1, 48))
+        row = [
+            message_id, contact_id, thread, title, body, angle, to_iso(moment),
+            to_iso(opened_at) if rng.random() < 0.5 and opened_at < as_of else None,
+            None, "none", bump, f"<sample.{seed}.{message_id}@company-ai.example>",
+        ]  # fmt: skip
+        history.messages.append(row)
+        history.episodes.append(
+            {
+                "contact_id": contact_id,
+                "episode_type": "outreach",
                 "source": "outreach",
                 "confidence": 1.0,
+                "created_at": to_iso(moment),
                 "natural_key": f"outreach:message:{message_id}",
-                "content": f'Sent "{subject}" (message {message_id}).',
+                "content": f'Sent "{title}" (message {message_id}, thread {thread},'
+                f" bump {bump}) at {to_iso(moment)}.",
             }
-        else:  # response: the reply also proves the message was opened
-            open_message[7] = min(open_message[7] or at, at)
-            open_message[8] = at
-            episode |= {
-                "source": "gmail",
-                "confidence": 1.0,
-                "content": rng.choice(
-                    [
-                        f"{first_name} replied: interested, asked for pricing.",
-                        f"{first_name} replied: not now, try again next quarter.",
-                        f"{first_name} replied: forwarded to a colleague.",
-                    ]
-                ),
-            }
-            open_message = []
-        episodes.append(episode)
-    return episodes, messages
+        )
+        roll = rng.random()
+        if roll < BOUNCES:
+            received = moment + timedelta(minutes=rng.randint(1, 20))
+            row[9] = "hard"
+            hold = Hold("bounced", to_iso(received), None, email, "delivery failed (5.1.1)")
+            _answer(history, row, "bounce", received, "5.1.1", email, seed, hold)
+            return
+        received = moment + timedelta(seconds=rng.randint(3600, 4 * 86400))
+        if roll < BOUNCES + ANSWERS[_band(warmth)] and received < as_of:
+            kind, text = _reply_text(rng, received)
+            if kind == "out_of_office":
+                received = moment + timedelta(minutes=rng.randint(1, 10))
+                back = named_date(text, received.date())
+                assert back is not None  # the template names the date
+                until = datetime.combine(back, time(0), UTC)
+                hold = Hold("out_of_office", to_iso(received), to_iso(until), None, "away")
+                _answer(history, row, kind, received, text, email, seed, hold)
+                bump += 1
+                if bump > MAX_BUMPS:
+                    return
+                moment = max(moment + timedelta(days=RECENT_DAYS, hours=1), until)
+                continue
+            row[7] = min(row[7] or to_iso(received), to_iso(received))
+            row[8] = to_iso(received)
+            if kind == "not_now":
+                day = named_date(text, received.date())
+                assert day is not None
+                until = datetime.combine(day, time(0), UTC)
+                hold = Hold("deferred", to_iso(received), to_iso(until), None, "not now")
+                _answer(history, row, kind, received, text, email, seed, hold)
+                bump, moment = 0, max(until, moment + timedelta(days=RECENT_DAYS, hours=1))
+                continue
+            kept = "replied" if kind == "reply" else "unsubscribed"
+            reason = "replied" if kind == "reply" else "asked to stop"
+            hold = Hold(kept, to_iso(received), None, None, reason)
+            _answer(history, row, kind, received, text, email, seed, hold)
+            return
+        bump += 1
+        if bump > MAX_BUMPS:
+            return
+        moment += timedelta(days=RECENT_DAYS, seconds=rng.randint(3600, 7 * 86400))
+
+
+@lru_cache(maxsize=4096)
+def _company(company: str) -> tuple[str, dict]:
+    """A sample company's domain (as `_contacts` makes it) and its page's facts."""
+    domain = _ascii(company.split()[0]) + ".example"
+    return domain, company_facts(company, domain)
+
+
+@lru_cache(maxsize=64)
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def _reply_text(rng: random.Random, received: datetime) -> tuple[str, str]:
+    kind, _, text = rng.choices(REPLIES, [w for _, w, _ in REPLIES])[0]
+    back = received.date() + timedelta(days=rng.randint(3, 16))
+    month = MONTH_NAMES[(received.month + rng.randint(1, 3) - 1) % 12]
+    return kind, text.format(back=f"{back.day} {MONTH_NAMES[back.month - 1]}", month=month)
+
+
+def _answer(
+    history: History,
+    message: list,
+    kind: str,
+    received: datetime,
+    text: str,
+    email: str,
+    seed: int,
+    hold: Hold,
+) -> None:
+    """The inbound row, hold and episodes the inbox triage would have written for a reply,
+    warmth changed by the same rule."""
+    contact_id = history.contact[0]
+    before = after = None
+    if kind in WARMTH_RULE:
+        before = history.scores[-1][1] if history.scores else history.contact[6]
+        after = max(0, min(100, before + WARMTH_RULE[kind][0]))
+        history.scores.append((received, after))
+    subject = {
+        "bounce": "Undelivered Mail Returned to Sender",
+        "out_of_office": f"Automatic reply: {message[3]}",
+    }.get(kind, f"Re: {message[3].removeprefix('Re: ')}")
+    row = {
+        "provider_id": f"sample:{seed}:{message[0]}",
+        "message_id": message[0],
+        "contact_id": contact_id,
+        "thread_id": message[2],
+        "kind": kind,
+        "received_at": to_iso(received),
+        "from_address": email,
+        "subject": subject,
+        "body": text,
+        "warmth_before": before,
+        "warmth_after": after,
+    }
+    history.inbound.append((*row.values(), row["received_at"]))
+    history.holds.append((contact_id, hold, row["provider_id"]))
+    history.episodes += inbound_episodes(row, "gmail")

@@ -270,6 +270,49 @@ OUTREACH_V4 = [
     "ALTER TABLE drafts ADD COLUMN judged TEXT",
 ]
 
+# Send-state (issue 9, core/inbox.py and core/send_rules.py): what the world answered.
+# A message's RFC 5322 Message-ID (what a reply's In-Reply-To/References name); the replies,
+# out-of-office notes and bounces matched to a thread (mail matching no thread is never
+# stored); and the holds they put on further sends: `replied` and `unsubscribed` for good,
+# `deferred` and `out_of_office` until a date, `bounced` for good on one address.
+OUTREACH_V5 = [
+    "ALTER TABLE messages ADD COLUMN rfc_message_id TEXT",
+    "CREATE UNIQUE INDEX idx_messages_rfc_message_id ON messages(rfc_message_id)",
+    """
+    CREATE TABLE inbound (
+        provider_id   TEXT PRIMARY KEY,         -- gmail:<id> or maildir:<key>: idempotency
+        message_id    INTEGER NOT NULL,         -- messages.id of the thread's message answered
+        contact_id    INTEGER NOT NULL,
+        thread_id     TEXT NOT NULL,
+        kind          TEXT NOT NULL CHECK (kind IN
+                      ('reply', 'not_now', 'unsubscribe', 'out_of_office', 'bounce')),
+        received_at   TEXT NOT NULL,
+        from_address  TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        body          TEXT NOT NULL,            -- quoted history and signature stripped
+        warmth_before INTEGER,
+        warmth_after  INTEGER,                  -- NULL: the rule leaves warmth alone
+        warmth_applied INTEGER NOT NULL DEFAULT 0 CHECK (warmth_applied IN (0, 1)),
+        created_at    TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_inbound_contact ON inbound(contact_id, received_at)",
+    """
+    CREATE TABLE send_holds (
+        contact_id  INTEGER NOT NULL,
+        kind        TEXT NOT NULL CHECK (kind IN
+                    ('replied', 'unsubscribed', 'deferred', 'out_of_office', 'bounced')),
+        since       TEXT NOT NULL,              -- when the hold began (the mail's time)
+        until       TEXT,                       -- NULL: for good
+        address     TEXT,                       -- bounced: the address that bounced
+        reason      TEXT NOT NULL,
+        evidence    TEXT NOT NULL,              -- inbound.provider_id or sample:<key>
+        PRIMARY KEY (contact_id, kind, since)
+    )
+    """,
+    "CREATE INDEX idx_send_holds_address ON send_holds(address)",
+]
+
 RECALL_V1 = [
     # The distiller's output, one row per title (idempotent by title). A page that failed
     # the fabrication check is kept here unpublished, with the claims it could not support.
@@ -448,7 +491,7 @@ PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1]}
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1, CRM_V2],
     Store.MEMORY: [MEMORY_V1],
-    Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4],
+    Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5],
     Store.BRAIN: [BRAIN_V1],
     Store.RECALL: [RECALL_V1],
     Store.OPS: [OPS_V1],

@@ -141,6 +141,10 @@ TIMETABLE: list[Entry] = [
     # fetch. The 600 s leave 80 s past the budget for the last request's 60-s timeout and
     # the run's start and end. Done by 07:40, before outreach reads the CRM at 07:55.
     Entry("crm_job", ("crm_contacts",), time(7, 30), 600, capture=True),
+    # Inbox triage reads the mail since its cursor: a capture (the inbox as it is now).
+    # Measured ~1,000+ messages/s triaged on 2 busy cores (BENCHMARKS.md); a busy day is a
+    # few hundred messages, each one Gmail `get` of ~0.2 s: 500 x 0.2 s = 100 s. 600 s.
+    Entry("inbox_job", ("inbox_replies",), time(6, 30), 600, capture=True),
     # Outreach: 20 research passes + 10 drafts at about a minute of model time each
     # = 30 min; the gate (pure code, < 1 ms a draft) and 10 sends (a few s each) add
     # under a minute. 1.5 x headroom for a slow model: 45 min = 2700 s, still well
@@ -160,6 +164,10 @@ TIMETABLE: list[Entry] = [
     Entry("snapshots_job", ("db_snapshots",), time(8, 15), 1800, capture=True),
     # Like the brief: ≤500 run records, the timetable for one day, one send. 300 s.
     Entry("digest_job", ("daily_digest",), time(9, 5), 300),
+    # Engagement drop files: a few hundred small JSON files a day, each read, checked and
+    # stored in one transaction (milliseconds each). 300 s. A capture: it takes the folder
+    # as it is.
+    Entry("engagement_job", ("engagement_signals",), time(18, 30), 300, capture=True),
     # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
     # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
     # still stops a wedged run long before the next night. (At 23:15 the last complete

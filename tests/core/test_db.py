@@ -33,7 +33,13 @@ def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
 MIGRATION_DIGESTS = {
     "crm": ["64f9d22c152311f3", "889efa67bfc4a937"],
     "memory": ["8f0d96f681760a59"],
-    "outreach": ["b74b5507cfa13a81", "c5a12f014f92e9e7", "937150be8ad2febb", "3bbff696ee617a62"],
+    "outreach": [
+        "b74b5507cfa13a81",
+        "c5a12f014f92e9e7",
+        "937150be8ad2febb",
+        "3bbff696ee617a62",
+        "90907c3ee885e181",
+    ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1"],
     "ops": ["1feb30494c594a54"],

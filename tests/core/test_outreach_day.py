@@ -286,6 +286,64 @@ def test_nobody_lost_bounced_or_written_to_since_the_draft_is_sent_to(data):
     assert done.sent == len(mailer.sent) == len(ready) - 4
 
 
+def test_who_answered_since_the_draft_is_not_sent_to(data):
+    """Holds the inbox triage set after drafting (core/send_rules.py) stop the send."""
+    research(data)
+    draft(data)
+    ready = drafts(data, "ready")
+    unsubscribed, away, back, bounced = (d["contact_id"] for d in ready[:4])
+    holds = [
+        (unsubscribed, "unsubscribed", "2026-11-26T10:00:00Z", None, None),
+        (away, "out_of_office", "2026-11-26T10:00:00Z", "2026-12-01T00:00:00Z", None),
+        (back, "out_of_office", "2026-11-20T10:00:00Z", "2026-11-25T00:00:00Z", None),
+    ]
+    with Stores(data).connect("outreach") as outreach, transaction(outreach):
+        outreach.executemany(
+            "INSERT INTO send_holds (contact_id, kind, since, until, address, reason, evidence)"
+            " VALUES (?, ?, ?, ?, ?, 'test', 'test')",
+            holds,
+        )
+    with Stores(data).connect("crm") as crm:  # a bounce recorded for the address itself
+        address = crm.execute("SELECT email FROM contacts WHERE id = ?", (bounced,)).fetchone()[0]
+    update(
+        data,
+        "outreach",
+        "INSERT INTO send_holds (contact_id, kind, since, address, reason, evidence)"
+        " VALUES (999999, 'bounced', '2026-11-26T10:00:00Z', ?, 'test', 'test')",
+        address,
+    )
+    done = send(data, FakeMailer())
+    assert "unsubscribed at 2026-11-26" in done.skipped[str(ready[0]["id"])]
+    assert "out_of_office until 2026-12-01" in done.skipped[str(ready[1]["id"])]
+    assert str(ready[2]["id"]) not in done.skipped, "back from holiday: the hold has ended"
+    assert f"mail to {address} bounced" in done.skipped[str(ready[3]["id"])]
+
+
+def test_a_follow_up_names_the_thread_it_follows(data):
+    """A bump carries In-Reply-To (the last message) and References (all), and the sent
+    message's own Message-ID is stored, so a reply to it is matched."""
+    research(data)
+    draft(data)
+    first = drafts(data, "ready")[0]
+    thread = f"t-{first['contact_id']}-old"
+    with Stores(data).connect("outreach") as outreach, transaction(outreach):
+        outreach.execute(
+            "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, bump_count,"
+            " rfc_message_id) VALUES (?, ?, 's', 'b', '2026-10-01T09:00:00Z', 0, '<old.0@x>')",
+            (first["contact_id"], thread),
+        )
+        outreach.execute(
+            "UPDATE drafts SET thread_id = ?, bump = 1 WHERE id = ?", (thread, first["id"])
+        )
+    mailer = FakeMailer()
+    send(data, mailer)
+    [stored] = rows(data, "outreach", "SELECT * FROM messages WHERE draft_id = ?", first["id"])
+    message = mailer.sent[stored["rfc_message_id"]]
+    assert message["In-Reply-To"] == "<old.0@x>" and message["References"] == "<old.0@x>"
+    others = [m for m in mailer.sent.values() if m is not message]
+    assert others and all(m["In-Reply-To"] is None for m in others), "first messages name none"
+
+
 def test_who_lost_their_address_or_was_bumped_twice_since_the_pick_is_not_drafted(data):
     research(data)
     first, second, third = (

@@ -72,7 +72,7 @@ def test_the_timeline_merges_episodes_and_messages_in_time_order(sample_stores):
         email = crm.execute("SELECT email FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
     timeline = load_timeline(sample_stores, email.upper() + "  ")
     kinds = {e["kind"] for e in timeline.entries}
-    assert kinds == {"episode", "message"}
+    assert kinds == {"episode", "message", "received"}
     assert [e["at"] for e in timeline.entries] == sorted(e["at"] for e in timeline.entries)
     with sample_stores.connect("memory", readonly=True) as memory:
         stored = memory.execute(
@@ -84,6 +84,28 @@ def test_the_timeline_merges_episodes_and_messages_in_time_order(sample_stores):
     first_episode = next(e for e in timeline.entries if e["kind"] == "episode")
     assert f"#{first_episode['id']}" in text and first_episode["source"] in text
     assert json.loads(json.dumps(timeline.to_json()))["contact"]["id"] == contact_id
+
+
+def test_the_timeline_shows_every_word_sent_and_received_with_bodies(sample_stores):
+    with sample_stores.connect("outreach", readonly=True) as outreach:
+        reply = outreach.execute("SELECT * FROM inbound WHERE kind = 'not_now' LIMIT 1").fetchone()
+        sent = outreach.execute(
+            "SELECT body FROM messages WHERE id = ?", (reply["message_id"],)
+        ).fetchone()[0]
+    with sample_stores.connect("crm", readonly=True) as crm:
+        email = crm.execute(
+            "SELECT email FROM contacts WHERE id = ?", (reply["contact_id"],)
+        ).fetchone()[0]
+    timeline = load_timeline(sample_stores, email)
+    plain, full = render_text(timeline), render_text(timeline, bodies=True)
+    assert f"    | {reply['body']}" not in plain and f"    | {reply['body']}" in full
+    assert all(f"    | {line}".rstrip() in full for line in sent.splitlines())
+    assert "received" in plain and "not now to msg#" in plain
+    entries = json.loads(json.dumps(timeline.to_json()))["entries"]
+    assert {e["body"] for e in entries if e["kind"] in ("message", "received")} >= {
+        sent,
+        reply["body"],
+    }
 
 
 def test_an_unknown_email_is_a_clear_error(sample_stores):

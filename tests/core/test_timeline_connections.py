@@ -19,5 +19,5 @@ def test_a_timeline_read_on_open_connections_is_the_timeline(sample_stores):
             timeline = read_timeline(memory, outreach, contact)
             assert timeline == load_timeline(sample_stores, email)
         without_messages = read_timeline(memory, None, contact)
-    assert {e["kind"] for e in timeline.entries} == {"episode", "message"}
+    assert {e["kind"] for e in timeline.entries} == {"episode", "message", "received"}
     assert without_messages.entries == [e for e in timeline.entries if e["kind"] == "episode"]

@@ -1,0 +1,141 @@
+"""Engagement drop files: episodes once, opens recorded, bad files moved aside whole."""
+
+import json
+
+import pytest
+
+from company_ai.core.db import Stores, transaction
+from company_ai.core.engagement import plural, take_signals
+
+ADA = "ada@acme.example"
+AT = "2026-11-30T10:02:00Z"
+
+
+@pytest.fixture
+def stores(tmp_path):
+    stores = Stores(tmp_path / "data")
+    with stores.connect("crm") as crm, transaction(crm):
+        crm.execute(
+            "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
+            " VALUES (1, ?, 'Ada', 10, 'sample', ?, ?)",
+            (ADA, AT, AT),
+        )
+    with stores.connect("outreach") as outreach, transaction(outreach):
+        outreach.execute(
+            "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
+            " rfc_message_id) VALUES (1, 1, 't-1', 'Hi', 'Body', '2026-11-29T09:00:00Z', '<m1@x>')"
+        )
+    return stores
+
+
+def drop(folder, name, data):
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def episodes(stores):
+    with stores.connect("memory") as memory:
+        return memory.execute(
+            "SELECT episode_type, content, source, created_at FROM contact_episodes ORDER BY id"
+        ).fetchall()
+
+
+GOOD = {
+    "signals": [
+        {"id": "v1", "kind": "site_visit", "email": ADA, "at": AT, "pages": ["pricing page"]},
+        {"id": "v2", "kind": "site_visit", "email": "ADA@acme.example", "at": AT,
+         "pages": ["case studies", "pricing page"]},
+        {"kind": "portal_signup", "email": ADA, "at": AT, "detail": "trial workspace"},
+        {"id": "s1", "kind": "social", "email": ADA, "at": AT, "network": "LinkedIn",
+         "detail": "liked our post on month-end close"},
+        {"id": "o1", "kind": "email_open", "email": ADA, "at": AT, "message": "<m1@x>"},
+        {"id": "u1", "kind": "site_visit", "email": "nobody@else.example", "at": AT,
+         "pages": ["blog"]},
+    ]
+}  # fmt: skip
+
+
+def test_signals_become_episodes_once_and_the_file_moves_to_processed(stores, tmp_path):
+    folder = tmp_path / "drop"
+    drop(folder, "a.json", GOOD)
+    logs = []
+    done = take_signals(stores, folder, tz="UTC", warn=logs.append)
+    assert (done.processed, done.signals, done.episodes_written) == (1, 6, 5)
+    assert done.unknown_contacts == 1 and "no contact" in logs[0]
+    contents = [e["content"] for e in episodes(stores)]
+    assert contents[:2] == [
+        "Visited pricing page (1 page).",
+        "Visited case studies, pricing page (2 pages).",
+    ]
+    assert contents[2] == "Signed up to the customer portal: trial workspace."
+    assert [e["source"] for e in episodes(stores)] == [
+        "site",
+        "site",
+        "portal",
+        "linkedin",
+        "email",
+    ]
+    assert (folder / "processed" / "a.json").is_file() and not (folder / "a.json").exists()
+    with stores.connect("outreach") as outreach:
+        assert outreach.execute("SELECT opened_at FROM messages").fetchone()[0] == AT
+    # the same payload dropped again (a webhook retry): nothing new
+    drop(folder, "a.json", GOOD)
+    again = take_signals(stores, folder, tz="UTC", warn=logs.append)
+    assert again.episodes_written == 0 and len(episodes(stores)) == 5
+    assert (folder / "processed" / "a.1.json").is_file(), "the earlier file is kept too"
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"signals": [{"kind": "site_visit"', "not JSON"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        ({"signals": [{"kind": "site_visit", "email": ADA, "at": AT, "pages": ["x"]},
+                      {"kind": "site_visit", "email": ADA, "at": AT}]}, "signal #1: a site_visit"),
+        ({"kind": "teleport", "email": ADA, "at": AT}, "unknown kind"),
+        ({"kind": "portal_signup", "email": "not-an-address", "at": AT}, "not an email"),
+        ({"kind": "portal_signup", "email": ADA, "at": "yesterday"}, "not an ISO-8601"),
+        ({"kind": "portal_signup", "email": ADA, "at": "2026-11-30T10:00:00"}, "no timezone"),
+        ([1, 2], "must be a JSON object"),
+    ],
+)  # fmt: skip
+def test_a_malformed_file_is_moved_aside_whole_with_its_reason(stores, tmp_path, content, why):
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    path = folder / "bad.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+    original = path.read_bytes()
+    logs = []
+    done = take_signals(stores, folder, tz="UTC", warn=logs.append)
+    assert done.processed == 0 and why in done.rejected["bad.json"]
+    assert episodes(stores) == [], "never half-read: the good signal of a bad file is not stored"
+    assert (folder / "rejected" / "bad.json").read_bytes() == original, "never lost"
+    assert why in (folder / "rejected" / "bad.json.why.txt").read_text()
+    assert "moved aside" in logs[0] and why in logs[0]
+
+
+def test_a_bad_file_does_not_stop_the_good_ones(stores, tmp_path):
+    folder = tmp_path / "drop"
+    drop(folder, "1.json", "{nope")
+    drop(folder, "2.json", GOOD)
+    drop(folder, "3.tmp", "{half written")  # not *.json yet: left alone
+    done = take_signals(stores, folder, tz="UTC", warn=lambda _: None)
+    assert (done.files, done.processed, list(done.rejected)) == (2, 1, ["1.json"])
+    assert (folder / "3.tmp").exists()
+
+
+def test_an_oversized_file_is_rejected_unread(stores, tmp_path, monkeypatch):
+    monkeypatch.setattr("company_ai.core.engagement.MAX_FILE_BYTES", 100)
+    folder = tmp_path / "drop"
+    drop(folder, "big.json", GOOD)
+    done = take_signals(stores, folder, tz="UTC", warn=lambda _: None)
+    assert "over the 100-byte limit" in done.rejected["big.json"]
+
+
+def test_plurals():
+    assert [plural(n, "page") for n in (0, 1, 2)] == ["0 pages", "1 page", "2 pages"]
