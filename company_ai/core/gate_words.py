@@ -62,8 +62,9 @@ HEDGES = {
     ),
     **dict.fromkeys("nearly|almost|just under|just shy of|not quite".split("|"), "nearly"),
     **dict.fromkeys(
-        "over|more than|above|at least|upwards of|in excess of|north of|just over|beyond"
-        "|+".split("|"),
+        "over|more than|above|at least|upwards of|in excess of|north of|just over|beyond|+".split(
+            "|"
+        ),
         "min",
     ),
     **dict.fromkeys(
@@ -118,12 +119,8 @@ VAGUE_COUNTS = {
 }
 # Words that multiply: "doubled" is 2x, "in half" 0.5x.
 MULTIPLES = {
-    **dict.fromkeys(
-        "double doubled doubles doubling twice two-fold twofold".split(), 2
-    ),
-    **dict.fromkeys(
-        "triple tripled triples tripling threefold three-fold thrice".split(), 3
-    ),
+    **dict.fromkeys("double doubled doubles doubling twice two-fold twofold".split(), 2),
+    **dict.fromkeys("triple tripled triples tripling threefold three-fold thrice".split(), 3),
     **dict.fromkeys("quadruple quadrupled quadrupling fourfold four-fold".split(), 4),
     **dict.fromkeys(["halved", "halving", "in half", "by half", "half as"], 0.5),
 }
@@ -276,12 +273,16 @@ FAMOUS = frozenset(
 )
 COMMON |= {"morning", "afternoon", "evening", "re", "fw", "fyi", "ps"}
 # Words a sender's signature may give as their own title ("Sam Rivers, Account Executive").
-SIGNATURE_TITLE = TITLE_WORDS | ROLE_WORDS | set(
-    """
+SIGNATURE_TITLE = (
+    TITLE_WORDS
+    | ROLE_WORDS
+    | set(
+        """
     account executive sales business development growth partnerships customer success
     representative associate specialist consultant senior junior marketing operations
     revenue solutions of and & team
     """.split()
+    )
 )
 # Top-level domains that make `word.tld` an address rather than the end of a sentence.
 TLDS = frozenset(
