@@ -47,12 +47,14 @@ from company_ai.core.gate_words import (
     CORPORATE,
     CURRENCIES,
     DEMONYMS,
+    ENGLISH_ENDINGS,
     FAMOUS,
     HEDGES,
     HONORIFICS,
     MONTHS,
     MULTIPLES,
     NOUN_SYNONYMS,
+    OPENERS,
     ORDINALS,
     ORG_WORDS,
     PLACES,
@@ -277,6 +279,8 @@ def extract(text: str, *, subject: bool = False) -> Mentions:
         for m in pattern.finditer(lowered):
             if not skip(m.start()):
                 phrases.append((m.start(), m.end(), kind, m.group()))
+                if kind == "number":
+                    blocked.append(m.span())  # "Dozens of" is a count, not a name
     names: list[tuple[int, int, list[str], str]] = []
     openings = set()
     for start, end, words in _names(folded, blocked):
@@ -303,12 +307,12 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     found += [
         (start, end, kind)  # type: ignore[misc]
         for start, end, kind, what in mentions.phrases
-        if not index.supports_phrase(kind, what)
+        if not index.supports_phrase(kind, what, _noun_after(text.lower(), end))
     ]
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
         for a, b, _part in _unsupported_parts(words, index):
-            if a == 0 and start in mentions.openings and _plain_opening(words, index):
+            if a == 0 and start in mentions.openings and _plain_opening(words, index, text[end:]):
                 # A sentence-opening word the company knows as no name ("Impressive …",
                 # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
                 if b == 1:
@@ -339,7 +343,7 @@ GREETING = re.compile(
 SIGN_OFF = re.compile(
     r"^\s*(best( wishes| regards)?|(kind|warm|warmest|many)? ?regards|many thanks|thanks"
     r"( again| so much)?|thank you|cheers|sincerely|yours( sincerely| truly)?|all the best"
-    r"|talk soon|speak soon|take care)\s*[,.!-]*",
+    r"|talk soon|speak soon|take care)\s*[,.!-]*(?=\s*(?:[^\d\s,.;:!?]+[ \t]*){0,4}[.!]?\s*$)",
     re.IGNORECASE,
 )
 # A signature line that is only a telephone number: "+44 20 7946 0018".
@@ -621,9 +625,12 @@ def _fold(text: str) -> tuple[str, tuple[int, ...] | None]:
 
 _ADDRESS = re.compile(
     r"(?=[\w@])(?:https?://[^\s<>\"]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*"
-    r"\.[a-z]{2,6}(?:/[^\s<>\"]*)?)(?<![.,;:!?)])",
+    r"\.[a-z]{2,10}(?:/[^\s<>\"]*)?)(?<![.,;:!?)])",
     re.IGNORECASE,
 )
+
+
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 
 
 def _is_address(found: str) -> bool:
@@ -785,12 +792,18 @@ def _ordinary(text: str, start: int, word: str) -> bool:
     return False
 
 
-def _plain_opening(words: list[str], index: SourceIndex) -> bool:
+def _plain_opening(words: list[str], index: SourceIndex, after: str) -> bool:
     """Whether a sentence-opening run's first word is an ordinary word: alone in its run,
     or an adverb or participle before a name ("Clearly Acme"), and no name anyone knows."""
     first = words[0]
-    alone = len(words) == 1 or first.lower().endswith(("ly", "ing", "ed"))
-    return alone and not first.isupper() and not index.is_name(first)
+    lower = first.lower()
+    if first.isupper() or index.is_name(first):
+        return False
+    if len(words) > 1:
+        return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
+    english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
+    compound = "-" in first and first.split("-", 1)[1].islower()  # "Month-end", "Follow-up"
+    return lower in OPENERS or english or compound or after[:1] in (",", ":", ";", "!")
 
 
 def _is_abbrev(word: str) -> bool:
@@ -899,8 +912,6 @@ class SourceIndex:
                     year, month, _ = v.date  # type: ignore[misc]
                     if year and not month:
                         self.numbers.setdefault(Decimal(year), set()).add(None)
-                    if month:
-                        self.quarters.add((year, (month - 1) // 3 + 1))
             elif v.kind == "percent":
                 self.percents.add(v.value)  # type: ignore[arg-type]
             elif v.kind == "money":
@@ -922,6 +933,11 @@ class SourceIndex:
         if f" {key} " in self.text:
             return True
         return any(f" {v} " in self.text for v in _variants(key))
+
+    def has_acronym(self, word: str) -> bool:
+        """An all-capitals word the sources hold: as written, or a longer word in title case
+        ("WRENFIELD" for "Wrenfield"; IT is never "it")."""
+        return word in self.acronyms or (len(word) > 3 and _norm(word) in self.capitalised)
 
     def is_name(self, word: str) -> bool:
         """Whether anyone knows `word` as a name: the CRM, the catalogue, a famous company,
@@ -968,21 +984,19 @@ class SourceIndex:
             for d in self.dates
         )
 
-    def supports_phrase(self, kind: str, what: str) -> bool:
+    def supports_phrase(self, kind: str, what: str, noun: str | None = None) -> bool:
         """A phrase claim: an address, a relationship with the contact (their history must
         show it), a superlative or award, a role, a vague count or a multiple."""
         key = _norm(what)
         if kind == "address":
-            return f" {key} " in self.text
+            return f" {_norm(_SCHEME.sub('', what).rstrip('/'))} " in self.text
         if kind == "relationship":
             return any(
                 claim.fullmatch(what) and evidence.search(self.history)
                 for claim, evidence in _EVIDENCE
             )
         if kind == "superlative":
-            return f" {key} " in self.text or (
-                ("award" in key or "prize" in key) and " award" in self.text
-            )
+            return f" {key} " in self.text
         if kind == "role":
             key = _TRAILING_COMMON.sub("", key)
             forms = {key, key.replace(" of ", " ")}
@@ -992,7 +1006,8 @@ class SourceIndex:
             return any(f" {f} " in self.text for f in forms)
         if what in VAGUE_COUNTS:
             low, high = VAGUE_COUNTS[what]
-            return what in self.vague or any(low <= n <= high for n in self.numbers)
+            counted = [n for n, nouns in self.numbers.items() if not noun or noun in nouns]
+            return what in self.vague or any(low <= n <= high for n in counted)
         factor = Decimal(str(MULTIPLES[what]))
         return (
             factor in self.multiples
@@ -1040,7 +1055,7 @@ def _offsets(segment: str, words: list[str]) -> list[int]:
 def _known(words: list[str], index: SourceIndex) -> bool:
     """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
     acronyms = [w for w in words if len(w) > 1 and w.isupper()]
-    if not all(a in index.acronyms for a in acronyms):
+    if not all(index.has_acronym(a) for a in acronyms):
         return False
     key = _name_key(words)
     if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
@@ -1088,7 +1103,7 @@ def _longest_known(
     checked = 1  # core's prefixes up to this many tokens are held (one: checked alone)
     for j in range(i + 1, len(words) + 1):
         word = words[j - 1]
-        if len(word) > 1 and word.isupper() and word not in index.acronyms:
+        if len(word) > 1 and word.isupper() and not index.has_acronym(word):
             break  # an unknown acronym: no chunk holding it is known
         for token in tokens[j - 1]:
             if core or (token not in HONORIFICS and token != "the"):

@@ -258,6 +258,19 @@ PLACES |= set(
     utrecht vancouver vilnius washington york
     """.split()
 )
+# Ordinary words that open a sentence alone ("Huge news"): no name, though capitalised.
+OPENERS = frozenset(
+    """
+    huge nice big wow amazing fantastic exciting lovely superb well really quite brilliant
+    impressive clearly honestly frankly certainly obviously truly genuinely surely recently
+    lately details congrats kudos bravo sounds seems looks loved love enjoyed sure absolutely
+    support revenue growth orders sales customers clients pricing demand hiring teams
+    finance operations margins costs profits staff everyone nobody somebody
+    """.split()
+)
+# Endings of English adjectives and adverbs: a sentence-opening word ending so, alone in
+# its run, is an ordinary word ("Impressive growth"), unless anyone knows it as a name.
+ENGLISH_ENDINGS = ("ive", "ful", "ous", "ible", "able", "ing", "ic", "ant", "ent", "ness")
 # Famous companies and products a draft might drop in, in any case ("we work with stripe").
 FAMOUS = frozenset(
     """

@@ -116,7 +116,7 @@ def in_words(n: int) -> str:
 def nice(n: int, *, above: bool, within: float) -> int | None:
     """The roundest number strictly above (or below) `n` and within `within` of it."""
     for step in (1000, 500, 100, 50, 25, 10, 5, 1):
-        x = (n // step + 1) * step if above else -(-n // step - 1) * step
+        x = (n // step + 1) * step if above else (n - 1) // step * step
         if x > 0 and abs(x - n) <= within * n:
             return x
     return None
