@@ -28,6 +28,7 @@ word lists it reads are in `core/gate_words.py`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -65,6 +66,7 @@ from company_ai.core.gate_words import (
     SHORT_SCALES,
     SIGNATURE_TITLE,
     SUPERLATIVE,
+    SUPERLATIVE_TRIGGERS,
     TENS,
     TIME_UNITS,
     TITLE_WORDS,
@@ -256,7 +258,11 @@ def extract(text: str, *, subject: bool = False) -> Mentions:
     folded, origin = _fold(text)
     exempt = [] if subject else _exempt_spans(folded)
     lowered = folded.lower()
-    addresses = [m.span() for m in _ADDRESS.finditer(folded) if _is_address(m.group())]
+    addresses = [
+        m.span()
+        for m in (_ADDRESS.finditer(folded) if _MAY_ADDRESS.search(folded) else ())
+        if _is_address(m.group())
+    ]
     blocked: list[tuple[int, int]] = [*exempt, *addresses]  # no name is looked for inside
     skip = _Spans(blocked)
     phrases = [(a, b, "address", folded[a:b]) for a, b in addresses]
@@ -276,6 +282,8 @@ def extract(text: str, *, subject: bool = False) -> Mentions:
         quoted.append((m.start(1), m.end(1), _norm(m.group(1))))
         blocked.append((m.start(1), m.end(1)))
     for kind, pattern in _PHRASE_CLAIMS:
+        if pattern is _SUPERLATIVE and not _may_boast(lowered):
+            continue
         for m in pattern.finditer(lowered):
             if not skip(m.start()):
                 phrases.append((m.start(), m.end(), kind, m.group()))
@@ -633,6 +641,9 @@ _ADDRESS = re.compile(
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 
 
+_MAY_ADDRESS = re.compile(r"\w[.@][a-z]", re.IGNORECASE)
+
+
 def _is_address(found: str) -> bool:
     """A URL, an email address or a domain (its last part a top-level domain we know)."""
     if found.lower().startswith(("http", "www.")) or "@" in found:
@@ -697,11 +708,19 @@ def _canonical_noun(word: str) -> str | None:
 
 _VAGUE = re.compile(r"\b(?:" + "|".join(sorted(VAGUE_COUNTS, key=len, reverse=True)) + r")\b")
 _MULTIPLE = re.compile(r"\b(?:" + "|".join(sorted(MULTIPLES, key=len, reverse=True)) + r")\b")
+_SUPERLATIVE = re.compile(SUPERLATIVE)
+_EST = re.compile(r"(?=[toiy'’])(?:the|our|its|their|your|['’]s) [a-z]{2,}est\b")
+
+
+def _may_boast(lowered: str) -> bool:
+    return any(t in lowered for t in SUPERLATIVE_TRIGGERS) or bool(_EST.search(lowered))
+
+
 _PHRASE_CLAIMS = [
     ("number", _VAGUE),
     ("number", _MULTIPLE),
     *(("relationship", re.compile(claim)) for claim, _ in RELATIONSHIPS.values()),
-    ("superlative", re.compile(SUPERLATIVE)),
+    ("superlative", _SUPERLATIVE),
     ("role", re.compile(ROLE)),
 ]
 _EVIDENCE = [
@@ -886,12 +905,7 @@ class SourceIndex:
         self.capitalised = set(_norm(" ".join(w for w in words if w[:1].isupper())).split())
         self.acronyms = set(re.findall(r"\b[A-Z][A-Z0-9&]+\b", joined + " " + " ".join(allow)))
         # Names the company knows, in any case: first token -> whole keys.
-        self.known: dict[str, list[tuple[str, ...]]] = {}
-        for name in (*known, *FAMOUS):
-            tokens = tuple(_name_key(name.split()).split())
-            if tokens and (len(tokens) > 1 or len(tokens[0]) > 3):
-                self.known.setdefault(tokens[0], []).append(tokens)
-        self.names = {t for keys in self.known.values() for k in keys for t in k}
+        self.known, self.names = _known_names(tuple(known))
         self.numbers: dict[Decimal, set[str | None]] = {}  # value -> the nouns it counts
         self.percents: set[Decimal] = set()
         self.money: set[tuple[str | None, Decimal]] = set()
@@ -1020,20 +1034,36 @@ class SourceIndex:
         sources do not hold: claims like any capitalised name."""
         found: list[tuple[int, int, Kind]] = []
         inside = _Spans([(a, b) for a, b, kind, _ in mentions.phrases if kind == "address"])
-        tokens = [
-            (a, b, w.lower()) for a, b, w in _tokens(text) if w[:1].islower() and not inside(a)
-        ]
-        for i, (start, _, word) in enumerate(tokens):
-            keys = self.known.get(_norm(word))
-            if not keys:
+        for m in _LOWER_WORD.finditer(text):
+            keys = self.known.get(m.group())
+            if not keys or inside(m.start()):
                 continue
+            following = [_norm(w) for w in text[m.start() : m.start() + 200].split()[:6]]
             for key in sorted(keys, key=len, reverse=True):
-                following = tokens[i : i + len(key)]
-                if [_norm(w) for _, _, w in following] == list(key):
+                words = " ".join(following[: len(key)]).split()
+                if tuple(words[: len(key)]) == key:
                     if not self.has_phrase(" ".join(key)):
-                        found.append((start, following[-1][1], "organisation"))
+                        end = m.start() + len(" ".join(text[m.start() :].split()[: len(key)]))
+                        found.append((m.start(), end, "organisation"))
                     break
         return found
+
+
+_LOWER_WORD = re.compile(r"(?<![\w@./-])[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*")
+
+
+@functools.lru_cache(maxsize=8)
+def _known_names(
+    known: tuple[str, ...],
+) -> tuple[dict[str, list[tuple[str, ...]]], frozenset[str]]:
+    """The names anyone knows (`known` and the famous), by first token; and their words.
+    Cached: outreach judges many drafts against the same CRM."""
+    by_first: dict[str, list[tuple[str, ...]]] = {}
+    for name in (*known, *FAMOUS):
+        tokens = tuple(_name_key(name.split()).split())
+        if tokens and (len(tokens) > 1 or len(tokens[0]) > 3):
+            by_first.setdefault(tokens[0], []).append(tokens)
+    return by_first, frozenset(t for keys in by_first.values() for k in keys for t in k)
 
 
 def _swap(text: str, old: str, new: str) -> str:
