@@ -93,14 +93,14 @@ Kind = Literal[
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 # A hedged number ("about 900") is supported by a source within this fraction of it, on
-# the side the hedge points to: "over 40" by 40 to 50, "under 40" by 30 to 40, "nearly
-# 40" by 38 to 40 (see gate_words.HEDGES).
+# the side the hedge points to: "over 40" by 40 to 60, "under 40" by 27 to 40, "nearly
+# 40" by 38 to 40 (see gate_words.HEDGES). A hedge pointing the wrong way is a claim.
 HEDGE_TOLERANCE = Decimal("0.10")
 HEDGE_RANGES = {
     "approx": (Decimal("0.90"), Decimal("1.10")),
     "nearly": (Decimal("0.95"), Decimal("1")),
-    "min": (Decimal("1"), Decimal("1.25")),
-    "max": (Decimal("0.75"), Decimal("1")),
+    "min": (Decimal("1"), Decimal("1.5")),
+    "max": (Decimal("0.67"), Decimal("1")),
 }
 # At most this many short lines under a sign-off are a signature, never claims.
 SIGNATURE_LINES = 4
@@ -689,6 +689,11 @@ def _noun_after(lowered: str, end: int) -> str | None:
     return _canonical_noun(m.group(1)) if m else None
 
 
+# Nouns the gate compares: a number counting one of these is not supported by the same
+# number counting another ("120 people" is not "120 customers", "45 minutes" not seconds).
+COUNTED = frozenset([*TIME_UNITS.values(), *NOUN_SYNONYMS.values(), "times"])
+
+
 def _canonical_noun(word: str) -> str | None:
     if word == "x":
         return "times"
@@ -932,10 +937,13 @@ class SourceIndex:
                 self.money.add((v.currency, v.value))  # type: ignore[arg-type]
             else:
                 nouns = self.numbers.setdefault(v.value, set())  # type: ignore[arg-type]
-                nouns.add(_noun_after(lowered, end))
-                second = _NOUN.match(lowered, end)  # "65 regional depots"
-                if second:
-                    nouns.add(_noun_after(lowered, second.end()))
+                position = end
+                for _ in range(3):  # "65 regional depots", "three second-half goals"
+                    nouns.add(_noun_after(lowered, position))
+                    following = _NOUN.match(lowered, position)
+                    if not following:
+                        break
+                    position = following.end()
         self.years = {d[0] for d in self.dates if d[0]}
         self.months = {d[1] for d in self.dates if d[1]}
         self.vague = {w for w in VAGUE_COUNTS if f" {w} " in self.text}
@@ -969,8 +977,13 @@ class SourceIndex:
         elif value.kind == "money":
             pool = [n for c, n in self.money if c == value.currency or not c or not value.currency]
         elif noun:
-            # "18 warehouses" needs 18 of them: not 18 %, nor 18 people.
-            pool = [n for n, nouns in self.numbers.items() if noun in nouns]
+            # "18 warehouses" needs 18 of them: not 18 %, nor 18 people. Nouns the gate
+            # cannot compare ("residents", "fans") are taken as the same thing counted.
+            pool = [
+                n
+                for n, nouns in self.numbers.items()
+                if noun in nouns or (noun not in COUNTED and not nouns & COUNTED)
+            ]
         else:
             pool = self.numbers
         target = value.value

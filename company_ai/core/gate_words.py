@@ -92,9 +92,13 @@ NOUN_SYNONYMS = {
         "people person staff employee worker colleague headcount fte member strong hire"
         " team-member personnel",
         "customer client account user buyer",
-        "site location branch",
+        "site location branch facility",
         "store shop outlet",
         "office",
+        "supplier vendor",
+        "role vacancy opening job position",
+        *"depot warehouse plant kitchen clinic practice hotel retailer restaurant patient"
+        " publisher manufacturer agent order country product".split(),
     )
     for w in group.split()
 }
