@@ -320,7 +320,7 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
         for a, b, _part in _unsupported_parts(words, index):
-            if a == 0 and start in mentions.openings and _plain_opening(words, index, text[end:]):
+            if a == 0 and start in mentions.openings and _plain_opening(words, index):
                 # A sentence-opening word the company knows as no name ("Impressive …",
                 # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
                 if b == 1:
@@ -331,6 +331,9 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
             e = start + offsets[b - 1] + len(words[b - 1])
             found.append((s, e, _classify(words[a:b], before)))
     found += index.known_in(text, mentions)
+    # A role that is also an unsupported name ("As CFO,") is one claim: the name.
+    named = _Spans([(s, e) for s, e, kind in found if kind not in _PHRASE_KINDS])
+    found = [f for f in found if f[2] != "role" or not (named(f[0]) or named(f[1] - 1))]
     claims = []
     for s, e, kind in found:
         if origin is not None:
@@ -721,6 +724,9 @@ def _may_boast(lowered: str) -> bool:
     return any(t in lowered for t in SUPERLATIVE_TRIGGERS) or bool(_EST.search(lowered))
 
 
+_PHRASE_KINDS = frozenset(
+    ["number", "date", "money", "percent", "address", "relationship", "superlative", "role"]
+)
 _PHRASE_CLAIMS = [
     ("number", _VAGUE),
     ("number", _MULTIPLE),
@@ -816,7 +822,7 @@ def _ordinary(text: str, start: int, word: str) -> bool:
     return False
 
 
-def _plain_opening(words: list[str], index: SourceIndex, after: str) -> bool:
+def _plain_opening(words: list[str], index: SourceIndex) -> bool:
     """Whether a sentence-opening run's first word is an ordinary word: alone in its run,
     or an adverb or participle before a name ("Clearly Acme"), and no name anyone knows."""
     first = words[0]
@@ -827,7 +833,7 @@ def _plain_opening(words: list[str], index: SourceIndex, after: str) -> bool:
         return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
     english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
     compound = "-" in first and first.split("-", 1)[1].islower()  # "Month-end", "Follow-up"
-    return lower in OPENERS or english or compound or after[:1] in (",", ":", ";", "!")
+    return lower in OPENERS or english or compound
 
 
 def _is_abbrev(word: str) -> bool:

@@ -274,7 +274,7 @@ OPENERS = frozenset(
 )
 # Endings of English adjectives and adverbs: a sentence-opening word ending so, alone in
 # its run, is an ordinary word ("Impressive growth"), unless anyone knows it as a name.
-ENGLISH_ENDINGS = ("ive", "ful", "ous", "ible", "able", "ing", "ic", "ant", "ent", "ness")
+ENGLISH_ENDINGS = ("ive", "ful", "ous", "ible", "able", "ing", "ed", "ic", "ant", "ent", "ness")
 # Famous companies and products a draft might drop in, in any case ("we work with stripe").
 FAMOUS = frozenset(
     """
@@ -412,5 +412,6 @@ ROLE = (
     r"|\b(?:finance|financial|marketing|operations|sales|technical|commercial|people|hr|it"
     r"|product|procurement|office|supply chain|engineering|project|programme|program)"
     r" (?:director|manager|lead)\b"
-    r"|\b(?:ceo|cfo|coo|cto|cmo|cio|cpo|cro|ciso|svp|evp|vp)(?: [a-z]+)?\b"
+    r"|\b(?:ceo|cfo|coo|cto|cmo|cio|cpo|cro|ciso|svp|evp|vp)(?: (?:of )?(?:operations|finance"
+    r"|sales|marketing|engineering|product|people|technology|procurement|hr|it|growth))?\b"
 )
