@@ -331,9 +331,16 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
             e = start + offsets[b - 1] + len(words[b - 1])
             found.append((s, e, _classify(words[a:b], before)))
     found += index.known_in(text, mentions)
-    # A role that is also an unsupported name ("As CFO,") is one claim: the name.
+    # A role that is also an unsupported name ("As CFO,") is one claim: the name; and a
+    # number inside a boast ("#1") is the boast.
     named = _Spans([(s, e) for s, e, kind in found if kind not in _PHRASE_KINDS])
-    found = [f for f in found if f[2] != "role" or not (named(f[0]) or named(f[1] - 1))]
+    boasts = _Spans([(s, e) for s, e, kind in found if kind == "superlative"])
+    found = [
+        (s, e, kind)
+        for s, e, kind in found
+        if not (kind == "role" and (named(s) or named(e - 1)))
+        and not (kind == "number" and boasts(s))
+    ]
     claims = []
     for s, e, kind in found:
         if origin is not None:
@@ -908,6 +915,7 @@ class SourceIndex:
         # Allowed names (the sender's) count as said: the whole name and each part of it.
         self.text = " " + _norm(joined) + " | " + " | ".join(_norm(a) for a in allow) + " "
         # The contact's history: the dossier of episodes and messages (`drafting`).
+        self.lowered = joined.lower()
         dossiers = [s for s in sources if s.startswith("Dossier:")]
         self.history = "\n".join(dossiers).lower()
         # Words the sources capitalise: a lone name must be one ("Executive" is not
@@ -1028,8 +1036,8 @@ class SourceIndex:
                 claim.fullmatch(what) and evidence.search(self.history)
                 for claim, evidence in _EVIDENCE
             )
-        if kind == "superlative":
-            return f" {key} " in self.text
+        if kind == "superlative":  # "#1" as written: normalised, it would be any "1"
+            return what in self.lowered if not key.isalpha() else f" {key} " in self.text
         if kind == "role":
             key = _TRAILING_COMMON.sub("", key)
             forms = {key, key.replace(" of ", " ")}

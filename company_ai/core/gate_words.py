@@ -269,7 +269,8 @@ OPENERS = frozenset(
     impressive clearly honestly frankly certainly obviously truly genuinely surely recently
     lately details congrats kudos bravo sounds seems looks loved love enjoyed sure absolutely
     support revenue growth orders sales customers clients pricing demand hiring teams
-    finance operations margins costs profits staff everyone nobody somebody
+    finance operations margins costs profits staff everyone nobody somebody per via
+    write see email reply visit take have get give keep use follow watch look make come bring
     """.split()
 )
 # Endings of English adjectives and adverbs: a sentence-opening word ending so, alone in
