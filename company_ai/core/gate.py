@@ -282,9 +282,7 @@ def extract(text: str, *, subject: bool = False) -> Mentions:
         quoted.append((m.start(1), m.end(1), _norm(m.group(1))))
         blocked.append((m.start(1), m.end(1)))
     for kind, pattern in _PHRASE_CLAIMS:
-        if pattern is _SUPERLATIVE and not _may_boast(lowered):
-            continue
-        for m in pattern.finditer(lowered):
+        for m in _boasts(lowered) if pattern is _SUPERLATIVE else pattern.finditer(lowered):
             if not skip(m.start()):
                 phrases.append((m.start(), m.end(), kind, m.group()))
                 if kind == "number":
@@ -721,11 +719,24 @@ def _canonical_noun(word: str) -> str | None:
 _VAGUE = re.compile(r"\b(?:" + "|".join(sorted(VAGUE_COUNTS, key=len, reverse=True)) + r")\b")
 _MULTIPLE = re.compile(r"\b(?:" + "|".join(sorted(MULTIPLES, key=len, reverse=True)) + r")\b")
 _SUPERLATIVE = re.compile(SUPERLATIVE)
-_EST = re.compile(r"(?=[toiy'’])(?:the|our|its|their|your|['’]s) [a-z]{2,}est\b")
+_BOAST_WORD = re.compile(
+    "(?=[apclbrsfn#ut])(?:" + "|".join(re.escape(t) for t in SUPERLATIVE_TRIGGERS) + r")"
+    r"|(?<=[a-z])est\b"
+)
 
 
-def _may_boast(lowered: str) -> bool:
-    return any(t in lowered for t in SUPERLATIVE_TRIGGERS) or bool(_EST.search(lowered))
+def _boasts(lowered: str) -> Iterable[re.Match]:
+    """SUPERLATIVE's matches, looked for only around the words it needs (`award`, `most`,
+    a word in -est): the long pattern on a whole draft is the gate's slowest step."""
+    seen = -1
+    for hit in _BOAST_WORD.finditer(lowered):
+        start = max(seen, hit.start() - 40)
+        if start >= hit.end():
+            continue
+        for m in _SUPERLATIVE.finditer(lowered, start, min(len(lowered), hit.end() + 40)):
+            if m.start() >= seen:
+                seen = m.end()
+                yield m
 
 
 _PHRASE_KINDS = frozenset(
