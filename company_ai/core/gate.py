@@ -185,15 +185,12 @@ def judge(
 
     `allow` lists terms that are never claims (the sender's own name and company); `known`
     the names the company knows (CRM companies, people, catalogue products), which are
-    claims in any case ("we work with globex"). A part named "subject" has no greeting or
-    sign-off: everything in it is checked.
+    claims in any case ("we work with globex").
     """
     allow, known = tuple(allow), tuple(known)
     index = SourceIndex(sources, allow, known=known)
     claims = tuple(
-        (part, claim)
-        for part, text in parts.items()
-        for claim in check(extract(text, subject=part == "subject"), index)
+        (part, claim) for part, text in parts.items() for claim in check(extract(text), index)
     )
     return GateVerdict(claims, _fingerprint(parts, sources, allow, claims, known))
 
@@ -252,12 +249,12 @@ class Mentions:
     openings: frozenset[int] = frozenset()
 
 
-def extract(text: str, *, subject: bool = False) -> Mentions:
+def extract(text: str) -> Mentions:
     """Every value, quoted name, capitalised run and phrase claim in `text` outside its
-    greeting word and sign-off line (a subject has neither); a weekday in a question that
-    proposes a time is left out."""
+    greeting and sign-off words; a weekday in a question that proposes a time is left
+    out. (A subject line gets the same: only the words `Hello`, `Thanks`… are exempt.)"""
     folded, origin = _fold(text)
-    exempt = [] if subject else _exempt_spans(folded)
+    exempt = _exempt_spans(folded)
     lowered = folded.lower()
     addresses = [
         m.span()

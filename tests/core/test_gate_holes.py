@@ -16,7 +16,7 @@ RESEARCH = (
 QUIET = "Dossier:\n2026-10-14: engagement (from site): Viewed the pricing page (2 pages)."
 CALLED = "Dossier:\n2026-10-14: call (from phone): Spoke with Priya about month-end close."
 SOURCES = [CRM, QUIET, RESEARCH]
-KNOWN = ("Globex", "Initech Corp", "Redfern Clinics", "Redfern Dock")
+KNOWN = ("Globex", "Initech Corp", "Redfern Clinics", "Redfern Dock", "Kinetic")
 
 
 def flagged(text: str, sources: list[str] = SOURCES) -> list[str]:
@@ -130,6 +130,8 @@ def test_a_claim_in_look_alikes_is_reported_at_its_place_in_the_original():
         ("Calendly shows your team is busy.", "Impressive growth at Redfern Clinics."),
         ("Initech cut its close time.", "Huge news about Redfern Dock."),
         ("Clearly Globex is growing.", "Clearly Redfern Clinics is growing."),
+        # A name the company knows is a name even where it reads as English.
+        ("Kinetic shows your team is busy.", "Energetic growth at Redfern Clinics."),
     ],
 )
 def test_names_in_any_case_use_what_the_company_knows(fabricated, fair):
@@ -143,7 +145,7 @@ def test_names_in_any_case_use_what_the_company_knows(fabricated, fair):
         ("Opening in york in november was bold.", "Opening in york in october was bold."),
         ("Redfern Dock launching in q4 caught my eye.", "Redfern Dock launching in q3 did too."),
         ("We saw it earlier this year.", "Revenue grew 41% last year."),
-        ("After our chat on Tuesday, any thoughts?", "Would Tuesday or Wednesday suit you?"),
+        ("Did the launch on Tuesday go well?", "Would Tuesday or Wednesday suit you?"),
     ],
 )
 def test_dates_in_any_case_and_form(fabricated, fair):
