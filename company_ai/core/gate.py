@@ -932,8 +932,9 @@ class SourceIndex:
         self.text = " " + _norm(joined) + " | " + " | ".join(_norm(a) for a in allow) + " "
         # The contact's history: the dossier of episodes and messages (`drafting`).
         self.lowered = joined.lower()
+        # (Without one, as for a recall page checked against its note, all the sources.)
         dossiers = [s for s in sources if s.startswith("Dossier:")]
-        self.history = "\n".join(dossiers).lower()
+        self.history = "\n".join(dossiers).lower() if dossiers else self.lowered
         # Words the sources capitalise: a lone name must be one ("Executive" is not
         # supported by "the executive").
         words = _WORD.findall(joined + " " + " ".join(allow))
@@ -942,6 +943,7 @@ class SourceIndex:
         # Names the company knows, in any case: first token -> whole keys.
         self.known, self.names = _known_names(tuple(known))
         self.numbers: dict[Decimal, set[str | None]] = {}  # value -> the nouns it counts
+        self.bare: set[Decimal] = set()  # values said with no noun after them
         self.percents: set[Decimal] = set()
         self.money: set[tuple[str | None, Decimal]] = set()
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
@@ -967,6 +969,8 @@ class SourceIndex:
                 self.money.add((v.currency, v.value))  # type: ignore[arg-type]
             else:
                 nouns = self.numbers.setdefault(v.value, set())  # type: ignore[arg-type]
+                if _noun_after(lowered, end) is None:
+                    self.bare.add(v.value)  # type: ignore[arg-type]  # "employs 80."
                 position = end
                 for _ in range(3):  # "65 regional depots", "three second-half goals"
                     nouns.add(_noun_after(lowered, position))
@@ -1012,7 +1016,7 @@ class SourceIndex:
             pool = [
                 n
                 for n, nouns in self.numbers.items()
-                if noun in nouns or (noun not in COUNTED and not nouns & COUNTED)
+                if noun in nouns or n in self.bare or (noun not in COUNTED and not nouns & COUNTED)
             ]
         else:
             pool = self.numbers
@@ -1048,7 +1052,7 @@ class SourceIndex:
         if kind == "address":
             return f" {_norm(_SCHEME.sub('', what).rstrip('/'))} " in self.text
         if kind == "relationship":
-            return any(
+            return f" {key} " in self.text or any(
                 claim.fullmatch(what) and evidence.search(self.history)
                 for claim, evidence in _EVIDENCE
             )
