@@ -1,7 +1,9 @@
-"""The fabrication gate: precision, recall and speed on labelled drafts, and on EntFA.
+"""The fabrication gate: precision, recall and speed on labelled drafts, on drafts written
+to fool it (the aside quarter), on EntFA and on SummEdits.
 
     .venv/bin/python benchmarks/bench_gate.py
     .venv/bin/python benchmarks/bench_gate.py --entfa ../shared/data/entfa/train.json
+    .venv/bin/python benchmarks/bench_gate.py --tuning   # also the part the gate was tuned on
 
 Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
 """
@@ -17,21 +19,31 @@ from pathlib import Path
 from company_ai.core.gate import SourceIndex, check, extract, find_unsupported_claims
 from company_ai.tools.gate_eval import (
     ALLOW,
+    Scores,
+    adversarial_scores,
+    balanced_accuracy,
     entfa_scores,
     gate_scores,
     labelled_drafts,
+    summedits_scores,
     title_case_words,
 )
 
 LONG_DRAFT_CHARS = 5000
 
-DEFAULT_ENTFA = Path(__file__).resolve().parents[2] / "shared" / "data" / "entfa" / "train.json"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_ENTFA = DATA / "entfa" / "train.json"
+DEFAULT_SUMMEDITS = DATA / "summedits-dev"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entfa", type=Path, default=DEFAULT_ENTFA)
+    parser.add_argument("--summedits", type=Path, default=DEFAULT_SUMMEDITS)
     parser.add_argument("--repeat", type=int, default=20, help="timing passes over the set")
+    parser.add_argument(
+        "--tuning", action="store_true", help="also score the adversarial drafts tuned on"
+    )
     args = parser.parse_args()
 
     print(
@@ -66,12 +78,35 @@ def main() -> None:
     print(f"speed: {n / elapsed:,.0f} drafts/s with the sources indexed once")
     long_draft(cases[0].sources, args.repeat)
 
+    adversarial(args.tuning)
     if args.entfa.is_file():
         gate, naive = entfa_scores(args.entfa)
         print(f"EntFA entities, gate (own extractor): {gate.line()}")
         print(f"EntFA entities, naive baseline (gold entity spans): {naive.line()}")
     else:
         print(f"EntFA: {args.entfa} not found; skipped")
+    if args.summedits.is_dir():
+        by_domain = summedits_scores(args.summedits)
+        for domain, s in by_domain.items():
+            print(f"SummEdits {domain}: balanced accuracy {balanced_accuracy(s):.3f}, {s.line()}")
+        total = Scores(*(sum(getattr(s, f) for s in by_domain.values()) for f in Scores.FIELDS))
+        print(f"SummEdits all: balanced accuracy {balanced_accuracy(total):.3f}, {total.line()}")
+    else:
+        print(f"SummEdits: {args.summedits} not found; skipped")
+
+
+def adversarial(tuning: bool) -> None:
+    """Drafts written to fool the gate: the aside quarter (never tuned on) first."""
+    for part, aside in (("aside quarter", True), ("tuning part", False)):
+        if not aside and not tuning:
+            continue
+        total, by_class = adversarial_scores(aside)
+        print(
+            f"adversarial drafts, {part}: recall {total.recall:.3f}, false alarms"
+            f" {total.false_alarm_rate:.3f}, {total.line()}"
+        )
+        for name, s in by_class.items():
+            print(f"  {name}: caught {s.tp}/{s.tp + s.fn}, false alarms {s.fp}/{s.fp + s.tn}")
 
 
 def long_draft(sources: list[str], repeat: int) -> None:

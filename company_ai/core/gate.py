@@ -28,49 +28,86 @@ word lists it reads are in `core/gate_words.py`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
+from itertools import chain
 from typing import Literal, get_args
 
 from company_ai.core.gate_words import (
     ABBREVIATIONS,
+    C_SUITE,
     COMMON,
+    CONFUSABLES,
     CONNECTORS,
     CORPORATE,
+    CURRENCIES,
     DEMONYMS,
+    ENGLISH_ENDINGS,
+    FAMOUS,
     HEDGES,
     HONORIFICS,
     MONTHS,
+    MULTIPLES,
+    NOUN_SYNONYMS,
+    OPENERS,
     ORDINALS,
     ORG_WORDS,
     PLACES,
+    RELATIONSHIPS,
+    ROLE,
     ROLE_WORDS,
     SCALES,
     SHORT_SCALES,
+    SIGNATURE_TITLE,
+    SUPERLATIVE,
+    SUPERLATIVE_TRIGGERS,
     TENS,
     TIME_UNITS,
     TITLE_WORDS,
+    TLDS,
     UNITS,
+    VAGUE_COUNTS,
     WEEKDAYS,
 )
 
 Kind = Literal[
-    "number", "money", "percent", "date", "person", "organisation", "place", "product", "other"
+    "number",
+    "money",
+    "percent",
+    "date",
+    "person",
+    "organisation",
+    "place",
+    "product",
+    "other",
+    "address",
+    "relationship",
+    "superlative",
+    "role",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
-# A hedged number ("about 900") is supported by a source within this fraction of it.
+# A hedged number ("about 900") is supported by a source within this fraction of it, on
+# the side the hedge points to: "over 40" by 40 to 60, "under 40" by 27 to 40, "nearly
+# 40" by 38 to 40 (see gate_words.HEDGES). A hedge pointing the wrong way is a claim.
 HEDGE_TOLERANCE = Decimal("0.10")
+HEDGE_RANGES = {
+    "approx": (Decimal("0.90"), Decimal("1.10")),
+    "nearly": (Decimal("0.95"), Decimal("1")),
+    "min": (Decimal("1"), Decimal("1.5")),
+    "max": (Decimal("0.67"), Decimal("1")),
+}
 # At most this many short lines under a sign-off are a signature, never claims.
 SIGNATURE_LINES = 4
 # Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
 # is trusted only by the version that gave it (`GateVerdict`); others are judged again.
-GATE_VERSION = 1
+GATE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -126,25 +163,36 @@ class GateVerdict:
         return cls(parsed, judged) if judged else None
 
     def holds_for(
-        self, parts: Mapping[str, str], sources: Sequence[str], allow: Iterable[str] = ()
+        self,
+        parts: Mapping[str, str],
+        sources: Sequence[str],
+        allow: Iterable[str] = (),
+        *,
+        known: Iterable[str] = (),
     ) -> bool:
         """Whether this verdict is the gate's, today, on exactly these inputs."""
-        return self.judged == _fingerprint(parts, sources, tuple(allow), self.claims)
+        return self.judged == _fingerprint(parts, sources, tuple(allow), self.claims, known)
 
 
 def judge(
-    parts: Mapping[str, str], sources: Sequence[str], allow: Iterable[str] = ()
+    parts: Mapping[str, str],
+    sources: Sequence[str],
+    allow: Iterable[str] = (),
+    *,
+    known: Iterable[str] = (),
 ) -> GateVerdict:
     """The verdict on each named part (`{"subject": …, "body": …}`) against `sources`.
 
-    `allow` lists terms that are never claims (the sender's own name and company).
+    `allow` lists terms that are never claims (the sender's own name and company); `known`
+    the names the company knows (CRM companies, people, catalogue products), which are
+    claims in any case ("we work with globex").
     """
-    allow = tuple(allow)
-    index = SourceIndex(sources, allow)
+    allow, known = tuple(allow), tuple(known)
+    index = SourceIndex(sources, allow, known=known)
     claims = tuple(
         (part, claim) for part, text in parts.items() for claim in check(extract(text), index)
     )
-    return GateVerdict(claims, _fingerprint(parts, sources, allow, claims))
+    return GateVerdict(claims, _fingerprint(parts, sources, allow, claims, known))
 
 
 def _fingerprint(
@@ -152,6 +200,7 @@ def _fingerprint(
     sources: Sequence[str],
     allow: tuple[str, ...],
     claims: tuple[tuple[str, Claim], ...],
+    known: Iterable[str] = (),
 ) -> str:
     judged = [
         GATE_VERSION,
@@ -160,104 +209,160 @@ def _fingerprint(
         list(allow),
         [[part, c.text, c.kind, c.start, c.end] for part, c in claims],
     ]
+    if known := sorted(set(known)):
+        judged.append(known)
     return hashlib.sha256(json.dumps(judged, ensure_ascii=False).encode()).hexdigest()
 
 
 def find_unsupported_claims(
-    text: str, sources: Sequence[str], *, allow: Iterable[str] = ()
+    text: str, sources: Sequence[str], *, allow: Iterable[str] = (), known: Iterable[str] = ()
 ) -> list[Claim]:
     """Every claim in `text` that `sources` do not support, in text order.
 
-    `allow` lists terms that are never claims (the sender's own name and company).
+    `allow` lists terms that are never claims (the sender's own name and company); `known`
+    names that are claims in any case (see `judge`).
     """
-    return check(extract(text), SourceIndex(sources, allow))
+    return check(extract(text), SourceIndex(sources, allow, known=known))
+
+
+Hedge = Literal["approx", "nearly", "min", "max"]
 
 
 @dataclass(frozen=True)
 class Mentions:
-    """What a text mentions that could be a claim, found without looking at any source."""
+    """What a text mentions that could be a claim, found without looking at any source.
+    Offsets are into `folded` (look-alikes read as the letters they imitate, invisible
+    characters gone); `origin[i]` is where folded character i sits in `text`."""
 
     text: str
-    # (start, end, value, hedged, time unit after it): "about 900", "six months"
-    values: list[tuple[int, int, _Value, bool, str | None]]
+    # (start, end, value, hedge, the noun or unit after it): "about 900 people"
+    values: list[tuple[int, int, _Value, Hedge | None, str | None]]
     # (start, end, normalised key) of a quoted name: "FlowDesk"
     quoted: list[tuple[int, int, str]]
     # (start, end, words, the lower-case word before it) of a capitalised run
     names: list[tuple[int, int, list[str], str]]
+    folded: str = ""
+    origin: tuple[int, ...] | None = None
+    # (start, end, kind, what) of a phrase claim: a relationship, superlative, role, address
+    phrases: list[tuple[int, int, str, str]] = field(default_factory=list)
+    # (start, end) of each sentence-opening capitalised run (it may be an ordinary word)
+    openings: frozenset[int] = frozenset()
 
 
 def extract(text: str) -> Mentions:
-    """Every value, quoted name and capitalised run in `text` outside its greeting,
-    sign-off and signature; a weekday in a question proposes a day and is left out."""
-    exempt = _exempt_spans(text)
-    blocked: list[tuple[int, int]] = list(exempt)  # no name is looked for inside these
-    lowered = text.lower()
-    values: list[tuple[int, int, _Value, bool, str | None]] = []
-    for start, end, value in _numbers(text):
-        if any(a <= start < b for a, b in exempt):
+    """Every value, quoted name, capitalised run and phrase claim in `text` outside its
+    greeting and sign-off words; a weekday in a question that proposes a time is left
+    out. (A subject line gets the same: only the words `Hello`, `Thanks`… are exempt.)"""
+    folded, origin = _fold(text)
+    exempt = _exempt_spans(folded)
+    lowered = folded.lower()
+    addresses = [
+        m.span()
+        for m in (_ADDRESS.finditer(folded) if _MAY_ADDRESS.search(folded) else ())
+        if _is_address(m.group())
+    ]
+    blocked: list[tuple[int, int]] = [*exempt, *addresses]  # no name is looked for inside
+    skip = _Spans(blocked)
+    phrases = [(a, b, "address", folded[a:b]) for a, b in addresses]
+    values: list[tuple[int, int, _Value, Hedge | None, str | None]] = []
+    for start, end, value in _numbers(folded):
+        if skip(start):
             continue
         blocked.append((start, end))
-        if value.weekday and _in_question(text, end):
+        if value.weekday and _proposes(lowered, start, end):
             continue  # "Are you free on Thursday?" proposes a day; it claims nothing
-        before = lowered[max(0, start - 16) : start].split()
-        hedged = bool(before) and (
-            before[-1] in HEDGES or " ".join(before[-2:]) in HEDGES or before[-1] == "~"
-        )
-        small = value.kind == "number" and value.value is not None and value.value <= 31
-        values.append((start, end, value, hedged, _unit_after(text, end) if small else None))
+        noun = _noun_after(lowered, end) if value.kind in ("number", "money") else None
+        values.append((start, end, value, _hedge_before(lowered, start), noun))
     quoted: list[tuple[int, int, str]] = []
-    for m in _QUOTED.finditer(text):
-        if any(a <= m.start() < b for a, b in exempt):
+    for m in _QUOTED.finditer(folded):
+        if skip(m.start()):
             continue
         quoted.append((m.start(1), m.end(1), _norm(m.group(1))))
         blocked.append((m.start(1), m.end(1)))
+    for m in chain(_PHRASES.finditer(lowered), _boasts(lowered)):
+        kind = m.lastgroup.rsplit("_", 1)[0] if m.lastgroup else "superlative"
+        if not skip(m.start()):
+            phrases.append((m.start(), m.end(), kind, m.group()))
+            if kind == "number":
+                blocked.append(m.span())  # "Dozens of" is a count, not a name
     names: list[tuple[int, int, list[str], str]] = []
-    for start, end, words in _names(text, blocked):
+    openings = set()
+    for start, end, words in _names(folded, blocked):
         before_words = lowered[max(0, start - 12) : start].split()
         names.append((start, end, words, before_words[-1] if before_words else ""))
-    return Mentions(text, values, quoted, names)
+        if _sentence_start(folded, start):
+            openings.add(start)
+    return Mentions(text, values, quoted, names, folded, origin, phrases, frozenset(openings))
 
 
 def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     """The mentions the sources do not support, as claims in text order. A capitalised
     run is split into the longest phrases the sources know; the rest are its claims."""
-    text = mentions.text
-    claims = [
-        Claim(text[start:end], value.kind, start, end)
-        for start, end, value, hedged, unit in mentions.values
-        if not index.supports_value(value, hedged, unit)
+    text = mentions.folded or mentions.text
+    origin = mentions.origin
+    found: list[tuple[int, int, Kind]] = [
+        (start, end, value.kind)
+        for start, end, value, hedge, noun in mentions.values
+        if not index.supports_value(value, hedge, noun)
     ]
-    claims += [
-        Claim(text[start:end], "product", start, end)
-        for start, end, key in mentions.quoted
-        if not index.has_phrase(key)
+    found += [
+        (start, end, "product") for start, end, key in mentions.quoted if not index.has_phrase(key)
+    ]
+    found += [
+        (start, end, kind)  # type: ignore[misc]
+        for start, end, kind, what in mentions.phrases
+        if not index.supports_phrase(kind, what, _noun_after(text.lower(), end))
     ]
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
-        for a, b, part in _unsupported_parts(words, index):
+        for a, b, _part in _unsupported_parts(words, index):
+            if a == 0 and start in mentions.openings and _plain_opening(words, index):
+                # A sentence-opening word the company knows as no name ("Impressive …",
+                # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
+                if b == 1:
+                    continue
+                a = 1
             offsets = offsets or _offsets(text[start:end], words)
             s = start + offsets[a]
             e = start + offsets[b - 1] + len(words[b - 1])
-            claims.append(Claim(text[s:e], _classify(part, before), s, e))
-    claims.sort(key=lambda c: c.start)
+            found.append((s, e, _classify(words[a:b], before)))
+    found += index.known_in(text, mentions)
+    # A role that is also an unsupported name ("As CFO,") is one claim: the name; and a
+    # number inside a boast ("#1") is the boast.
+    named = _Spans([(s, e) for s, e, kind in found if kind not in _PHRASE_KINDS])
+    boasts = _Spans([(s, e) for s, e, kind in found if kind == "superlative"])
+    found = [
+        (s, e, kind)
+        for s, e, kind in found
+        if not (kind == "role" and (named(s) or named(e - 1)))
+        and not (kind == "number" and boasts(s))
+    ]
+    claims = []
+    for s, e, kind in found:
+        if origin is not None:
+            s, e = origin[s], origin[e - 1] + 1
+        claims.append(Claim(mentions.text[s:e], kind, s, e))
+    claims.sort(key=lambda c: (c.start, c.end))
     return claims
 
 
 # --- extraction: what a text mentions ------------------------------------------------------
 
-# Only the salutation itself is exempt ("Hi Ada," "Dear Ada Lovelace,"): a greeting word and
-# at most four name words up to the first punctuation, never the rest of its line.
+# Only the greeting words are exempt ("Hi", "Good morning", "Dear"): the names after them are
+# checked like any ("Hi Priya and the Globex team" claims Globex).
 GREETING = re.compile(
-    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings)\b"
-    r"(?:[ \t]+(?!\d)[^\s,!:;.]+){0,4}[ \t]*[,!:;.]?",
+    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings)\b[ \t]*[,!:;.]?",
     re.IGNORECASE,
 )
 SIGN_OFF = re.compile(
     r"^\s*(best( wishes| regards)?|(kind|warm|warmest|many)? ?regards|many thanks|thanks"
     r"( again| so much)?|thank you|cheers|sincerely|yours( sincerely| truly)?|all the best"
-    r"|talk soon|speak soon|take care)\s*[,.!-]*\s*((?:[^\d\s,.;:!?]+[ \t]*){0,4})[.!]?\s*$",
+    r"|talk soon|speak soon|take care)\s*[,.!-]*(?=\s*(?:[^\d\s,.;:!?]+[ \t]*){0,4}[.!]?\s*$)",
     re.IGNORECASE,
 )
+# A signature line that is only a telephone number: "+44 20 7946 0018".
+_SEGMENT = re.compile(r"[^,|/–—\n]+")
+_PHONE = re.compile(r"^[\s\w.:]{0,8}?[+(]?\d[\d\s().-]{6,}\d\s*$")
 
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -280,14 +385,14 @@ _DATE = re.compile(
 )
 _WORD_NUM = "|".join(sorted([*UNITS, *TENS, *SCALES], key=len, reverse=True))
 _DIGITS = re.compile(
-    r"(?=[\d$£€])"
+    r"(?=[\d$£€¥₹])"
     r"(?:"
-    rf"(?P<cur>[$£€])\s?(?P<mnum>{_NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b|billion\b"
+    rf"(?P<cur>[$£€¥₹])\s?(?P<mnum>{_NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b|billion\b"
     rf"|thousand\b)?"
-    rf"|(?<![\w.])(?P<num>{_NUM})(?:(?P<ord>st|nd|rd|th)\b)?"
+    rf"|(?<![a-z\d_.])(?P<num>{_NUM})(?:(?P<ord>st|nd|rd|th)\b)?"
     rf"(?:\s?(?P<scale>bn\b|mn\b|[km]\b|million\b|billion\b|thousand\b|hundred\b))?"
     r"(?:\s?(?P<pct>%|per ?cent\b|pc\b))?"
-    r"(?:\s(?P<curw>dollars?|pounds?|euros?|usd|gbp|eur)\b)?"
+    r"(?:\s(?P<curw>dollars?|pounds?|euros?|yen|rupees?|francs?|usd|gbp|eur|jpy|inr|chf)\b)?"
     r")"
 )
 _WORD_NUMBERS = re.compile(
@@ -301,14 +406,23 @@ _ISO_DATE = re.compile(
 _LETTERS = re.compile(r"[a-z]+")
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
-RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday"])
+RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
 _ORDINAL = re.compile(r"\b(?=[tfsen])(" + "|".join(ORDINALS) + r")\b")
 # "last year": a past time the text asserts; the sources must say the same. (A future one,
 # "next week", proposes rather than claims.)
 _RELATIVE = re.compile(
-    r"(?=[lpy])\b(?:last|past|previous) (?:week|weekend|month|quarter|year|season"
-    r"|decade|spring|summer|autumn|winter)\b|\byesterday\b",
+    r"(?=[lpye])\b(?:last|past|previous|earlier this) (?:week|weekend|month|quarter|year"
+    r"|season|decade|spring|summer|autumn|winter)\b|\byesterday\b",
 )
+_QUARTER = re.compile(
+    r"(?=[qf1-4st])\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter)"
+    r"(?:,? (?:of )?(\d{4}))?\b"
+)
+_QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3}
+_QUARTERS["4th"] = 4
+_CURRENCY_CODE = re.compile(r"(usd|gbp|eur|jpy|inr|chf|us\$) ?$")
+# A bare lower-case month is one after these ("in march", "since june"); else a verb.
+_MONTH_CONTEXT = ("in ", "since ", "until ", "by ", "from ", "of ", "early ", "late ", "mid-")
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*[\w]|[^\W\d_]|&")
 _QUOTED = re.compile(r"[\"“”]([^\"“”\n]{2,80})[\"“”]")
 
@@ -347,6 +461,8 @@ class _Value:
     date: tuple[int | None, int | None, int | None] | None = None  # (year, month, day)
     weekday: str | None = None
     phrase: str | None = None  # a relative time: "last year"
+    currency: str | None = None  # "USD" for "$", "dollars", "USD 5"
+    quarter: int | None = None  # "Q3", "third quarter"
 
 
 def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
@@ -373,8 +489,9 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
                 continue
             bare = g["m3"] and not g["y3"]
             capital = original[m.start("m3")].isupper() if bare else True
-            if bare and (not capital or month_text in ("may", "mar")):
-                continue  # a bare "may" is a verb; a bare month is only one when capitalised
+            dated = bare and text[max(0, m.start() - 6) : m.start()].endswith(_MONTH_CONTEXT)
+            if bare and not dated and (not capital or month_text in ("may", "mar")):
+                continue  # a bare "may" is a verb; a bare month is one when capitalised or dated
             year = g["y1"] or g["y2"] or g["y3"]
             day = g["d1"] or g["d2"]
             value = _Value(
@@ -386,23 +503,32 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
         for m in _RELATIVE.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
+    if "q" in text or "quarter" in letters:
+        for m in _QUARTER.finditer(text):
+            quarter = int(m.group(1)) if m.group(1) else _QUARTERS[m.group(2)]
+            year = int(m.group(3)) if m.group(3) else None
+            taken.append(m.span())
+            yield m.start(), m.end(), _Value("date", date=(year, None, None), quarter=quarter)
     if letters & ORDINALS.keys():
         for m in _ORDINAL.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]))
-    matches = list(_DIGITS.finditer(text))
-    if letters & WORD_NUMBERS:
-        matches += _WORD_NUMBERS.finditer(text)
-    for m in matches:
-        if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
+    dated = _Spans(taken)
+    digits = []
+    for m in _DIGITS.finditer(text):
+        if dated(m.start()) or dated(m.end() - 1):
             continue
+        digits.append(m.span())
         g = m.groupdict()
-        if g.get("cur") or g.get("curw"):
+        code = _CURRENCY_CODE.search(text, max(0, m.start() - 4), m.start())
+        if g.get("cur") or g.get("curw") or code:
             base = _dec(g["mnum"] or g["num"])
             scale = (g["mscale"] or g["scale"] or "").lower()
             mult = SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
+            currency = CURRENCIES.get(g.get("cur") or g.get("curw") or code.group(1))  # type: ignore[union-attr]
+            start = code.start() if code else m.start()
             if base is not None:
-                yield m.start(), m.end(), _Value("money", base * mult)
+                yield start, m.end(), _Value("money", base * mult, currency=currency)
         elif g.get("num") is not None:
             base = _dec(g["num"])
             if base is None:
@@ -415,63 +541,223 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
                 yield m.start(), m.end(), _Value("date", date=(int(base), None, None))
             else:
                 yield m.start(), m.end(), _Value("number", base)
+    if not letters & WORD_NUMBERS:
+        return
+    numbered = _Spans(taken + digits)
+    for m in _WORD_NUMBERS.finditer(text):
+        if numbered(m.start()) or numbered(m.end() - 1):
+            continue  # "million" in "$1.2 million" is part of the figure
+        g = m.groupdict()
+        words = g["words"].strip(" -")
+        follows = text[m.start() + len(words) : m.start() + len(words) + 1]
+        if words.lower() in ("one", "zero", "and") and follows != "-":
+            continue  # "one of", "no one": a pronoun far more often than a count
+        if words.lower().startswith("and"):
+            continue
+        amount = _words_value(words)
+        if amount is None:
+            continue
+        end = m.start() + len(g["words"].rstrip(" -"))
+        if g["wpct"]:
+            yield m.start(), m.end(), _Value("percent", amount)
         else:
-            words = g["words"].strip(" -")
-            follows = text[m.start() + len(words) : m.start() + len(words) + 1]
-            if words.lower() in ("one", "zero", "and") and follows != "-":
-                continue  # "one of", "no one": a pronoun far more often than a count
-            if words.lower().startswith("and"):
-                continue
-            amount = _words_value(words)
-            if amount is None:
-                continue
-            end = m.start() + len(g["words"].rstrip(" -"))
-            if g["wpct"]:
-                yield m.start(), m.end(), _Value("percent", amount)
-            else:
-                yield m.start(), end, _Value("number", amount)
-
-
-_UNIT = re.compile(r"[\s-]([a-z]+)")
-
-
-def _unit_after(text: str, end: int) -> str | None:
-    """The time unit right after a number ("six months", "two-year"), singular, or None."""
-    m = _UNIT.match(text, end)
-    if not m:
-        return None
-    word = m.group(1).lower()
-    word = word[:-1] if word.endswith("s") else word
-    return word if word in TIME_UNITS else None
+            yield m.start(), end, _Value("number", amount)
 
 
 def _exempt_spans(text: str) -> list[tuple[int, int]]:
-    """The greeting line; the sign-off line and a short signature below it (at most
-    `SIGNATURE_LINES` lines of at most six words: a name, a company, a phone number).
-    Anything longer after a sign-off is checked like the rest of the text."""
+    """The greeting words of the first line, the sign-off words ("Best,") and a telephone
+    number in the signature below them. The rest of a signature is checked: "Trusted by
+    500 teams" there is a claim like any (the sender's name and company are `allow`ed)."""
     spans: list[tuple[int, int]] = []
     offset = 0
     first = True
-    signature = -1  # lines of signature still allowed; -1 = not in a signature
+    signature = False
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
         end = offset + len(line)
-        if not stripped and 0 <= signature < SIGNATURE_LINES:
-            signature = -1  # a blank line after the signature ends it (a PS is checked)
-        elif signature > 0 and stripped and len(stripped.split()) <= 6:
-            spans.append((offset, end))
-            signature -= 1
-        elif stripped:
-            signature = -1
+        if stripped:
             greeting = GREETING.match(line) if first else None
+            sign_off = SIGN_OFF.match(line)
             if greeting:
                 spans.append((offset, offset + greeting.end()))
-            elif SIGN_OFF.match(stripped) and len(stripped.split()) <= 8:
+            elif sign_off and len(stripped.split()) <= 8:
+                spans.append((offset, offset + sign_off.end()))
+                signature = True
+            elif signature and _PHONE.match(stripped):
                 spans.append((offset, end))
-                signature = SIGNATURE_LINES
+            elif signature:
+                # The sender's own title: "Sam Rivers, Account Executive"
+                for m in _SEGMENT.finditer(line):
+                    if set(m.group().lower().split()) <= SIGNATURE_TITLE:
+                        spans.append((offset + m.start(), offset + m.end()))
             first = False
         offset = end
     return spans
+
+
+# --- look-alikes, addresses, hedges, nouns and phrase claims -------------------------------
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_INVISIBLE_CHARS = re.compile("[" + "".join(map(chr, _INVISIBLE)) + "]")
+# One table for str.translate (C speed, even on a 5 MB source).
+_FOLD = {
+    **{ord(k): v for k, v in CONFUSABLES.items()},
+    **dict.fromkeys(map(ord, "\u00a0\u2007\u202f\u2009\u200a"), " "),
+    **{ord(c): str(i) for i, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
+    **{ord(c): str(i) for i, c in enumerate("₀₁₂₃₄₅₆₇₈₉")},
+    **{ord(c): str(i) for i, c in enumerate("０１２３４５６７８９")},
+    **_INVISIBLE,
+}
+# Only these characters change: a regex finds them faster than translate walks 5 MB.
+_FOLDABLE = re.compile("[" + re.escape("".join(map(chr, _FOLD))) + "]+")
+# A letter posing as a digit among digits: "l50" is 150, "4O%" is 40 %.
+_DIGITISH = re.compile(r"(?<!\w)[\dlIO][\d,.lIO]*(?<![,.])(?!\w)")
+_AS_DIGIT = str.maketrans("lIO", "110")
+
+
+def _as_digits(m: re.Match) -> str:
+    found = m.group()
+    digits = sum(c.isdigit() for c in found)
+    return found.translate(_AS_DIGIT) if digits >= 2 and digits < len(found) else found
+
+
+def _fold(text: str) -> tuple[str, tuple[int, ...] | None]:
+    """The text as a reader sees it: look-alike letters of other scripts as Latin, digits
+    in other forms (superscript, full-width) as ASCII, invisible characters gone, and a
+    letter posing as a digit among digits as that digit. With the offsets of each
+    character in `text` when they moved (None when none did)."""
+    origin = None
+    if not text.isascii():
+        if _INVISIBLE_CHARS.search(text):
+            origin = tuple(i for i, c in enumerate(text) if ord(c) not in _INVISIBLE)
+        text = _FOLDABLE.sub(lambda m: m.group().translate(_FOLD), text)
+    return _DIGITISH.sub(_as_digits, text), origin
+
+
+_ADDRESS = re.compile(
+    r"(?=[\w@])(?:https?://[^\s<>\"]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*"
+    r"\.[a-z]{2,10}(?:/[^\s<>\"]*)?)(?<![.,;:!?)])",
+    re.IGNORECASE,
+)
+
+
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+
+
+_MAY_ADDRESS = re.compile(r"\w[.@][a-z]", re.IGNORECASE)
+
+
+def _is_address(found: str) -> bool:
+    """A URL, an email address or a domain (its last part a top-level domain we know)."""
+    if found.lower().startswith(("http", "www.")) or "@" in found:
+        return True
+    host = found.split("/", 1)[0].lower()
+    return "." in host and host.rsplit(".", 1)[1] in TLDS and not host[0].isdigit()
+
+
+_PAST = re.compile(r"\b(?:last|ago|spoke|met|discussed|said|sent|was|were|did|had|our|since)\b")
+
+
+def _proposes(lowered: str, start: int, end: int) -> bool:
+    """Whether a weekday sits in a question that proposes it ("free on Thursday?"),
+    not one that asserts a past ("after our call on Tuesday, any thoughts?")."""
+    if not _in_question(lowered, end):
+        return False
+    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n")
+    return not _PAST.search(lowered, opening + 1, start)
+
+
+_HEDGE_WORDS = re.compile(
+    r"(?:^|[\s(])("
+    + "|".join(re.escape(h) for h in sorted(HEDGES, key=len, reverse=True))
+    + r")\s*$"
+)
+
+
+def _hedge_before(lowered: str, start: int) -> Hedge | None:
+    """The hedge right before a number ("over 40", "nearly 1,200", "~900"), or None."""
+    m = _HEDGE_WORDS.search(lowered, max(0, start - 24), start)
+    return HEDGES[m.group(1)] if m else None  # type: ignore[return-value]
+
+
+_NOUN = re.compile(
+    r"(?:[\s-]+(?:new |more |of |extra |full-time |active |regional |paying )?|(?=x\b))([a-z]+)"
+)
+
+
+def _noun_after(lowered: str, end: int) -> str | None:
+    """What a number counts, as one canonical noun ("people" for "staff", "minute" for
+    "mins", "times" for "3x"), or None when no noun follows."""
+    m = _NOUN.match(lowered, end)
+    return _canonical_noun(m.group(1)) if m else None
+
+
+# Nouns the gate compares: a number counting one of these is not supported by the same
+# number counting another ("120 people" is not "120 customers", "45 minutes" not seconds).
+COUNTED = frozenset([*TIME_UNITS.values(), *NOUN_SYNONYMS.values(), "times"])
+
+
+def _canonical_noun(word: str) -> str | None:
+    if word == "x":
+        return "times"
+    if word in COMMON or word in CURRENCIES or word in SCALES or word in SHORT_SCALES:
+        return None
+    for form in (
+        word,
+        word[:-1] if word.endswith("s") else word,
+        word[:-2] if word.endswith("es") else word,
+    ):
+        if form in TIME_UNITS:
+            return TIME_UNITS[form]
+        if form in NOUN_SYNONYMS:
+            return NOUN_SYNONYMS[form]
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+_VAGUE = re.compile(r"\b(?:" + "|".join(sorted(VAGUE_COUNTS, key=len, reverse=True)) + r")\b")
+_MULTIPLE = re.compile(r"\b(?:" + "|".join(sorted(MULTIPLES, key=len, reverse=True)) + r")\b")
+_SUPERLATIVE = re.compile(SUPERLATIVE)
+_BOAST_WORD = re.compile(
+    "(?=[apclbrsfn#ut])(?:" + "|".join(re.escape(t) for t in SUPERLATIVE_TRIGGERS) + r")"
+    r"|(?<=[a-z])est\b"
+)
+
+
+def _boasts(lowered: str) -> Iterable[re.Match]:
+    """SUPERLATIVE's matches, looked for only around the words it needs (`award`, `most`,
+    a word in -est): the long pattern on a whole draft is the gate's slowest step."""
+    seen = -1
+    for hit in _BOAST_WORD.finditer(lowered):
+        start = max(seen, hit.start() - 40)
+        if start >= hit.end():
+            continue
+        for m in _SUPERLATIVE.finditer(lowered, start, min(len(lowered), hit.end() + 40)):
+            if m.start() >= seen:
+                seen = m.end()
+                yield m
+
+
+_PHRASE_KINDS = frozenset(
+    ["number", "date", "money", "percent", "address", "relationship", "superlative", "role"]
+)
+# Every phrase claim but the boasts in one pattern: one scan of the draft, not eleven.
+_PHRASES = re.compile(
+    "|".join(
+        f"(?P<{kind}_{i}>{pattern})"
+        for i, (kind, pattern) in enumerate(
+            [
+                ("number", _VAGUE.pattern),
+                ("number", _MULTIPLE.pattern),
+                *(("relationship", claim) for claim, _ in RELATIONSHIPS.values()),
+                ("role", ROLE),
+            ]
+        )
+    )
+)
+_EVIDENCE = [
+    (re.compile(claim), re.compile(evidence)) for claim, evidence in RELATIONSHIPS.values()
+]
+_TRAILING_COMMON = re.compile(r"(?: (?:at|of|in|for|and|with|to|the|on|from|is|was))+$")
 
 
 def _sentence_start(text: str, start: int) -> bool:
@@ -546,18 +832,28 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
 
 
 def _ordinary(text: str, start: int, word: str) -> bool:
-    """A capitalised word that names nothing: `I`, or a common word opening a sentence,
-    or a sentence-opening verb or adverb (`Raising …`, `Opened …`, `Clearly …`)."""
+    """A capitalised word that names nothing: `I`, or a common word opening a sentence."""
     lower = word.lower()
     if lower in ("i", "i'm", "i've", "i'd", "i'll"):
         return True
     opening = _sentence_start(text, start)
     if lower in COMMON:
         return opening or not word.isupper()
-    if opening and len(lower) > 4 and lower.endswith(("ing", "ed", "ly")):
-        nxt = text[start + len(word) : start + len(word) + 2]
-        return not (nxt[:1] == " " and nxt[1:2].isupper())
     return False
+
+
+def _plain_opening(words: list[str], index: SourceIndex) -> bool:
+    """Whether a sentence-opening run's first word is an ordinary word: alone in its run,
+    or an adverb or participle before a name ("Clearly Acme"), and no name anyone knows."""
+    first = words[0]
+    lower = first.lower()
+    if first.isupper() or index.is_name(first):
+        return False
+    if len(words) > 1:
+        return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
+    english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
+    compound = "-" in first and first.split("-", 1)[1].islower()  # "Month-end", "Follow-up"
+    return lower in OPENERS or english or compound
 
 
 def _is_abbrev(word: str) -> bool:
@@ -574,11 +870,14 @@ _COMBINING = dict.fromkeys(
 )
 
 
+_COMBINING_MARKS = re.compile("[" + re.escape("".join(map(chr, _COMBINING))) + "]+")
+
+
 def _norm(text: str) -> str:
     """Lower-case, accent-free, punctuation as spaces, possessives and apostrophes gone."""
     if not text.isascii():
         text = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
-        text = text.translate(_COMBINING)
+        text = _COMBINING_MARKS.sub("", text)
     text = text.lower()
     text = re.sub(r"['’]s\b", "", text).replace("'", "").replace("’", "").replace("&", " and ")
     return " ".join(re.sub(r"[^\w]+", " ", text).split())
@@ -621,41 +920,68 @@ def _variants(key: str) -> list[str]:
 
 
 class SourceIndex:
-    """What the sources say, normalised once: their text and every value in them."""
+    """What the sources say, normalised once: their text, every value in them with the
+    noun it counts, and the contact's history (the dossier) for relationship claims."""
 
-    def __init__(self, sources: Sequence[str], allow: Iterable[str] = ()) -> None:
-        joined = "\n".join(sources)
+    def __init__(
+        self, sources: Sequence[str], allow: Iterable[str] = (), *, known: Iterable[str] = ()
+    ) -> None:
+        allow = tuple(allow)
+        joined = _fold("\n".join(sources))[0]
         # Allowed names (the sender's) count as said: the whole name and each part of it.
         self.text = " " + _norm(joined) + " | " + " | ".join(_norm(a) for a in allow) + " "
+        # The contact's history: the dossier of episodes and messages (`drafting`).
+        self.lowered = joined.lower()
+        # (Without one, as for a recall page checked against its note, all the sources.)
+        dossiers = [s for s in sources if s.startswith("Dossier:")]
+        self.history = "\n".join(dossiers).lower() if dossiers else self.lowered
         # Words the sources capitalise: a lone name must be one ("Executive" is not
         # supported by "the executive").
         words = _WORD.findall(joined + " " + " ".join(allow))
         self.capitalised = set(_norm(" ".join(w for w in words if w[:1].isupper())).split())
         self.acronyms = set(re.findall(r"\b[A-Z][A-Z0-9&]+\b", joined + " " + " ".join(allow)))
-        self.numbers: set[Decimal] = set()
+        # Names the company knows, in any case: first token -> whole keys.
+        self.known, self.names = _known_names(tuple(known))
+        self.numbers: dict[Decimal, set[str | None]] = {}  # value -> the nouns it counts
+        self.bare: set[Decimal] = set()  # values said with no noun after them
         self.percents: set[Decimal] = set()
+        self.money: set[tuple[str | None, Decimal]] = set()
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
         self.weekdays: set[str] = set()
-        self.units: set[tuple[Decimal | None, str]] = set()
+        self.quarters: set[tuple[int | None, int]] = set()
+        lowered = joined.lower()
         for _, end, v in _numbers(joined):
-            unit = _unit_after(joined, end)
-            if unit and v.kind == "number":
-                self.units.add((v.value, unit))
             if v.kind == "date":
                 if v.phrase:
                     continue  # found by text when needed
                 if v.weekday:
                     self.weekdays.add(v.weekday)
+                elif v.quarter:
+                    self.quarters.add((v.date[0] if v.date else None, v.quarter))
                 else:
                     self.dates.add(v.date)  # type: ignore[arg-type]
-                    if v.date and v.date[0] and not v.date[1]:
-                        self.numbers.add(Decimal(v.date[0]))
+                    year, month, _ = v.date  # type: ignore[misc]
+                    if year and not month:
+                        self.numbers.setdefault(Decimal(year), set()).add(None)
+            elif v.kind == "percent":
+                self.percents.add(v.value)  # type: ignore[arg-type]
+            elif v.kind == "money":
+                self.money.add((v.currency, v.value))  # type: ignore[arg-type]
             else:
-                self.numbers.add(v.value)  # type: ignore[arg-type]
-                if v.kind == "percent":
-                    self.percents.add(v.value)  # type: ignore[arg-type]
+                nouns = self.numbers.setdefault(v.value, set())  # type: ignore[arg-type]
+                if _noun_after(lowered, end) is None:
+                    self.bare.add(v.value)  # type: ignore[arg-type]  # "employs 80."
+                position = end
+                for _ in range(3):  # "65 regional depots", "three second-half goals"
+                    nouns.add(_noun_after(lowered, position))
+                    following = _NOUN.match(lowered, position)
+                    if not following:
+                        break
+                    position = following.end()
         self.years = {d[0] for d in self.dates if d[0]}
         self.months = {d[1] for d in self.dates if d[1]}
+        self.vague = {w for w in VAGUE_COUNTS if f" {w} " in self.text}
+        self.multiples = {MULTIPLES[w] for w in _MULTIPLE.findall(lowered)}
 
     def has_phrase(self, key: str) -> bool:
         if not key:
@@ -664,32 +990,131 @@ class SourceIndex:
             return True
         return any(f" {v} " in self.text for v in _variants(key))
 
-    def supports_value(self, value: _Value, hedged: bool, unit: str | None = None) -> bool:
+    def has_acronym(self, word: str) -> bool:
+        """An all-capitals word the sources hold: as written, or a longer word in title case
+        ("WRENFIELD" for "Wrenfield"; IT is never "it")."""
+        return word in self.acronyms or (len(word) > 3 and _norm(word) in self.capitalised)
+
+    def is_name(self, word: str) -> bool:
+        """Whether anyone knows `word` as a name: the CRM, the catalogue, a famous company,
+        a place or a people."""
+        key = _norm(word)
+        return key in self.names or key in PLACES or key in DEMONYMS or key in _PLACE_OF
+
+    def supports_value(
+        self, value: _Value, hedge: Hedge | bool | None = None, noun: str | None = None
+    ) -> bool:
         if value.kind == "date":
-            if value.phrase:
-                return f" {value.phrase} " in self.text
-            if value.weekday:
-                return value.weekday in self.weekdays
-            year, month, day = value.date  # type: ignore[misc]
-            if month is None:
-                return year in self.years or (year is not None and Decimal(year) in self.numbers)
-            return any(
-                (year is None or d[0] == year) and d[1] == month and (day is None or d[2] == day)
-                for d in self.dates
-            )
-        pool = self.numbers
+            return self._supports_date(value)
+        if value.kind == "percent":
+            pool: Iterable[Decimal] = self.percents
+        elif value.kind == "money":
+            pool = [n for c, n in self.money if c == value.currency or not c or not value.currency]
+        elif noun:
+            # "18 warehouses" needs 18 of them: not 18 %, nor 18 people. Nouns the gate
+            # cannot compare ("residents", "fans") are taken as the same thing counted.
+            pool = [
+                n
+                for n, nouns in self.numbers.items()
+                if noun in nouns or n in self.bare or (noun not in COUNTED and not nouns & COUNTED)
+            ]
+        else:
+            pool = self.numbers
         target = value.value
-        if unit:
-            # A small count of time ("six months", "two-year") is common as a bare number
-            # anywhere, so it needs the same unit in the sources.
-            return (target, unit) in self.units
-        if target in pool:
-            return True
-        if hedged and target:
-            return any(
-                abs(n - target) <= HEDGE_TOLERANCE * abs(target) for n in pool if n is not None
+        if target is None:
+            return False
+        if hedge is True:
+            hedge = "approx"
+        if not hedge or not target:
+            return target in pool
+        low, high = HEDGE_RANGES[hedge]
+        return any(low * target <= n <= high * target for n in pool)
+
+    def _supports_date(self, value: _Value) -> bool:
+        if value.phrase:
+            return f" {value.phrase} " in self.text
+        if value.weekday:
+            return value.weekday in self.weekdays
+        year, month, day = value.date  # type: ignore[misc]
+        if value.quarter:
+            return any(q == value.quarter and (year is None or y == year) for y, q in self.quarters)
+        if month is None:
+            return year in self.years or (year is not None and Decimal(year) in self.numbers)
+        return any(
+            (year is None or d[0] == year) and d[1] == month and (day is None or d[2] == day)
+            for d in self.dates
+        )
+
+    def supports_phrase(self, kind: str, what: str, noun: str | None = None) -> bool:
+        """A phrase claim: an address, a relationship with the contact (their history must
+        show it), a superlative or award, a role, a vague count or a multiple."""
+        key = _norm(what)
+        if kind == "address":
+            return f" {_norm(_SCHEME.sub('', what).rstrip('/'))} " in self.text
+        if kind == "relationship":
+            return f" {key} " in self.text or any(
+                claim.fullmatch(what) and evidence.search(self.history)
+                for claim, evidence in _EVIDENCE
             )
-        return False
+        if kind == "superlative":  # "#1" as written: normalised, it would be any "1"
+            return what in self.lowered if not key.isalpha() else f" {key} " in self.text
+        if kind == "role":
+            key = _TRAILING_COMMON.sub("", key)
+            forms = {key, key.replace(" of ", " ")}
+            for short, long in C_SUITE.items():
+                for form in list(forms):
+                    forms |= {_swap(form, short, long), _swap(form, long, short)}
+            return any(f" {f} " in self.text for f in forms)
+        if what in VAGUE_COUNTS:
+            low, high = VAGUE_COUNTS[what]
+            counted = [n for n, nouns in self.numbers.items() if not noun or noun in nouns]
+            return what in self.vague or any(low <= n <= high for n in counted)
+        factor = Decimal(str(MULTIPLES[what]))
+        return (
+            factor in self.multiples
+            or (factor - 1) * 100 in self.percents
+            or "times" in self.numbers.get(factor, ())
+        )
+
+    def known_in(self, text: str, mentions: Mentions) -> list[tuple[int, int, Kind]]:
+        """Names the company knows written in lower case ("we work with globex") that the
+        sources do not hold: claims like any capitalised name."""
+        found: list[tuple[int, int, Kind]] = []
+        inside = _Spans([(a, b) for a, b, kind, _ in mentions.phrases if kind == "address"])
+        for m in _LOWER_WORD.finditer(text):
+            keys = self.known.get(m.group())
+            if not keys or inside(m.start()):
+                continue
+            following = [_norm(w) for w in text[m.start() : m.start() + 200].split()[:6]]
+            for key in sorted(keys, key=len, reverse=True):
+                words = " ".join(following[: len(key)]).split()
+                if tuple(words[: len(key)]) == key:
+                    if not self.has_phrase(" ".join(key)):
+                        end = m.start() + len(" ".join(text[m.start() :].split()[: len(key)]))
+                        found.append((m.start(), end, "organisation"))
+                    break
+        return found
+
+
+_LOWER_WORD = re.compile(r"(?<![\w@./-])[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*")
+
+
+@functools.lru_cache(maxsize=8)
+def _known_names(
+    known: tuple[str, ...],
+) -> tuple[dict[str, list[tuple[str, ...]]], frozenset[str]]:
+    """The names anyone knows (`known` and the famous), by first token; and their words.
+    Cached: outreach judges many drafts against the same CRM."""
+    by_first: dict[str, list[tuple[str, ...]]] = {}
+    for name in (*known, *FAMOUS):
+        tokens = tuple(_name_key(name.split()).split())
+        if tokens and (len(tokens) > 1 or len(tokens[0]) > 3):
+            by_first.setdefault(tokens[0], []).append(tokens)
+    return by_first, frozenset(t for keys in by_first.values() for k in keys for t in k)
+
+
+def _swap(text: str, old: str, new: str) -> str:
+    return f" {text} ".replace(f" {old} ", f" {new} ").strip()
 
 
 # --- checking: what the sources do not support --------------------------------------------
@@ -707,7 +1132,7 @@ def _offsets(segment: str, words: list[str]) -> list[int]:
 def _known(words: list[str], index: SourceIndex) -> bool:
     """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
     acronyms = [w for w in words if len(w) > 1 and w.isupper()]
-    if not all(a in index.acronyms for a in acronyms):
+    if not all(index.has_acronym(a) for a in acronyms):
         return False
     key = _name_key(words)
     if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
@@ -755,7 +1180,7 @@ def _longest_known(
     checked = 1  # core's prefixes up to this many tokens are held (one: checked alone)
     for j in range(i + 1, len(words) + 1):
         word = words[j - 1]
-        if len(word) > 1 and word.isupper() and word not in index.acronyms:
+        if len(word) > 1 and word.isupper() and not index.has_acronym(word):
             break  # an unknown acronym: no chunk holding it is known
         for token in tokens[j - 1]:
             if core or (token not in HONORIFICS and token != "the"):

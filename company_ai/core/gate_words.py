@@ -51,13 +51,83 @@ ORDINALS = {
 }
 SCALES = {"hundred": 100, "thousand": 1_000, "million": 10**6, "billion": 10**9}
 SHORT_SCALES = {"k": 1_000, "m": 10**6, "mn": 10**6, "bn": 10**9, "b": 10**9}
-# Words before a number that make it approximate ("about 900"): see gate.HEDGE_TOLERANCE.
-HEDGES = (
-    "about around roughly nearly almost over approximately some under close to more than"
-    " less than fewer than up to circa"
-).split()
-# A small count right before one of these ("six months") needs the same unit in the sources.
-TIME_UNITS = {"year", "month", "week", "day", "hour", "minute", "decade", "season", "time"}
+# Words before a number that hedge it, and which way: "approx" (either side, see
+# gate.HEDGE_TOLERANCE), "min" ("over 40": the truth is at least 40), "max" ("under 40":
+# at most 40), "nearly" (just below: "almost 1,200" is not 1,100).
+HEDGES = {
+    **dict.fromkeys(
+        "about|around|roughly|approximately|approx|circa|some|~|close to|in the region of"
+        "|something like".split("|"),
+        "approx",
+    ),
+    **dict.fromkeys("nearly|almost|just under|just shy of|not quite".split("|"), "nearly"),
+    **dict.fromkeys(
+        "over|more than|above|at least|upwards of|in excess of|north of|just over|beyond|+".split(
+            "|"
+        ),
+        "min",
+    ),
+    **dict.fromkeys(
+        "under|less than|fewer than|below|up to|at most|no more than|within".split("|"), "max"
+    ),
+}
+# Units of time, with their abbreviations: "45 minutes" is not "45 seconds".
+TIME_UNITS = {
+    **dict.fromkeys(["second", "sec", "secs", "s"], "second"),
+    **dict.fromkeys(["minute", "min", "mins"], "minute"),
+    **dict.fromkeys(["hour", "hr", "hrs", "h"], "hour"),
+    **dict.fromkeys(["day"], "day"),
+    **dict.fromkeys(["week", "wk", "wks"], "week"),
+    **dict.fromkeys(["month", "mo", "mos"], "month"),
+    **dict.fromkeys(["quarter"], "quarter"),
+    **dict.fromkeys(["year", "yr", "yrs"], "year"),
+    **dict.fromkeys(["decade"], "decade"),
+    **dict.fromkeys(["season"], "season"),
+}
+# Nouns that count the same thing: "805 people" is "805 staff" (a number is supported only by
+# a source number with the same noun, or none).
+NOUN_SYNONYMS = {
+    w: group.split()[0]
+    for group in (
+        "people person staff employee worker colleague headcount fte member strong hire"
+        " team-member personnel",
+        "customer client account user buyer",
+        "site location branch facility",
+        "store shop outlet",
+        "office",
+        "supplier vendor",
+        "role vacancy opening job position",
+        *"depot warehouse plant kitchen clinic practice hotel retailer restaurant patient"
+        " publisher manufacturer agent order country product".split(),
+    )
+    for w in group.split()
+}
+# Currencies by symbol, code and name.
+CURRENCIES = {
+    **dict.fromkeys(["$", "us$", "usd", "dollar", "dollars"], "USD"),
+    **dict.fromkeys(["£", "gbp", "pound", "pounds", "sterling"], "GBP"),
+    **dict.fromkeys(["€", "eur", "euro", "euros"], "EUR"),
+    **dict.fromkeys(["¥", "jpy", "yen"], "JPY"),
+    **dict.fromkeys(["₹", "inr", "rupee", "rupees"], "INR"),
+    **dict.fromkeys(["chf", "franc", "francs"], "CHF"),
+}
+# Vague counts and what they mean: "hundreds of customers" needs 200-999 of them.
+VAGUE_COUNTS = {
+    "a dozen": (12, 12),
+    "dozens": (24, 199),
+    "hundreds": (200, 999),
+    "thousands": (2_000, 999_999),
+    "tens of thousands": (20_000, 99_999),
+    "hundreds of thousands": (200_000, 999_999),
+    "millions": (2_000_000, 999_999_999),
+}
+# Words that multiply: "doubled" is 2x, "in half" 0.5x.
+MULTIPLES = {
+    **dict.fromkeys("double doubled doubles doubling twice two-fold twofold".split(), 2),
+    **dict.fromkeys("triple tripled triples tripling threefold three-fold thrice".split(), 3),
+    **dict.fromkeys("quadruple quadrupled quadrupling fourfold four-fold".split(), 4),
+    **dict.fromkeys(["halved", "halving", "in half", "by half", "half as"], 0.5),
+}
 
 # --- names --------------------------------------------------------------------------------
 
@@ -172,3 +242,177 @@ DEMONYMS = {
     "australian": "australia",
     "canadian": "canada",
 }
+# More places: a sentence-opening place is a name even where it is also an English word.
+PLACES |= set(
+    """
+    albania algeria argentina armenia austria azerbaijan bahrain bangladesh belarus bolivia
+    bosnia botswana bulgaria cambodia cameroon chile colombia croatia cuba cyprus czechia
+    ecuador egypt estonia ethiopia georgia ghana greece hungary iceland indonesia iran iraq
+    israel jamaica jordan kazakhstan kenya korea kosovo kuwait latvia lebanon libya
+    lithuania luxembourg malaysia malta mexico moldova monaco mongolia montenegro morocco
+    mozambique myanmar namibia nepal nigeria pakistan panama paraguay peru philippines
+    qatar romania rwanda saudi senegal serbia slovakia slovenia somalia sudan syria taiwan
+    tanzania thailand tunisia uganda ukraine uruguay uzbekistan venezuela vietnam yemen
+    zambia zimbabwe
+    antwerp athens bangkok beijing bordeaux brussels bucharest budapest cairo cambridge
+    cape coventry delhi derby doha dubai durham exeter frankfurt geneva gothenburg
+    hamilton istanbul jakarta kyiv lagos leicester lille los madrid marseille melbourne
+    miami milan montreal moscow mumbai nairobi naples oxford perth plymouth porto reading
+    riga rome salford seoul shanghai sofia southampton stuttgart sunderland tallinn
+    utrecht vancouver vilnius washington york
+    """.split()
+)
+# Ordinary words that open a sentence alone ("Huge news"): no name, though capitalised.
+OPENERS = frozenset(
+    """
+    huge nice big wow amazing fantastic exciting lovely superb well really quite brilliant
+    impressive clearly honestly frankly certainly obviously truly genuinely surely recently
+    lately details congrats kudos bravo sounds seems looks loved love enjoyed sure absolutely
+    support revenue growth orders sales customers clients pricing demand hiring teams
+    finance operations margins costs profits staff everyone nobody somebody per via
+    write see email reply visit take have get give keep use follow watch look make come bring
+    """.split()
+)
+# Endings of English adjectives and adverbs: a sentence-opening word ending so, alone in
+# its run, is an ordinary word ("Impressive growth"), unless anyone knows it as a name.
+ENGLISH_ENDINGS = ("ive", "ful", "ous", "ible", "able", "ing", "ed", "ic", "ant", "ent", "ness")
+# Famous companies and products a draft might drop in, in any case ("we work with stripe").
+FAMOUS = frozenset(
+    """
+    accenture adobe airbnb alibaba amazon apple asana atlassian aws azure barclays
+    bloomberg boeing booking.com calendly canva cisco coca-cola deloitte dell deliveroo
+    dropbox ebay facebook figma freshworks gartner github gitlab gmail google grammarly
+    hsbc hubspot ibm instagram intel intercom jira kpmg linkedin lloyds mailchimp mckinsey
+    meta microsoft miro monday.com netflix netsuite nike notion nvidia okta openai oracle
+    paypal pwc quickbooks revolut sage salesforce samsung sap shopify siemens slack
+    snowflake spotify stripe tesco tesla tiktok trello twilio twitter uber unilever visa
+    vodafone walmart whatsapp workday xero youtube zapier zendesk zoom zoho
+    """.split()
+)
+COMMON |= {"morning", "afternoon", "evening", "re", "fw", "fyi", "ps"}
+# Words a sender's signature may give as their own title ("Sam Rivers, Account Executive").
+SIGNATURE_TITLE = (
+    TITLE_WORDS
+    | ROLE_WORDS
+    | set(
+        """
+    account executive sales business development growth partnerships customer success
+    representative associate specialist consultant senior junior marketing operations
+    revenue solutions of and & team
+    """.split()
+    )
+)
+# Top-level domains that make `word.tld` an address rather than the end of a sentence.
+TLDS = frozenset(
+    """
+    com org net io ai co uk de fr nl eu es it se no dk fi ie be ch at pl pt cz us ca au
+    nz in jp cn app dev tech biz info me example test local email global
+    """.split()
+)
+# Look-alike letters of other scripts, read as the Latin letter they imitate.
+CONFUSABLES = dict(
+    zip(
+        "аеорсухіјѕԁӏАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι",
+        "aeopcyxijsdlABEKMHOPCTXIJSABEZHIKMNOPTYXoi",
+        strict=True,
+    )
+)
+
+# --- claims that are phrases ---------------------------------------------------------------
+# Each regex (matched on lower-case text) claims a relationship with the contact; it is
+# supported only by a source (the contact's own history) matching its evidence regex.
+RELATIONSHIPS = {
+    "conversation": (
+        r"\bas (?:we )?discussed\b|\bour (?:recent |last |earlier |previous |brief |quick )?"
+        r"(?:phone )?(?:call|chat|conversation|discussion|talk)\b|\bwe (?:spoke|talked|chatted)"
+        r"|\b(?:speaking|talking|chatting) (?:with|to) you\b|\b(?:good|great|nice|lovely)"
+        r" (?:to )?(?:speak|speaking|talk|talking|chat|chatting)\b|\b(?:thanks|thank you)"
+        r" (?:again )?for (?:the|our|your) (?:call|chat|time|conversation)\b",
+        r"\bcall(?:ed)?\b|\bphone\b|\bspoke\b|\bconversation\b|\bchat(?:ted)?\b|\btalked\b"
+        r"|\bdiscuss(?:ed|ion)\b",
+    ),
+    "meeting": (
+        r"\b(?:good|great|nice|lovely|pleasure|glad)(?: to)? (?:meet|meeting|seeing) you\b"
+        r"|\bwhen we met\b|\bour (?:meeting|meetup)\b|\bwe met\b|\bafter meeting you\b",
+        r"\bmet\b|\bmeeting\b|\bmeetup\b|\bconference\b",
+    ),
+    "introduction": (
+        r"\b(?:our|the|your) (?:introduction|intro)\b|\b(?:you were|we were|i was) introduced"
+        r"|\b(?:mutual|our) (?:friend|contact|connection)\b|\breferred (?:me|by)\b",
+        r"\bintroduc|\breferr",
+    ),
+    "customer": (
+        r"\b(?:long-?time|long-standing|longstanding|loyal|valued|existing|current|returning)"
+        r" (?:customer|client|user|partner)s?\b|\bas (?:a|our) (?:customer|client)\b"
+        r"|\byour (?:account|subscription|renewal|contract) with us\b",
+        r"\b(?:customer|client) since\b|\brenew|\bsubscri|\bcontract\b|\bsigned\b",
+    ),
+    "proposal": (
+        r"\b(?:my|our|the) (?:proposal|quote|quotation)\b",
+        r"\bproposal\b|\bquot",
+    ),
+    "message": (
+        r"\b(?:my|our) (?:last |previous |earlier |recent )?(?:email|e-mail|note|message|mail)"
+        r"\b|\bas promised\b|\bi sent you\b",
+        r"\boutreach\b|\bsent\b",
+    ),
+    "reply": (
+        r"\b(?:thanks|thank you) for (?:your|the) (?:reply|response|answer|email|message|note)"
+        r"|\byou (?:replied|asked|mentioned|told me|wrote)\b|\byour (?:reply|response|question)"
+        r"|\bas you (?:asked|mentioned|said|requested)\b",
+        r"\brepl(?:y|ied)\b|\brespon|\basked\b|\bmentioned\b",
+    ),
+    "engagement": (
+        r"\byou (?:visited|viewed|downloaded|signed up|registered|attended|checked out)\b"
+        r"|\b(?:thanks|thank you) for (?:visiting|downloading|signing up|attending|registering)",
+        r"\bview|\bvisit|\bdownload|\bsigned up\b|\bregister|\battend",
+    ),
+}
+# Superlatives and awards: each is supported only by a source holding its key word.
+SUPERLATIVE = (
+    r"\b(?:award|prize)[- ]?winning\b|\bawards?\b"
+    r"|\b(?:industry|market|world|sector|category)[- ]leading\b|\bworld[- ]class\b"
+    r"|\bbest[- ]in[- ]class\b|\bbest[- ]of[- ]breed\b|\b(?:top|highest|best)[- ]"
+    r"(?:rated|ranked|selling|reviewed)\b|\bfastest[- ]growing\b|\bnumber[- ]one\b"
+    r"|\bno\. ?1\b|#\s?1\b|\bfirst[- ]ever\b|\brecord[- ](?:breaking|setting)\b"
+    r"|\b(?:market|industry) leader\b|\bunrivall?ed\b|\bunmatched\b|\bunparall?eled\b"
+    r"|\b(?:the|a|an|our|its|their)(?: \w+'s)? leading\b|\btop[- ](?:\d+|ten|five|three)\b"
+    r"|\branked\b"
+    r"|\b(?:the|our|its|their|your|\w+'s) (?:most|least) (?!of\b|out\b|important\b|common\b)"
+    r"[a-z]{4,}\b"
+    r"|\b(?:the|our|its|their|your|\w+'s) (?!latest\b|earliest\b|best\b|interest|request"
+    r"|honest|modest|forest|guest|west|rest\b|test|nest|quest|suggest|invest|harvest|contest"
+    r"|protest|digest|manifest|arrest|chest|pest|priest|vest|lest|unrest)[a-z]{2,}est\b"
+    r"|\b(?:is|are|as|be|the|our) best\b(?! (?:time|way|day|date|person|people|place|approach"
+    r"|option|next|fit|contact|moment|channel|number|address|wishes|regards|of luck|to\b))"
+)
+# SUPERLATIVE can only match a text holding one of these (or a word in -est after a
+# determiner): a cheap test that spares most drafts the long pattern.
+SUPERLATIVE_TRIGGERS = (
+    "award prize leading class breed rated ranked selling reviewed fastest number no. #"
+    " first record leader unriv unmatch unparal top most least best"
+).split()
+# Words that may be a recipient's role in any case; the c-suite's spelled-out forms.
+C_SUITE = {
+    "ceo": "chief executive officer",
+    "cfo": "chief financial officer",
+    "coo": "chief operating officer",
+    "cto": "chief technology officer",
+    "cmo": "chief marketing officer",
+    "cio": "chief information officer",
+    "cpo": "chief product officer",
+    "cro": "chief revenue officer",
+    "ciso": "chief information security officer",
+    "vp": "vice president",
+    "md": "managing director",
+}
+ROLE = (
+    r"\b(?:co-?)?founder\b|\b(?:(?:senior|executive) )?vice[- ]president(?: of [a-z]+)?"
+    r"|\bpresident\b|\bchief (?:[a-z]+ ){0,2}officer\b|\bchief executive\b"
+    r"|\bmanaging director\b|\bhead of [a-z]+(?: [a-z]+)?|\bdirector of [a-z]+"
+    r"|\b(?:finance|financial|marketing|operations|sales|technical|commercial|people|hr|it"
+    r"|product|procurement|office|supply chain|engineering|project|programme|program)"
+    r" (?:director|manager|lead)\b"
+    r"|\b(?:ceo|cfo|coo|cto|cmo|cio|cpo|cro|ciso|svp|evp|vp)(?: (?:of )?(?:operations|finance"
+    r"|sales|marketing|engineering|product|people|technology|procurement|hr|it|growth))?\b"
+)

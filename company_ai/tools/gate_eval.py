@@ -1,4 +1,4 @@
-"""Measuring the fabrication gate: a labelled set of drafts, EntFA, and the scores.
+"""Measuring the fabrication gate: labelled drafts, EntFA, SummEdits, and the scores.
 
 `labelled_drafts()` builds, deterministically from the sample CRM and its company pages,
 drafts that are clean (fair paraphrases: `$1.2M` for `$1,200,000`, `twenty percent`,
@@ -6,6 +6,9 @@ drafts that are clean (fair paraphrases: `$1.2M` for `$1,200,000`, `twenty perce
 own name) and drafts with one fabricated number or name. `entfa_scores()` scores the gate
 on the EntFA entity labels (positives: the two extrinsic hallucination labels) beside the
 naive baseline (an entity is flagged if its lower-cased text is not in the source).
+`adversarial_scores()` scores the drafts written to fool the gate (`gate_adversary`), the
+tuning part and the aside quarter apart; `summedits_scores()` the balanced accuracy on the
+SummEdits pairs a presence check is meant to catch (entity modifications, inserted facts).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from company_ai.core.gate import find_unsupported_claims
+from company_ai.core.gate import find_unsupported_claims, judge
 from company_ai.core.research import page_text
 from company_ai.core.sample import CITIES, FIRST, LAST, TITLES, iter_sample
 from company_ai.tools.company_pages import MONTH_NAMES, company_facts, company_page
@@ -130,6 +133,8 @@ def labelled_drafts(n_contacts: int = 160, seed: int = 11) -> list[Case]:
 
 @dataclass(frozen=True)
 class Scores:
+    FIELDS = ("tp", "fp", "fn", "tn")
+
     tp: int
     fp: int
     fn: int
@@ -142,6 +147,10 @@ class Scores:
     @property
     def recall(self) -> float:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def false_alarm_rate(self) -> float:
+        return self.fp / (self.fp + self.tn) if self.fp + self.tn else 0.0
 
     def line(self) -> str:
         return (
@@ -194,3 +203,47 @@ def title_case_words(count: int, seed: int = 0) -> list[str]:
         + rng.choice("kqxz")
         for _ in range(count)
     ]
+
+
+def adversarial_scores(aside: bool) -> tuple[Scores, dict[str, Scores]]:
+    """(all, by perturbation class) on the aside quarter (`aside=True`) or the tuning part
+    of the drafts written to fool the gate; a draft is flagged if any claim is unsupported."""
+    from company_ai.tools.gate_adversary import ALLOW as SENDER_ALLOW
+    from company_ai.tools.gate_adversary import adversarial_drafts, known_names
+
+    known = known_names()
+    cases = [c for c in adversarial_drafts() if c.aside == aside]
+    flagged = [not judge(c.parts, c.sources, SENDER_ALLOW, known=known).passed for c in cases]
+    by_class = {
+        name: score(
+            [f for f, c in zip(flagged, cases, strict=True) if c.perturbation == name],
+            [c.fabricated for c in cases if c.perturbation == name],
+        )
+        for name in sorted({c.perturbation for c in cases})
+    }
+    return score(flagged, [c.fabricated for c in cases]), by_class
+
+
+SUMMEDITS_EDITS = {"entity_modification", "hallucinated_fact_insertion"}
+SUMMEDITS_DOMAINS = ("news", "podcast", "qmsumm", "samsum")
+
+
+def summedits_scores(folder: Path) -> dict[str, Scores]:
+    """Per domain: the consistent pairs and the inconsistent pairs whose edits include an
+    entity modification or an inserted fact (the rest are beyond any presence check)."""
+    out = {}
+    for domain in SUMMEDITS_DOMAINS:
+        items = json.loads((folder / f"summedits_{domain}.json").read_text())
+        kept = [
+            i
+            for i in items
+            if i["label"] == 1 or (i["label"] == 0 and SUMMEDITS_EDITS & set(i["edit_types"] or ()))
+        ]
+        predicted = [bool(find_unsupported_claims(i["summary"], [i["doc"]])) for i in kept]
+        out[domain] = score(predicted, [i["label"] == 0 for i in kept])
+    return out
+
+
+def balanced_accuracy(s: Scores) -> float:
+    specificity = s.tn / (s.tn + s.fp) if s.tn + s.fp else 1.0
+    return (s.recall + specificity) / 2

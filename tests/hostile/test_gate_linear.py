@@ -57,9 +57,9 @@ def test_a_long_title_case_draft_gets_its_verdict():
     words = title_case_words(840, seed=3)
     middle = len(words) // 2
     words[middle : middle + 2] = ["Grace", "Hopper"]  # a name the sources hold
-    draft = "Hi Ada,\n\n" + " ".join(words) + ".\n\nBest,\nSam"
+    draft = "Hi Grace,\n\n" + " ".join(words) + ".\n\nBest,\nSam"
     assert len(draft) > 5000
-    claims = find_unsupported_claims(draft, SOURCES)
+    claims = find_unsupported_claims(draft, SOURCES, allow=["Sam"])
     first, second = " ".join(words[:middle]), " ".join(words[middle + 2 :])
     assert [(c.text, c.kind) for c in claims] == [(first, "other"), (second, "other")]
     assert draft[claims[1].start : claims[1].end] == second
