@@ -52,6 +52,16 @@ def load_contact(crm: sqlite3.Connection, contact_id: int) -> Contact | None:
     return None if row is None else Contact.from_row(row)
 
 
+def known_companies(crm: sqlite3.Connection) -> tuple[str, ...]:
+    """Every company the CRM names, sorted: the gate treats them as names in any case, so a
+    draft cannot slip one past it in lower case ("we work with globex")."""
+    rows = crm.execute(
+        "SELECT DISTINCT company FROM contacts WHERE company IS NOT NULL AND trim(company) != ''"
+        " ORDER BY company"
+    )
+    return tuple(company for (company,) in rows)
+
+
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # (\s: any Unicode space, as str.isspace)
 
 

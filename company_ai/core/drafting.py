@@ -184,23 +184,32 @@ def text_problem(subject: str, body: str) -> str | None:
     return None
 
 
-def judge_draft(subject: str, body: str, sources: list[str], allow: Iterable[str]) -> GateVerdict:
+def judge_draft(
+    subject: str,
+    body: str,
+    sources: list[str],
+    allow: Iterable[str],
+    known: Iterable[str] = (),
+) -> GateVerdict:
     """The fabrication gate's verdict on a draft's subject and body against its material;
-    `allow`: the sender's own name, never a claim."""
-    return judge({"subject": subject, "body": body}, sources, allow)
+    `allow`: the sender's own name, never a claim; `known`: the CRM's companies, names in
+    any case."""
+    return judge({"subject": subject, "body": body}, sources, allow, known=known)
 
 
-def stored_verdict(draft: sqlite3.Row, allow: Iterable[str]) -> tuple[GateVerdict, bool]:
+def stored_verdict(
+    draft: sqlite3.Row, allow: Iterable[str], known: Iterable[str] = ()
+) -> tuple[GateVerdict, bool]:
     """A stored draft's verdict and whether it had to be judged again: the stored one while
-    its fingerprint matches the row (see the module docstring), else a fresh one."""
-    allow = tuple(allow)
+    its fingerprint matches the row and the names the gate knew (see the module docstring),
+    else a fresh one."""
+    allow, known = tuple(allow), tuple(known)
     sources = json.loads(draft["sources"])
     stored = GateVerdict.from_json(draft["unsupported"], draft["judged"])
-    if stored and stored.holds_for(
-        {"subject": draft["subject"], "body": draft["body"]}, sources, allow
-    ):
+    parts = {"subject": draft["subject"], "body": draft["body"]}
+    if stored and stored.holds_for(parts, sources, allow, known=known):
         return stored, False
-    return judge_draft(draft["subject"], draft["body"], sources, allow), True
+    return judge_draft(draft["subject"], draft["body"], sources, allow, known), True
 
 
 def insert_draft(

@@ -27,7 +27,7 @@ from email.message import EmailMessage
 from functools import partial
 from typing import Protocol
 
-from company_ai.core.contacts import Contact, load_contact
+from company_ai.core.contacts import Contact, known_companies, load_contact
 from company_ai.core.db import Stores, transaction
 from company_ai.core.dossier import build_dossier
 from company_ai.core.drafting import (
@@ -104,6 +104,14 @@ class Mailer(Sender, Protocol):
 def allowed(sender: Sender) -> tuple[str, ...]:
     """The terms the gate never counts as claims: the sender's own name."""
     return (sender.sender_name,)
+
+
+def _known(stores: Stores) -> tuple[str, ...]:
+    """The CRM's companies, for the gate (`known_companies`); none before the CRM exists."""
+    if not stores.path(Store.CRM).is_file():
+        return ()
+    with stores.connect(Store.CRM, readonly=True) as crm:
+        return known_companies(crm)
 
 
 def _quiet(_: str) -> None:
@@ -279,6 +287,7 @@ def draft_day(
         stores.connect(Store.OUTREACH) as outreach,
         stores.connect(Store.MEMORY) as memory,
     ):
+        known = known_companies(crm)
         (result.already_drafted,) = outreach.execute(
             "SELECT count(*) FROM drafts WHERE day = ?", (day,)
         ).fetchone()
@@ -325,7 +334,7 @@ def draft_day(
                 dossier=dossier,
                 sources=material,
                 model=model.source,
-                verdict=judge_draft(draft.subject, draft.body, material, allowed(sender)),
+                verdict=judge_draft(draft.subject, draft.body, material, allowed(sender), known),
                 problem=text_problem(draft.subject, draft.body),
                 now=clock(),
             )
@@ -356,10 +365,11 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
     quarantined (nor skipped) is leaking, which must block every send of the run. Each
     verdict is the stored one while it holds for the row (`stored_verdict`)."""
     result = DraftCheck()
+    known = _known(stores)
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
         for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
             result.checked += 1
-            verdict, rejudged = stored_verdict(d, allowed(sender))
+            verdict, rejudged = stored_verdict(d, allowed(sender), known)
             result.rejudged += rejudged
             said = "; ".join(f"{c.kind} {c.text!r}" for _, c in verdict.claims)
             line = f"| {d['id']} | {d['contact_id']} | {d['status']} | {said} |"
@@ -401,6 +411,7 @@ def send_day(
         stores.connect(Store.OUTREACH) as outreach,
         stores.connect(Store.MEMORY) as memory,
     ):
+        known = known_companies(crm)
         drafts = outreach.execute(
             "SELECT * FROM drafts WHERE day = ? AND status IN ('ready', 'sending') ORDER BY id",
             (day,),
@@ -417,7 +428,7 @@ def send_day(
                 or already_contacted(outreach, draft, quiet_since)
                 or text_problem(draft["subject"], draft["body"])
             )
-            if reason is None and not stored_verdict(draft, allowed(mailer))[0].passed:
+            if reason is None and not stored_verdict(draft, allowed(mailer), known)[0].passed:
                 reason = "the fabrication gate does not pass this draft"
             message = None
             if contact is not None and reason is None:
@@ -487,11 +498,12 @@ def past_sends(stores: Stores, day: str, *, sender: Sender) -> PastSends:
     result = PastSends()
     if not stores.path(Store.OUTREACH).is_file():
         return result
+    known = _known(stores)
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
         for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
             if d["status"] == "sent":
                 result.sent += 1
             else:
                 result.unsent += 1
-            result.failing_gate_now += not stored_verdict(d, allowed(sender))[0].passed
+            result.failing_gate_now += not stored_verdict(d, allowed(sender), known)[0].passed
     return result

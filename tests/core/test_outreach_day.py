@@ -505,6 +505,32 @@ def test_the_senders_own_name_is_no_claim_until_the_sender_changes(data):
     assert set(done.skipped.values()) == {"the fabrication gate does not pass this draft"}
 
 
+@pytest.mark.parametrize("in_crm", [True, False])
+def test_a_company_the_crm_knows_is_a_claim_even_in_lower_case(data, in_crm):
+    research(data)
+    if in_crm:  # a company none of the day's contacts works at, so in no draft's sources
+        update(
+            data,
+            "crm",
+            "INSERT INTO contacts (email, name, company, source, created_at, updated_at)"
+            " VALUES ('ann@quillbrook.example', 'Ann Lee', 'Quillbrook Dynamics', 'test', ?, ?)",
+            "2026-11-27T09:00:00Z",
+            "2026-11-27T09:00:00Z",
+        )
+    slipped = Draft(
+        subject="Hello", body="Hi,\n\nTeams like quillbrook dynamics use us daily.\n", angle="x"
+    )
+    draft(data, FakeModel({"Draft": slipped}))
+    stored = drafts(data)
+    if in_crm:
+        assert stored and {d["status"] for d in stored} == {"quarantined"}
+        claims = {c["text"].lower() for d in stored for c in json.loads(d["unsupported"])}
+        assert any("quillbrook" in c for c in claims)
+        assert check(data).leaking == [] and check(data).rejudged == 0
+    else:  # the same words are no name to the gate when nobody knows them
+        assert stored and {d["status"] for d in stored} == {"ready"}
+
+
 def test_a_model_failure_leaves_that_contact_undrafted_with_its_reason(data):
     found = research(data)
     written = draft(data, FakeModel({"Draft": ModelError("timed out after 120 s")}))
