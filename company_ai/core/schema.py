@@ -350,11 +350,26 @@ BRAIN_V1 = [
     "CREATE INDEX idx_edges_dst ON edges(dst)",
 ]
 
+# Work proportional to change (issue 15): a night reads and rewrites only what changed.
+RECALL_V2 = [
+    # The distiller that wrote the page (`<source>|<DISTILLER_VERSION>`: a new one redoes
+    # every page once) and the note's own title, so an unchanged note is never read again.
+    "ALTER TABLE pages ADD COLUMN version TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pages ADD COLUMN note_title TEXT NOT NULL DEFAULT ''",
+    "CREATE INDEX idx_pages_note_path ON pages(note_path)",
+    # sha256 of the entity's markdown: the index compares it with the one its document
+    # was built from (`search_docs.source`) and rebuilds only the documents that differ.
+    "ALTER TABLE entities ADD COLUMN digest TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE search_docs ADD COLUMN source TEXT NOT NULL DEFAULT ''",
+    # Whether a replaced document's vector is still used by another (then it is kept).
+    "CREATE INDEX idx_search_docs_text_hash ON search_docs(text_hash)",
+]
+
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1],
     Store.MEMORY: [MEMORY_V1],
     Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4],
     Store.BRAIN: [BRAIN_V1],
-    Store.RECALL: [RECALL_V1],
+    Store.RECALL: [RECALL_V1, RECALL_V2],
     Store.OPS: [OPS_V1],
 }

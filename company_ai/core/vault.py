@@ -551,6 +551,11 @@ def write_manifest(staging: str | Path, manifest: dict) -> None:
     )
 
 
+def read_staged(staging: str | Path, rel: str) -> str:
+    """The text of one staged note."""
+    return (Path(staging) / NOTES / rel).read_text(encoding="utf-8")
+
+
 def staged_notes(staging: str | Path) -> dict[str, tuple[dict, str]]:
     """Every currently staged note: vault path -> (manifest entry, text)."""
     staging = Path(staging)
