@@ -255,15 +255,19 @@ def assets(setup: Setup) -> list:
         """
         if _staged_day(context) is None:
             return dg.MaterializeResult(metadata=SUPERSEDED)
-        from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
+        from company_ai.core.recall import count_stale, index_entities, stale_pages
 
+        now, max_age = setup.now(), setup.settings.recall_stale_days
         with stores.connect(Store.RECALL) as conn:
             summary = index_entities(
                 conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info
             )
-            stale = stale_pages(conn, setup.now(), setup.settings.recall_stale_days)
+            stale, oldest = (
+                count_stale(conn, now, max_age),
+                stale_pages(conn, now, max_age, limit=10),
+            )
         if stale:
-            context.log.info(f"{len(stale)} stale pages: {', '.join(p.title for p in stale[:10])}")
+            context.log.info(f"{stale} stale pages: {', '.join(p.title for p in oldest)}")
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": summary["documents"],
@@ -273,7 +277,7 @@ def assets(setup: Setup) -> list:
                 "pages_per_s": summary["pages_per_s"] or 0.0,
                 "reembedded_from": summary.get("reembedded_from", ""),
                 "model": summary["model"],
-                "stale_pages": len(stale),
+                "stale_pages": stale,
             }
         )
 

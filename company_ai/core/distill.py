@@ -374,9 +374,10 @@ def distill_staging(
     notes: dict[str, dict] = read_manifest(staging)["notes"]
     result = DistillResult()
     version = distiller_version(source)
-    rows = conn.execute(
-        "SELECT title, note_path, note_hash, version, note_title FROM pages ORDER BY title"
-    ).fetchall()
+    rows = sorted(
+        conn.execute("SELECT title, note_path, note_hash, version, note_title FROM pages"),
+        key=lambda row: row["title"],
+    )
     by_path = {row["note_path"]: row for row in rows}
     texts: dict[str, str] = {}
     raw: dict[str, str] = {}
@@ -389,6 +390,7 @@ def distill_staging(
             raw[path] = raw_title(path, texts[path])
     result.notes_read = len(texts)
     titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
+    behind: list[str] = []  # published pages left older than their note (deferred, failed)
     for path, entry in sorted(notes.items()):
         title, row = titles[path], by_path.get(path)
         if row is not None and (row["title"], row["note_hash"], row["version"]) == (
@@ -400,13 +402,15 @@ def distill_staging(
             continue
         if max_pages and len(result.distilled) + len(result.failed) >= max_pages:
             result.deferred += 1
+            behind += [row["title"]] if row is not None else []
             continue
         if path not in texts:
             texts[path] = read_staged(staging, path)
             result.notes_read += 1
-        _distil_one(
-            conn, title, path, entry["sha256"], texts[path], day, distill, source, result, log
-        )
+        if not _distil_one(
+            conn, title, path, entry, texts[path], day, distill, source, result, log
+        ):
+            behind += [row["title"]] if row is not None else []
 
     gone = sorted({row["title"] for row in rows} - set(titles.values()))
     with transaction(conn):
@@ -415,18 +419,20 @@ def distill_staging(
         result.entities_written, result.retouched = sync_entities(conn, entries)
         result.entities = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
     result.removed = gone
-    result.unsupported = unsupported_pages(conn, staging, notes, result.entities_written)
+    result.unsupported = unsupported_pages(conn, staging, [*result.entities_written, *behind])
     return result
 
 
-def _distil_one(conn, title, path, note_hash, text, day, distill, source, result, log) -> None:
-    """Distil one note and store its page (one transaction: a checkpoint)."""
+def _distil_one(conn, title, path, entry, text, day, distill, source, result, log) -> bool:
+    """Distil one note and store its page (one transaction: a checkpoint); False when the
+    model failed (the page is left as it was)."""
     try:
         page = distill(title, path, text)
     except Exception as exc:  # a model failure costs this page, not the night
         result.failed[title] = f"{type(exc).__name__}: {exc}"
         log(f"could not distil {path}: {result.failed[title]}")
-        return
+        return False
+    note_hash = entry["sha256"]
     markdown = render_markdown(
         title, page, derived_from=path, distilled=day, note_hash=note_hash, source=source
     )
@@ -437,19 +443,24 @@ def _distil_one(conn, title, path, note_hash, text, day, distill, source, result
     with transaction(conn):
         conn.execute(
             "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
-            " markdown, published, problems, version, note_title)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " markdown, published, problems, version, note_title, digest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
             " note_hash = excluded.note_hash, distilled = excluded.distilled,"
             " generated_by = excluded.generated_by, page = excluded.page,"
             " markdown = excluded.markdown, published = excluded.published,"
             " problems = excluded.problems, version = excluded.version,"
-            " note_title = excluded.note_title",
+            " note_title = excluded.note_title, digest = excluded.digest",
             (title, path, note_hash, day, source, page.model_dump_json(), markdown,
              int(not problems), json.dumps(problems), distiller_version(source),
-             raw_title(path, text)),
+             raw_title(path, text), _digest(markdown)),
         )  # fmt: skip
     result.distilled.append(title)
+    return True
+
+
+def _digest(markdown: str) -> str:
+    return hashlib.sha256(markdown.encode()).hexdigest()
 
 
 def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[list[str], int]:
@@ -462,11 +473,18 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
         "SELECT e.title FROM entities e LEFT JOIN pages p"
         " ON p.title = e.title AND p.published = 1 WHERE p.title IS NULL"
     ).fetchall()
-    changed = conn.execute(
-        "SELECT p.title, p.note_path, p.distilled, p.page, p.markdown FROM pages p"
-        " LEFT JOIN entities e ON e.title = p.title WHERE p.published = 1"
-        " AND (e.id IS NULL OR e.markdown != p.markdown OR e.derived_from != p.note_path)"
+    # The digest covers the whole page, its note's path and hash included.
+    differ = conn.execute(
+        "SELECT p.title FROM pages p LEFT JOIN entities e ON e.title = p.title"
+        " WHERE p.published = 1 AND (e.digest IS NULL OR e.digest != p.digest OR p.digest = '')"
     ).fetchall()
+    changed = [
+        conn.execute(
+            "SELECT title, note_path, distilled, page, markdown, digest FROM pages WHERE title = ?",
+            (row[0],),
+        ).fetchone()
+        for row in differ
+    ]
     written = sorted({row[0] for row in orphans} | {row["title"] for row in changed})
     # Observations and relations go with their entity (ON DELETE CASCADE).
     conn.executemany("DELETE FROM entities WHERE title = ?", [(t,) for t in written])
@@ -481,7 +499,7 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
             " recall, markdown, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (row["title"], page.type, json.dumps(page.tags), row["note_path"],
              entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"],
-             hashlib.sha256(row["markdown"].encode()).hexdigest()),
+             row["digest"] or _digest(row["markdown"])),
         ).lastrowid  # fmt: skip
         conn.executemany(
             "INSERT INTO observations (entity_id, position, category, text) VALUES (?, ?, ?, ?)",
@@ -500,22 +518,15 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
     return written, len(redated)
 
 
-def unsupported_pages(
-    conn: sqlite3.Connection, staging: str, notes: dict[str, dict], written: list[str]
-) -> list[str]:
-    """The fabrication check again over published pages: those written this run, and any
-    whose note changed since it was written (a deferred or failed page keeps its old text).
+def unsupported_pages(conn: sqlite3.Connection, staging: str, titles: list[str]) -> list[str]:
+    """The fabrication check again over the published pages among `titles`, against their
+    notes as staged now: `distill_staging` passes those written this run and those whose
+    note changed since they were written (a deferred or failed page keeps its old text).
     Every other page was judged against this very note when it was written, and the
     verdict is a function of the two texts (a new gate is a new `DISTILLER_VERSION`)."""
-    recheck = set(written)
-    for title, path, note_hash in conn.execute(
-        "SELECT e.title, e.derived_from, p.note_hash FROM entities e JOIN pages p"
-        " ON p.title = e.title"
-    ):
-        if notes.get(path, {}).get("sha256") != note_hash:
-            recheck.add(title)
+    notes = read_manifest(staging)["notes"] if titles else {}
     offenders = []
-    for title in sorted(recheck):
+    for title in sorted(set(titles)):
         row = conn.execute(
             "SELECT derived_from, markdown FROM entities WHERE title = ?", (title,)
         ).fetchone()

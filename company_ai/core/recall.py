@@ -187,6 +187,18 @@ def page_markdown(conn: sqlite3.Connection, title: str) -> str:
     return row[0]
 
 
+_STALE = (
+    "FROM entities e WHERE e.note_touched < ? AND EXISTS (SELECT 1 FROM observations o"
+    " WHERE o.entity_id = e.id AND o.category IN ('status', 'goal'))"
+)
+
+
+def count_stale(conn: sqlite3.Connection, now: datetime, max_age_days: int) -> int:
+    """How many pages `stale_pages` would list."""
+    cutoff = (now.date() - timedelta(days=max_age_days)).isoformat()
+    return conn.execute(f"SELECT count(*) {_STALE}", (cutoff,)).fetchone()[0]
+
+
 @dataclass
 class StalePage:
     title: str
@@ -202,21 +214,20 @@ def stale_pages(
     max_age_days: int,
     *,
     titles: list[str] | None = None,
+    limit: int | None = None,
 ) -> list[StalePage]:
     """Pages whose status or goal observations come from a note untouched for longer than
     `max_age_days` (a note that stopped being true is never re-staged, so it never
     changes on its own): the oldest first, for review in the morning brief. `titles`
-    limits the look to those pages."""
+    limits the look to those pages, `limit` the number listed."""
     today = now.date()
     cutoff = (today - timedelta(days=max_age_days)).isoformat()
     only = f" AND e.title IN ({', '.join('?' * len(titles))})" if titles is not None else ""
     found = []
     for row in conn.execute(
-        "SELECT e.id, e.title, e.derived_from, e.note_touched FROM entities e"
-        " WHERE e.note_touched < ? AND EXISTS (SELECT 1 FROM observations o"
-        " WHERE o.entity_id = e.id AND o.category IN ('status', 'goal'))"
-        f"{only} ORDER BY e.note_touched, e.title",
-        (cutoff, *(titles or [])),
+        f"SELECT e.id, e.title, e.derived_from, e.note_touched {_STALE}{only}"
+        " ORDER BY e.note_touched, e.title LIMIT ?",
+        (cutoff, *(titles or []), -1 if limit is None else limit),
     ):
         age = (today - date.fromisoformat(row["note_touched"])).days
         marks = conn.execute(

@@ -353,14 +353,21 @@ BRAIN_V1 = [
 # Work proportional to change (issue 15): a night reads and rewrites only what changed.
 RECALL_V2 = [
     # The distiller that wrote the page (`<source>|<DISTILLER_VERSION>`: a new one redoes
-    # every page once) and the note's own title, so an unchanged note is never read again.
+    # every page once), the note's own title (so an unchanged note is never read again)
+    # and the sha256 of the page's markdown, which the entity made from it carries too.
     "ALTER TABLE pages ADD COLUMN version TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE pages ADD COLUMN note_title TEXT NOT NULL DEFAULT ''",
-    "CREATE INDEX idx_pages_note_path ON pages(note_path)",
-    # sha256 of the entity's markdown: the index compares it with the one its document
-    # was built from (`search_docs.source`) and rebuilds only the documents that differ.
+    "ALTER TABLE pages ADD COLUMN digest TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE entities ADD COLUMN digest TEXT NOT NULL DEFAULT ''",
+    # The document's entity digest when it was built: the index rewrites only documents
+    # whose entity's digest moved.
     "ALTER TABLE search_docs ADD COLUMN source TEXT NOT NULL DEFAULT ''",
+    # Covering indexes: an unchanged night compares these few columns and never reads a
+    # page's, entity's or document's text.
+    "CREATE INDEX idx_pages_by_note ON pages(note_path, note_hash, version, note_title, title)",
+    "CREATE INDEX idx_pages_published ON pages(title, published, digest)",
+    "CREATE INDEX idx_entities_sync ON entities(title, digest, note_touched)",
+    "CREATE INDEX idx_search_docs_source ON search_docs(key, source)",
     # Whether a replaced document's vector is still used by another (then it is kept).
     "CREATE INDEX idx_search_docs_text_hash ON search_docs(text_hash)",
 ]

@@ -35,7 +35,7 @@ MIGRATION_DIGESTS = {
     "memory": ["8f0d96f681760a59"],
     "outreach": ["b74b5507cfa13a81", "c5a12f014f92e9e7", "937150be8ad2febb", "3bbff696ee617a62"],
     "brain": ["2de42875ffaed632"],
-    "recall": ["a35d89bb7f6c30a1", "38927bdee1e59152"],
+    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1"],
     "ops": ["1feb30494c594a54"],
 }
 
