@@ -393,11 +393,8 @@ def distill_staging(
     behind: list[str] = []  # published pages left older than their note (deferred, failed)
     for path, entry in sorted(notes.items()):
         title, row = titles[path], by_path.get(path)
-        if row is not None and (row["title"], row["note_hash"], row["version"]) == (
-            title,
-            entry["sha256"],
-            version,
-        ):
+        key = (title, entry["sha256"], version)  # what the page must have been made from
+        if row is not None and (row["title"], row["note_hash"], row["version"]) == key:
             result.unchanged += 1
             continue
         if max_pages and len(result.distilled) + len(result.failed) >= max_pages:
