@@ -472,7 +472,8 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
     ).fetchall()
     # The digest covers the whole page, its note's path and hash included.
     differ = conn.execute(
-        "SELECT p.title FROM pages p LEFT JOIN entities e ON e.title = p.title"
+        "SELECT p.title FROM pages p LEFT JOIN entities e INDEXED BY idx_entities_sync"
+        " ON e.title = p.title"
         " WHERE p.published = 1 AND (e.digest IS NULL OR e.digest != p.digest OR p.digest = '')"
     ).fetchall()
     changed = [

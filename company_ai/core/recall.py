@@ -63,8 +63,8 @@ def index_entities(
         digests = dict(
             conn.execute(
                 "SELECT e.title, e.digest FROM entities e LEFT JOIN search_docs d"
-                " ON d.key = e.title WHERE d.id IS NULL OR d.source != e.digest"
-                " OR e.digest = '' ORDER BY e.title"
+                " INDEXED BY idx_search_docs_source ON d.key = e.title"
+                " WHERE d.id IS NULL OR d.source != e.digest OR e.digest = '' ORDER BY e.title"
             ).fetchall()
         )
         stale = list(digests)
