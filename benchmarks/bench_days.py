@@ -56,12 +56,43 @@ def show(label: str, samples: list[float]) -> None:
     )
 
 
+# The nightly assets that read a window of what exists (issue 15): each should cost its
+# window, not the store. The brief and the digest read run history since their last run.
+READERS = ("memory_job", "morning_brief_job", "state_export_job", "digest_job")
+
+
+def nightly_reads(runs, instance, last_day: str, repeat: int, tz: str) -> None:
+    """Launch each reader `repeat` times for the partition its schedule would run now."""
+    from company_ai.core.times import utc_now
+    from company_ai.core.timetable import TIMETABLE
+
+    print(f"\nnightly readers, {repeat} runs each (launch to finish / run start to end):")
+    for job in READERS:
+        entry = next(e for e in TIMETABLE if e.job == job)
+        partition = entry.slot.partition(utc_now(), tz) if entry.capture else last_day
+        walls, took = [], []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            [run] = runs.wait([runs.launch(job, partition)])
+            walls.append(time.perf_counter() - t)
+            duration, status = run_durations(instance, run.run_id)
+            if status != "SUCCESS":
+                raise SystemExit(f"{job} {partition} ended {status}")
+            took.append(duration)
+        show(f"{job} {partition}: launch to finish", walls)
+        show(f"{job} {partition}: run start to end", took)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--contacts", type=int, default=2000)
     parser.add_argument("--density", type=float, default=1.0)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--keep", type=Path, help="keep the stores and instance here")
+    parser.add_argument(
+        "--reads", type=int, default=0, metavar="N",
+        help="only time the nightly readers N times each (seal, brief, state export, digest)",
+    )  # fmt: skip
     args = parser.parse_args()
 
     root = Path(args.keep or tempfile.mkdtemp(prefix="bench-days-"))
@@ -98,6 +129,13 @@ def main() -> None:
     from company_ai.launch import launcher
 
     instance = dg.DagsterInstance.get()
+    config = settings.Settings.from_env()
+    if args.reads:
+        with launcher(instance) as runs:
+            nightly_reads(runs, instance, days[-1], args.reads, config.timezone)
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+        return
     walls: dict[str, list[float]] = {job: [] for job in NIGHT}
     durations: dict[str, list[float]] = {job: [] for job in NIGHT}
     per_day: list[float] = []
@@ -122,7 +160,7 @@ def main() -> None:
             show(f"{job}: launch to finish (wall)", walls[job])
             show(f"{job}: run start to end (Dagster)", durations[job])
 
-        exports = Path(settings.export_dir())
+        exports = config.export_dir
         replayed = days[-3:]
         before = {day: folder_digest(exports / day) for day in replayed}
         for day in replayed:
@@ -136,7 +174,7 @@ def main() -> None:
         )
 
         outreach = next(e for e in TIMETABLE if e.job == "outreach_job")
-        partition = current_partitions(outreach.slot, utc_now(), settings.timezone())[0]
+        partition = current_partitions(outreach.slot, utc_now(), config.timezone)[0]
         log = root / "daemon.log"
         with log.open("w") as out:
             daemon = subprocess.Popen(

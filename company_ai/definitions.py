@@ -106,6 +106,9 @@ def build(setup: Setup) -> dg.Definitions:
         schedules=timetable,
         sensors=[catchup, run_failure_alerts, check_failure_alerts, freshness_alerts],
         resources=resources(setup.settings),
+        # Ad-hoc runs (`dagster asset materialize`, the UI's Materialize) run their steps in
+        # one process too, like the timetable's jobs: a process per step cost ~2.5 s each.
+        executor=dg.in_process_executor,
     )
 
 

@@ -7,10 +7,9 @@ from company_ai.core.distill import (
     Page,
     distill_staging,
     offline_page,
-    page_verdict,
 )
 from company_ai.core.schema import Store
-from company_ai.core.vault import stage_vault, staged_notes, staging_dir
+from company_ai.core.vault import stage_vault, staging_dir
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
@@ -49,19 +48,8 @@ class RecallPagesConfig(dg.Config):
     max_pages: int = 0
 
 
-def _published_unsupported(conn, staging) -> list[str]:
-    """Re-run the check over every published entity against its staged note."""
-    notes = staged_notes(staging)
-    offenders = []
-    for title, path, markdown in conn.execute("SELECT title, derived_from, markdown FROM entities"):
-        source = notes.get(path, (None, ""))[1]
-        if not page_verdict(markdown, source).passed:
-            offenders.append(title)
-    return offenders
-
-
 class RecallIndexConfig(dg.Config):
-    rebuild: bool = False  # drop every vector first (required to change embedding model)
+    rebuild: bool = False  # drop every vector first and embed every page again
 
 
 def assets(setup: Setup) -> list:
@@ -171,8 +159,10 @@ def assets(setup: Setup) -> list:
         in place (idempotent by title): type, tags, a recall paragraph for a reader with no
         context, tagged observations and typed relations, as Basic-Memory-compatible Markdown
         with the note it was derived from and the day it was distilled. A page with a number
-        or name not in its note is not published. The entities table is rebuilt in full each
-        run so deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`). A
+        or name not in its note is not published. Work proportional to change: only notes
+        whose staged content, path or title changed are read and distilled (and every note
+        once when the distiller's version changes); only their entities are rewritten, and
+        deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`). A
         replay of its day's staging: a day whose staging a later one superseded changes
         nothing, and a day whose staging was never captured is refused.
         """
@@ -208,11 +198,14 @@ def assets(setup: Setup) -> list:
                 max_pages=config.max_pages,
                 log=context.log.info,
             )
-            unsupported = _published_unsupported(conn, staging)
+        unsupported = result.unsupported
         return dg.MaterializeResult(
             metadata={
                 "distilled": len(result.distilled),
                 "unchanged": result.unchanged,
+                "notes_read": result.notes_read,
+                "entities_written": len(result.entities_written),
+                "entities_redated": result.retouched,
                 "withheld": len(result.withheld),
                 "model_failures": len(result.failed),
                 "removed": len(result.removed),
@@ -252,27 +245,39 @@ def assets(setup: Setup) -> list:
         """The recall search index: full text (FTS5, bm25) and dense vectors over the pages.
 
         Source: the `entities` table of `recall.db`. Grain: one search document per entity
-        (title, recall paragraph, observations, relations), rebuilt in full each run so deleted
-        pages leave the index; vectors are cached by text hash, so only new text is embedded.
-        The embedding model's name and dimension are recorded and another model's vectors are
-        refused. Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`). A
+        (title, recall paragraph, observations, relations); only the documents of entities
+        written since the last index are rewritten (full-text row and vector), and deleted
+        pages leave the index. Vectors are cached by text hash, so only new text is embedded,
+        shortest first in batches of one length. The embedding model's name and dimension are
+        recorded; an index of another model's vectors is re-embedded whole, and says so.
+        Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`). A
         replay of its day's pages, like `recall_pages`.
         """
         if _staged_day(context) is None:
             return dg.MaterializeResult(metadata=SUPERSEDED)
-        from company_ai.core.recall import index_entities, stale_pages  # numpy: only here
+        from company_ai.core.recall import count_stale, index_entities, stale_pages
 
+        now, max_age = setup.now(), setup.settings.recall_stale_days
         with stores.connect(Store.RECALL) as conn:
-            summary = index_entities(conn, embedder.embedder, rebuild=config.rebuild)
-            stale = stale_pages(conn, setup.now(), setup.settings.recall_stale_days)
+            summary = index_entities(
+                conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info
+            )
+            stale, oldest = (
+                count_stale(conn, now, max_age),
+                stale_pages(conn, now, max_age, limit=10),
+            )
         if stale:
-            context.log.info(f"{len(stale)} stale pages: {', '.join(p.title for p in stale[:10])}")
+            context.log.info(f"{stale} stale pages: {', '.join(p.title for p in oldest)}")
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": summary["documents"],
+                "rewritten": summary["rewritten"],
+                "removed": summary["removed"],
                 "embedded": summary["embedded"],
+                "pages_per_s": summary["pages_per_s"] or 0.0,
+                "reembedded_from": summary.get("reembedded_from", ""),
                 "model": summary["model"],
-                "stale_pages": len(stale),
+                "stale_pages": stale,
             }
         )
 

@@ -6,12 +6,14 @@ passes `distill`, e.g. the LLM resource with `offline_page` as its offline answe
 decides: the fabrication gate (`page_verdict`) runs on the rendered page against its
 note, and a page that fails is kept unpublished with the claims it could not support.
 Pages are written one transaction each, so a run that dies keeps what it finished; then
-the entities (what recall reads) are rebuilt in full from the published pages, so
-deletions are honoured.
+the entities (what recall reads) are brought in line with the published pages, touching
+only those that differ, so deletions are honoured. A night's work is what changed: an
+unchanged note is not read, distilled or re-checked again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -26,7 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from company_ai.core.db import transaction
 from company_ai.core.gate import GateVerdict, judge
-from company_ai.core.vault import FrontMatterError, split_front_matter, staged_notes
+from company_ai.core.vault import FrontMatterError, read_manifest, read_staged, split_front_matter
 
 TYPES = ("person", "anchor", "thread", "context", "note")
 CATEGORIES = ("context", "decision", "pattern", "constraint", "status", "goal")
@@ -140,25 +142,29 @@ def note_title(path: str, meta: dict, body: str) -> str:
     return PurePosixPath(path).stem.replace("-", " ").replace("_", " ").strip().title()
 
 
+def raw_title(path: str, text: str) -> str:
+    """The title a note gives itself (before duplicates are told apart)."""
+    try:
+        meta, body = split_front_matter(text)
+    except FrontMatterError:
+        meta, body = {}, text
+    return note_title(path, meta, body)
+
+
 def assign_titles(
-    notes: dict[str, str],
+    raw: dict[str, str],
     log: Callable[[str], None] = lambda _: None,
     previous: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Vault path -> page title, unique (ignoring case) and stable, so no note silently
-    overwrites or renames another's page. `previous`: path -> the title its page has.
+    overwrites or renames another's page. `raw`: path -> the note's own title
+    (`raw_title`); `previous`: path -> the title its page has.
 
     A note keeps the title its page already has while its own title is unchanged (a
     newcomer never renames an existing page); a title no other note shares is used as
     written; a shared one is qualified with the folder (`Budget (finance)`), then the path
     (`Budget (finance/budget-2)`), then a number."""
-    raw = {}
-    for path, text in sorted(notes.items()):
-        try:
-            meta, body = split_front_matter(text)
-        except FrontMatterError:
-            meta, body = {}, text
-        raw[path] = note_title(path, meta, body)
+    raw = dict(sorted(raw.items()))
     counts = Counter(title.lower() for title in raw.values())
     titles: dict[str, str] = {}
     taken: set[str] = set()
@@ -334,6 +340,15 @@ class DistillResult:
     removed: list[str] = field(default_factory=list)
     deferred: int = 0
     entities: int = 0
+    notes_read: int = 0  # staged notes read: only new, changed or never distilled ones
+    entities_written: list[str] = field(default_factory=list)  # titles (re)written in recall
+    retouched: int = 0  # entities whose note's touched date alone moved
+    unsupported: list[str] = field(default_factory=list)  # published pages failing the check
+
+
+def distiller_version(source: str) -> str:
+    """What a page's distiller is: the model and this code's version."""
+    return f"{source}|{DISTILLER_VERSION}"
 
 
 def distill_staging(
@@ -346,82 +361,132 @@ def distill_staging(
     max_pages: int = 0,
     log: Callable[[str], None] = lambda _: None,
 ) -> DistillResult:
-    """Bring `pages` in line with the staged notes, then rebuild the entities.
+    """Bring `pages` in line with the staged notes, then the entities in line with the pages.
 
-    `distill(title, path, text)` returns a Page (it may raise: that page is left as it
-    was and reported). Only new or changed notes are distilled; `max_pages` (0: no cap)
-    bounds one run's model calls, the rest wait for the next run.
+    The work is what changed: a note is distilled again only when its staged content, its
+    path, its page title or the distiller (`distiller_version`) differs from what its page
+    was written from, and only those notes are read. Nothing in a page comes from another
+    note (a relation names a title; recall resolves it when read), so a page is never
+    redone because a page it points at changed or went. `distill(title, path, text)`
+    returns a Page (it may raise: that page is left as it was and reported); `max_pages`
+    (0: no cap) bounds one run's model calls, the rest wait for the next run.
     """
-    notes = staged_notes(staging)
+    notes: dict[str, dict] = read_manifest(staging)["notes"]
     result = DistillResult()
-    existing = {
-        row["title"]: row
-        for row in conn.execute("SELECT title, note_path, note_hash, page FROM pages")
-    }
-    previous = {row["note_path"]: title for title, row in sorted(existing.items())}
-    titles = assign_titles({path: text for path, (_, text) in notes.items()}, log, previous)
-    version = f"{source}|{DISTILLER_VERSION}"
-    for path, (entry, text) in notes.items():
-        title = titles[path]
-        old = existing.get(title)
-        unchanged = (
-            old is not None
-            and (old["note_path"], old["note_hash"]) == (path, entry["sha256"])
-            and json.loads(old["page"]).get("_version") == version
-        )
-        if unchanged:
+    version = distiller_version(source)
+    rows = sorted(
+        conn.execute("SELECT title, note_path, note_hash, version, note_title FROM pages"),
+        key=lambda row: row["title"],
+    )
+    by_path = {row["note_path"]: row for row in rows}
+    texts: dict[str, str] = {}
+    raw: dict[str, str] = {}
+    for path, entry in notes.items():
+        row = by_path.get(path)
+        if row is not None and row["note_hash"] == entry["sha256"] and row["note_title"]:
+            raw[path] = row["note_title"]  # the same note as when its page was written
+        else:
+            texts[path] = read_staged(staging, path)
+            raw[path] = raw_title(path, texts[path])
+    result.notes_read = len(texts)
+    titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
+    behind: list[str] = []  # published pages left older than their note (deferred, failed)
+    for path, entry in sorted(notes.items()):
+        title, row = titles[path], by_path.get(path)
+        key = (title, entry["sha256"], version)  # what the page must have been made from
+        if row is not None and (row["title"], row["note_hash"], row["version"]) == key:
             result.unchanged += 1
             continue
         if max_pages and len(result.distilled) + len(result.failed) >= max_pages:
             result.deferred += 1
+            behind += [row["title"]] if row is not None else []
             continue
-        try:
-            page = distill(title, path, text)
-        except Exception as exc:  # a model failure costs this page, not the night
-            result.failed[title] = f"{type(exc).__name__}: {exc}"
-            log(f"could not distil {path}: {result.failed[title]}")
-            continue
-        markdown = render_markdown(
-            title, page, derived_from=path, distilled=day, note_hash=entry["sha256"], source=source
-        )
-        problems = page_verdict(markdown, text).labels()
-        if problems:
-            result.withheld[title] = problems
-            log(f"withheld {title!r}: unsupported {', '.join(problems[:5])}")
-        stored = page.model_dump() | {"_version": version}
-        with transaction(conn):
-            conn.execute(
-                "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
-                " markdown, published, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
-                " note_hash = excluded.note_hash, distilled = excluded.distilled,"
-                " generated_by = excluded.generated_by, page = excluded.page,"
-                " markdown = excluded.markdown, published = excluded.published,"
-                " problems = excluded.problems",
-                (title, path, entry["sha256"], day, source, json.dumps(stored), markdown,
-                 int(not problems), json.dumps(problems)),
-            )  # fmt: skip
-        result.distilled.append(title)
+        if path not in texts:
+            texts[path] = read_staged(staging, path)
+            result.notes_read += 1
+        if not _distil_one(
+            conn, title, path, entry, texts[path], day, distill, source, result, log
+        ):
+            behind += [row["title"]] if row is not None else []
 
-    gone = sorted(set(existing) - set(titles.values()))
+    gone = sorted({row["title"] for row in rows} - set(titles.values()))
     with transaction(conn):
         conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in gone])
-        result.entities = rebuild_entities(conn, {titles[p]: e for p, (e, _) in notes.items()})
+        entries = {titles[path]: entry for path, entry in notes.items()}
+        result.entities_written, result.retouched = sync_entities(conn, entries)
+        result.entities = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
     result.removed = gone
+    result.unsupported = unsupported_pages(conn, staging, [*result.entities_written, *behind])
     return result
 
 
-def rebuild_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> int:
-    """Replace entities, observations and relations with the published pages (inside the
-    caller's transaction). `entries`: title -> the note's manifest entry."""
-    conn.execute("DELETE FROM relations")
-    conn.execute("DELETE FROM observations")
-    conn.execute("DELETE FROM entities")
-    rows = conn.execute(
-        "SELECT title, note_path, distilled, page, markdown FROM pages"
-        " WHERE published = 1 ORDER BY title"
+def _distil_one(conn, title, path, entry, text, day, distill, source, result, log) -> bool:
+    """Distil one note and store its page (one transaction: a checkpoint); False when the
+    model failed (the page is left as it was)."""
+    try:
+        page = distill(title, path, text)
+    except Exception as exc:  # a model failure costs this page, not the night
+        result.failed[title] = f"{type(exc).__name__}: {exc}"
+        log(f"could not distil {path}: {result.failed[title]}")
+        return False
+    note_hash = entry["sha256"]
+    markdown = render_markdown(
+        title, page, derived_from=path, distilled=day, note_hash=note_hash, source=source
+    )
+    problems = page_verdict(markdown, text).labels()
+    if problems:
+        result.withheld[title] = problems
+        log(f"withheld {title!r}: unsupported {', '.join(problems[:5])}")
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
+            " markdown, published, problems, version, note_title, digest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
+            " note_hash = excluded.note_hash, distilled = excluded.distilled,"
+            " generated_by = excluded.generated_by, page = excluded.page,"
+            " markdown = excluded.markdown, published = excluded.published,"
+            " problems = excluded.problems, version = excluded.version,"
+            " note_title = excluded.note_title, digest = excluded.digest",
+            (title, path, note_hash, day, source, page.model_dump_json(), markdown,
+             int(not problems), json.dumps(problems), distiller_version(source),
+             raw_title(path, text), _digest(markdown)),
+        )  # fmt: skip
+    result.distilled.append(title)
+    return True
+
+
+def _digest(markdown: str) -> str:
+    return hashlib.sha256(markdown.encode()).hexdigest()
+
+
+def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[list[str], int]:
+    """Bring entities, observations and relations in line with the published pages (inside
+    the caller's transaction), touching only what differs: an entity whose page is gone or
+    withheld is deleted, one whose page text or note path changed is rewritten, and one
+    whose note was only touched gets its new date. `entries`: title -> the note's manifest
+    entry. Returns (titles written or deleted, entities re-dated)."""
+    orphans = conn.execute(
+        "SELECT e.title FROM entities e LEFT JOIN pages p"
+        " ON p.title = e.title AND p.published = 1 WHERE p.title IS NULL"
     ).fetchall()
-    for row in rows:
+    # The digest covers the whole page, its note's path and hash included.
+    differ = conn.execute(
+        "SELECT p.title FROM pages p LEFT JOIN entities e INDEXED BY idx_entities_sync"
+        " ON e.title = p.title"
+        " WHERE p.published = 1 AND (e.digest IS NULL OR e.digest != p.digest OR p.digest = '')"
+    ).fetchall()
+    changed = [
+        conn.execute(
+            "SELECT title, note_path, distilled, page, markdown, digest FROM pages WHERE title = ?",
+            (row[0],),
+        ).fetchone()
+        for row in differ
+    ]
+    written = sorted({row[0] for row in orphans} | {row["title"] for row in changed})
+    # Observations and relations go with their entity (ON DELETE CASCADE).
+    conn.executemany("DELETE FROM entities WHERE title = ?", [(t,) for t in written])
+    for row in changed:
         if row["title"] not in entries:
             continue
         page = Page.model_validate(
@@ -429,9 +494,10 @@ def rebuild_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> int:
         )
         entity_id = conn.execute(
             "INSERT INTO entities (title, type, tags, derived_from, note_touched, distilled,"
-            " recall, markdown) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " recall, markdown, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (row["title"], page.type, json.dumps(page.tags), row["note_path"],
-             entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"]),
+             entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"],
+             row["digest"] or _digest(row["markdown"])),
         ).lastrowid  # fmt: skip
         conn.executemany(
             "INSERT INTO observations (entity_id, position, category, text) VALUES (?, ?, ?, ?)",
@@ -441,4 +507,30 @@ def rebuild_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> int:
             "INSERT OR IGNORE INTO relations (entity_id, relation, target) VALUES (?, ?, ?)",
             [(entity_id, r.relation, r.target) for r in page.relations],
         )
-    return conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+    redated = [
+        (entries[title]["touched"], title)
+        for title, touched in conn.execute("SELECT title, note_touched FROM entities")
+        if title in entries and entries[title]["touched"] != touched
+    ]
+    conn.executemany("UPDATE entities SET note_touched = ? WHERE title = ?", redated)
+    return written, len(redated)
+
+
+def unsupported_pages(conn: sqlite3.Connection, staging: str, titles: list[str]) -> list[str]:
+    """The fabrication check again over the published pages among `titles`, against their
+    notes as staged now: `distill_staging` passes those written this run and those whose
+    note changed since they were written (a deferred or failed page keeps its old text).
+    Every other page was judged against this very note when it was written, and the
+    verdict is a function of the two texts (a new gate is a new `DISTILLER_VERSION`)."""
+    notes = read_manifest(staging)["notes"] if titles else {}
+    offenders = []
+    for title in sorted(set(titles)):
+        row = conn.execute(
+            "SELECT derived_from, markdown FROM entities WHERE title = ?", (title,)
+        ).fetchone()
+        if row is None:
+            continue  # deleted or withheld: not published
+        source = read_staged(staging, row[0]) if row[0] in notes else ""
+        if not page_verdict(row[1], source).passed:
+            offenders.append(title)
+    return offenders

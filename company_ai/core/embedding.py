@@ -162,6 +162,19 @@ class OllamaEmbedder:
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
 
+class LazyEmbedder:
+    """An embedder known by name and dimension, loaded on its first text: a night with
+    nothing new to embed never loads the model."""
+
+    def __init__(self, name: str, dim: int, load: Callable[[], TextEmbedder]):
+        self.name, self.dim, self._load = name, dim, load
+        self.loaded: TextEmbedder | None = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.loaded = self.loaded or self._load()
+        return self.loaded.embed(texts)
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from company_ai.core.db import transaction
-from company_ai.core.retrieval import Doc, Searcher, rebuild_docs, update_vectors
+from company_ai.core.retrieval import Doc, Searcher, index_model, replace_docs, update_vectors
 
 STALE_CATEGORIES = ("status", "goal")
 
 
-def entity_docs(conn: sqlite3.Connection) -> list[Doc]:
-    """One search document per entity: its title, recall paragraph, observations and
-    relations (what a question may be about)."""
+def entity_docs(conn: sqlite3.Connection, titles: list[str] | None = None) -> list[Doc]:
+    """One search document per entity (or per entity titled in `titles`): its title, recall
+    paragraph, observations and relations (what a question may be about)."""
+    if titles is None:
+        titles = [row[0] for row in conn.execute("SELECT title FROM entities ORDER BY title")]
     docs = []
-    for entity in conn.execute("SELECT id, title, type, recall FROM entities ORDER BY title"):
+    for title in titles:
+        entity = conn.execute(
+            "SELECT id, title, recall FROM entities WHERE title = ?", (title,)
+        ).fetchone()
         observations = [
             r[0]
             for r in conn.execute(
@@ -41,12 +48,52 @@ def entity_docs(conn: sqlite3.Connection) -> list[Doc]:
     return docs
 
 
-def index_entities(conn: sqlite3.Connection, embedder, *, rebuild: bool = False) -> dict:
-    """Rebuild the full-text index from the entities, then embed what is new."""
+def index_entities(
+    conn: sqlite3.Connection,
+    embedder,
+    *,
+    rebuild: bool = False,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict:
+    """Bring the search index in line with the entities, touching only what differs: the
+    documents of entities written since they were indexed (their markdown digest moved)
+    are rewritten with their full-text rows, those of deleted entities removed; then what
+    has no vector is embedded. An index of another model's vectors is re-embedded whole."""
     with transaction(conn):
-        count = rebuild_docs(conn, entity_docs(conn))
-    embedded = update_vectors(conn, embedder, rebuild=rebuild)
-    return {"documents": count, "embedded": embedded, "model": embedder.name}
+        digests = dict(
+            conn.execute(
+                "SELECT e.title, e.digest FROM entities e LEFT JOIN search_docs d"
+                " INDEXED BY idx_search_docs_source ON d.key = e.title"
+                " WHERE d.id IS NULL OR d.source != e.digest OR e.digest = '' ORDER BY e.title"
+            ).fetchall()
+        )
+        stale = list(digests)
+        gone = [
+            row[0]
+            for row in conn.execute(
+                "SELECT d.key FROM search_docs d LEFT JOIN entities e ON e.title = d.key"
+                " WHERE e.id IS NULL"
+            )
+        ]
+        docs = [(doc, digests[doc.key]) for doc in entity_docs(conn, stale)]
+        changed = replace_docs(conn, docs, gone)
+        count = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+    previous = index_model(conn)
+    started = time.perf_counter()
+    embedded = update_vectors(conn, embedder, rebuild=rebuild, sweep=False, log=log)
+    took = time.perf_counter() - started
+    summary = {
+        "documents": count,
+        "rewritten": len(stale),
+        "removed": len(gone),
+        "text_changed": changed,
+        "embedded": embedded,
+        "model": embedder.name,
+        "pages_per_s": round(embedded / took, 1) if embedded else None,
+    }
+    if previous and previous != (embedder.name, embedder.dim):
+        summary["reembedded_from"] = previous[0]
+    return summary
 
 
 @dataclass
@@ -140,6 +187,18 @@ def page_markdown(conn: sqlite3.Connection, title: str) -> str:
     return row[0]
 
 
+_STALE = (
+    "FROM entities e WHERE e.note_touched < ? AND EXISTS (SELECT 1 FROM observations o"
+    " WHERE o.entity_id = e.id AND o.category IN ('status', 'goal'))"
+)
+
+
+def count_stale(conn: sqlite3.Connection, now: datetime, max_age_days: int) -> int:
+    """How many pages `stale_pages` would list."""
+    cutoff = (now.date() - timedelta(days=max_age_days)).isoformat()
+    return conn.execute(f"SELECT count(*) {_STALE}", (cutoff,)).fetchone()[0]
+
+
 @dataclass
 class StalePage:
     title: str
@@ -155,21 +214,20 @@ def stale_pages(
     max_age_days: int,
     *,
     titles: list[str] | None = None,
+    limit: int | None = None,
 ) -> list[StalePage]:
     """Pages whose status or goal observations come from a note untouched for longer than
     `max_age_days` (a note that stopped being true is never re-staged, so it never
     changes on its own): the oldest first, for review in the morning brief. `titles`
-    limits the look to those pages."""
+    limits the look to those pages, `limit` the number listed."""
     today = now.date()
     cutoff = (today - timedelta(days=max_age_days)).isoformat()
     only = f" AND e.title IN ({', '.join('?' * len(titles))})" if titles is not None else ""
     found = []
     for row in conn.execute(
-        "SELECT e.id, e.title, e.derived_from, e.note_touched FROM entities e"
-        " WHERE e.note_touched < ? AND EXISTS (SELECT 1 FROM observations o"
-        " WHERE o.entity_id = e.id AND o.category IN ('status', 'goal'))"
-        f"{only} ORDER BY e.note_touched, e.title",
-        (cutoff, *(titles or [])),
+        f"SELECT e.id, e.title, e.derived_from, e.note_touched {_STALE}{only}"
+        " ORDER BY e.note_touched, e.title LIMIT ?",
+        (cutoff, *(titles or []), -1 if limit is None else limit),
     ):
         age = (today - date.fromisoformat(row["note_touched"])).days
         marks = conn.execute(

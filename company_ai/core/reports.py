@@ -210,16 +210,18 @@ def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
 
 def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
-    from company_ai.core.recall import stale_pages  # numpy: only when there are pages
+    from company_ai.core.recall import count_stale, stale_pages  # numpy: only when needed
 
     if not brief.stores.path(Store.RECALL).is_file():
         return None
     with brief.stores.connect(Store.RECALL, readonly=True) as conn:
         if not table_exists(conn, "entities"):
             return None
-        pages = stale_pages(conn, brief.until, brief.stale_after_days)
-    return "Stale recall pages to review", [f"{len(pages)}"] + [
-        f"{p.title} ({p.derived_from}, untouched {p.age_days} days)" for p in pages[:10]
+        # Counted by index, and only the ten oldest read: not every stale page's lines.
+        count = count_stale(conn, brief.until, brief.stale_after_days)
+        pages = stale_pages(conn, brief.until, brief.stale_after_days, limit=10)
+    return "Stale recall pages to review", [f"{count}"] + [
+        f"{p.title} ({p.derived_from}, untouched {p.age_days} days)" for p in pages
     ]
 
 

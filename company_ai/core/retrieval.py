@@ -63,6 +63,46 @@ def rebuild_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
     return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
 
 
+def replace_docs(
+    conn: sqlite3.Connection, docs: Iterable[tuple[Doc, str]], remove: Iterable[str] = ()
+) -> int:
+    """Write the given documents (each with the digest of what it was built from) and delete
+    the documents keyed `remove`, with their full-text rows, inside the caller's
+    transaction; every other document is left as it is. A vector no document uses any more
+    is dropped. Returns how many documents' text changed."""
+    changed = 0
+    dropped: set[str] = set()
+    docs = list(docs)
+    for key in [*remove, *(doc.key for doc, _ in docs)]:
+        old = conn.execute(
+            "SELECT id, title, body, text_hash FROM search_docs WHERE key = ?", (key,)
+        ).fetchone()
+        if old is None:
+            continue
+        conn.execute(
+            "INSERT INTO search_fts (search_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)",
+            (old["id"], old["title"], old["body"]),
+        )
+        conn.execute("DELETE FROM search_docs WHERE id = ?", (old["id"],))
+        dropped.add(old["text_hash"])
+    for doc, source in docs:
+        doc_id = conn.execute(
+            "INSERT INTO search_docs (key, title, body, text_hash, source) VALUES (?, ?, ?, ?, ?)",
+            (doc.key, doc.title, doc.body, doc.text_hash, source),
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)",
+            (doc_id, doc.title, doc.body),
+        )
+        changed += doc.text_hash not in dropped
+    conn.executemany(
+        "DELETE FROM search_vectors WHERE text_hash = ?"
+        " AND NOT EXISTS (SELECT 1 FROM search_docs WHERE text_hash = ?)",
+        [(h, h) for h in dropped],
+    )
+    return changed
+
+
 def index_model(conn: sqlite3.Connection) -> tuple[str, int] | None:
     rows = dict(conn.execute("SELECT key, value FROM search_meta").fetchall())
     return (rows["model"], int(rows["dim"])) if "model" in rows else None
@@ -74,28 +114,44 @@ def update_vectors(
     *,
     rebuild: bool = False,
     batch: int = 256,
+    sweep: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    log: Callable[[str], None] = lambda _: None,
 ) -> int:
-    """Embed every document without a vector; commit every `batch` (a checkpoint), then
-    drop vectors no document uses. Returns how many were embedded."""
+    """Embed every document without a vector, shortest texts first (batches of one length
+    pad little), committing every `batch` (a checkpoint); returns how many were embedded.
+
+    An index whose vectors another model made is re-embedded whole (and says so): two
+    models are never mixed. `sweep` drops vectors no document uses (`replace_docs` drops
+    them as it goes, so its callers need no sweep)."""
     recorded = index_model(conn)
-    if recorded and recorded != (embedder.name, embedder.dim) and not rebuild:
-        raise IndexModelMismatch(
-            f"the index holds {recorded[0]} ({recorded[1]}-d) vectors, not "
-            f"{embedder.name} ({embedder.dim}-d): rebuild it to change models"
+    model = (embedder.name, embedder.dim)
+    if recorded and recorded != model:
+        log(
+            f"the index holds {recorded[0]} ({recorded[1]}-d) vectors, not {model[0]} "
+            f"({model[1]}-d): every document is embedded again with {model[0]}"
         )
-    with transaction(conn):
-        if rebuild or not recorded:
+    if rebuild or recorded != model:
+        with transaction(conn):
             conn.execute("DELETE FROM search_vectors")
-        conn.executemany(
-            "INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)",
-            [("model", embedder.name), ("dim", str(embedder.dim))],
+            conn.executemany(
+                "INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)",
+                [("model", model[0]), ("dim", str(model[1]))],
+            )
+    wanted = [
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT text_hash FROM search_docs d WHERE NOT EXISTS"
+            " (SELECT 1 FROM search_vectors v WHERE v.text_hash = d.text_hash)"
         )
-    missing = conn.execute(
-        "SELECT DISTINCT d.text_hash, d.title, d.body FROM search_docs d"
-        " LEFT JOIN search_vectors v ON v.text_hash = d.text_hash"
-        " WHERE v.text_hash IS NULL ORDER BY d.id"
-    ).fetchall()
+    ]
+    missing = [
+        conn.execute(
+            "SELECT text_hash, title, body FROM search_docs WHERE text_hash = ? LIMIT 1", (h,)
+        ).fetchone()
+        for h in wanted
+    ]
+    missing.sort(key=lambda r: len(r["title"]) + len(r["body"]))
     for start in range(0, len(missing), batch):
         rows = missing[start : start + batch]
         vectors = embedder.embed([Doc("", r["title"], r["body"]).text for r in rows])
@@ -109,10 +165,12 @@ def update_vectors(
             )
         if progress:
             progress(start + len(rows), len(missing))
-    with transaction(conn):
-        conn.execute(
-            "DELETE FROM search_vectors WHERE text_hash NOT IN (SELECT text_hash FROM search_docs)"
-        )
+    if sweep:
+        with transaction(conn):
+            conn.execute(
+                "DELETE FROM search_vectors"
+                " WHERE text_hash NOT IN (SELECT text_hash FROM search_docs)"
+            )
     return len(missing)
 
 

@@ -441,6 +441,29 @@ BRAIN_V1 = [
     "CREATE INDEX idx_edges_dst ON edges(dst)",
 ]
 
+# Work proportional to change (issue 15): a night reads and rewrites only what changed.
+RECALL_V2 = [
+    # The distiller that wrote the page (`<source>|<DISTILLER_VERSION>`: a new one redoes
+    # every page once), the note's own title (so an unchanged note is never read again)
+    # and the sha256 of the page's markdown, which the entity made from it carries too.
+    "ALTER TABLE pages ADD COLUMN version TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pages ADD COLUMN note_title TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pages ADD COLUMN digest TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE entities ADD COLUMN digest TEXT NOT NULL DEFAULT ''",
+    # The document's entity digest when it was built: the index rewrites only documents
+    # whose entity's digest moved.
+    "ALTER TABLE search_docs ADD COLUMN source TEXT NOT NULL DEFAULT ''",
+    # Covering indexes: an unchanged night compares these few columns and never reads a
+    # page's, entity's or document's text.
+    "CREATE INDEX idx_pages_by_note ON pages(note_path, note_hash, version, note_title, title)",
+    "CREATE INDEX idx_pages_published ON pages(title, published, digest)",
+    "CREATE INDEX idx_entities_sync ON entities(title, digest, note_touched)",
+    "CREATE INDEX idx_search_docs_source ON search_docs(key, source)",
+    # Whether a replaced document's vector is still used by another (then it is kept).
+    "CREATE INDEX idx_search_docs_text_hash ON search_docs(text_hash)",
+]
+
+
 # The memory store in PostgreSQL (`COMPANY_AI_MEMORY_URL`): the same tables, columns,
 # constraints and refusals as MEMORY_V1, in Postgres' words. Version N here is version N
 # of the SQLite store (a test holds the two lists to the same length).
@@ -493,6 +516,6 @@ MIGRATIONS: dict[str, list[list[str]]] = {
     Store.MEMORY: [MEMORY_V1],
     Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5],
     Store.BRAIN: [BRAIN_V1],
-    Store.RECALL: [RECALL_V1],
+    Store.RECALL: [RECALL_V1, RECALL_V2],
     Store.OPS: [OPS_V1],
 }

@@ -142,7 +142,7 @@ class _Folder:
 @dataclass(eq=False)  # compared by identity
 class _Note:
     rel: str
-    path: Path
+    path: str  # a str, not a Path: building 100,000 Path objects costs a staging its time
     name: str
     problem: str | None = None
     stat: os.stat_result | None = None
@@ -441,7 +441,7 @@ def _read_note(
 ) -> _Note:  # fmt: skip
     """The note with its content hash (read only when size or mtime changed), or the
     reason it cannot be staged."""
-    note = _Note(_join(folder, entry.name), Path(entry.path), entry.name)
+    note = _Note(_join(folder, entry.name), entry.path, entry.name)
     note.problem, note.stat = _check(note.path, entry, root, private, max_bytes)
     if note.problem:
         return note
@@ -465,17 +465,17 @@ def _read_note(
 
 
 def _check(
-    path: Path, entry: os.DirEntry, root: Path, private: set[str], max_bytes: int
+    path: str, entry: os.DirEntry, root: Path, private: set[str], max_bytes: int
 ) -> tuple[str | None, os.stat_result | None]:
     """(problem, stat); symlinks are resolved and re-gated."""
     if entry.is_symlink():
-        real = path.resolve()
+        real = Path(path).resolve()
         if not real.is_relative_to(root):
             return "a symlink to a file outside the vault", None
         if any(part.lower() in private for part in real.relative_to(root).parts[:-1]):
             return INTO_PRIVATE, None
     try:
-        info = path.stat() if entry.is_symlink() else entry.stat(follow_symlinks=False)
+        info = os.stat(path) if entry.is_symlink() else entry.stat(follow_symlinks=False)
     except OSError as exc:
         return f"unreadable ({exc.strerror})", None
     if not stat.S_ISREG(info.st_mode):
@@ -485,7 +485,7 @@ def _check(
     return None, info
 
 
-def _read_regular(path: Path, max_bytes: int) -> bytes:
+def _read_regular(path: str | Path, max_bytes: int) -> bytes:
     """The bytes of a regular file, never blocking: a file swapped for a named pipe after
     it was checked is refused, not waited on."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -549,6 +549,11 @@ def write_manifest(staging: str | Path, manifest: dict) -> None:
     write_atomic(
         Path(staging) / MANIFEST, json.dumps(manifest, sort_keys=True).encode(), durable=False
     )
+
+
+def read_staged(staging: str | Path, rel: str) -> str:
+    """The text of one staged note."""
+    return (Path(staging) / NOTES / rel).read_text(encoding="utf-8")
 
 
 def staged_notes(staging: str | Path) -> dict[str, tuple[dict, str]]:

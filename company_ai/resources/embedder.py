@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Literal
 import dagster as dg
 
 if TYPE_CHECKING:
-    from company_ai.core.embedding import TextEmbedder
+    from company_ai.core.embedding import LazyEmbedder, TextEmbedder
 
 
 class Embedder(dg.ConfigurableResource):
@@ -27,3 +27,11 @@ class Embedder(dg.ConfigurableResource):
         if self.backend == "offline":
             return load_minilm()
         return OllamaEmbedder(self.host, model=self.model, dim=self.dim, timeout_s=self.timeout_s)
+
+    def lazy(self) -> "LazyEmbedder":
+        """This embedder, loaded only when there is a text to embed."""
+        from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, LazyEmbedder
+
+        if self.backend == "offline":
+            return LazyEmbedder(MINILM_NAME, MINILM_DIM, lambda: self.embedder)
+        return LazyEmbedder(f"ollama:{self.model}", self.dim, lambda: self.embedder)

@@ -41,7 +41,7 @@ MIGRATION_DIGESTS = {
         "90907c3ee885e181",
     ],
     "brain": ["2de42875ffaed632"],
-    "recall": ["a35d89bb7f6c30a1"],
+    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1"],
     "ops": ["1feb30494c594a54"],
 }
 

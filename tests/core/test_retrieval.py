@@ -68,14 +68,21 @@ def test_unchanged_documents_are_never_embedded_twice(stores, minilm):
 def test_two_models_are_never_mixed_in_one_index(stores, minilm):
     conn = build(stores, minilm)
     other = Counting(minilm, name="another-model")
-    with pytest.raises(IndexModelMismatch, match="holds all-MiniLM-L6-v2-onnx-int8"):
-        update_vectors(conn, other)
     with pytest.raises(IndexModelMismatch, match="use the same model"):
         Searcher(conn, other)
-    assert update_vectors(conn, other, rebuild=True) == 3
+    logs = []
+    # Another model's index is embedded again whole, and says so; then nothing more.
+    assert update_vectors(conn, other, log=logs.append) == 3 and len(other.texts) == 3
+    assert logs == [
+        "the index holds all-MiniLM-L6-v2-onnx-int8 (384-d) vectors, not another-model "
+        "(384-d): every document is embedded again with another-model"
+    ]
     assert conn.execute("SELECT value FROM search_meta WHERE key = 'model'").fetchone()[0] == (
         "another-model"
     )
+    assert conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0] == 3
+    assert update_vectors(conn, other) == 0
+    Searcher(conn, other)  # the index is now wholly the other model's
 
 
 def test_dense_search_is_exact_cosine(stores, minilm):

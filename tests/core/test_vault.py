@@ -1,6 +1,6 @@
 import os
 
-from company_ai.core.distill import assign_titles
+from company_ai.core.distill import assign_titles, raw_title
 from company_ai.core.vault import read_manifest, split_front_matter, stage_vault, staged_notes
 from tests.conftest import PRIVATE_CANARY
 
@@ -123,7 +123,7 @@ def test_duplicate_titles_in_different_folders_both_survive(vault, tmp_path):
     (vault / "context" / "budget.md").write_text("# Budget\n\nThe company budget.\n")
     stage(vault, tmp_path / "staging")
     logs = []
-    notes = {p: t for p, (_, t) in staged_notes(tmp_path / "staging").items()}
+    notes = {p: raw_title(p, t) for p, (_, t) in staged_notes(tmp_path / "staging").items()}
     titles = assign_titles(notes, logs.append)
     assert titles["projects/budget.md"] == "Budget (projects)"
     assert titles["context/budget.md"] == "Budget (context)"
