@@ -138,3 +138,28 @@ class FakeMailer:
 
     def already_sent(self, rfc_message_id: str) -> bool:
         return rfc_message_id in self.sent
+
+
+class WordEmbedder:
+    """A tiny, fast embedder for vector tests: each word hashed into one of `dim` buckets,
+    counted, L2-normalised. Texts sharing words are near; it calls itself what it is, so a
+    store it built refuses the real model (and the reverse)."""
+
+    def __init__(self, dim: int = 16, name: str = "test:words"):
+        self.dim = dim
+        self.name = f"{name}-{dim}"
+        self.calls = 0  # texts embedded, so a test can see what was (not) re-embedded
+
+    def embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        self.calls += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "big") % self.dim] += 1.0
+            out[row, 0] += 1e-3  # never the zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
