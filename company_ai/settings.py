@@ -40,6 +40,10 @@ DEFAULTS = {
     "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": "false",
     "COMPANY_AI_RECALL_STALE_DAYS": "90",
     "COMPANY_AI_EMBEDDER_BACKEND": "offline",
+    # The vector memory's hard caps (live vectors per collection) and the archive's TTL.
+    "COMPANY_AI_VECTOR_CAP_EPISODES": "1000000",
+    "COMPANY_AI_VECTOR_CAP_KNOWLEDGE": "250000",
+    "COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS": "180",
 }
 
 
@@ -69,6 +73,9 @@ class Settings:
     vault_private_folders: tuple[str, ...]
     vault_include_hidden_folders: bool
     recall_stale_days: int
+    vector_cap_episodes: int
+    vector_cap_knowledge: int
+    vector_archive_ttl_days: int
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -117,6 +124,9 @@ class Settings:
             )
             == "true",
             recall_stale_days=_whole("COMPANY_AI_RECALL_STALE_DAYS", get, minimum=1),
+            vector_cap_episodes=_whole("COMPANY_AI_VECTOR_CAP_EPISODES", get, minimum=1),
+            vector_cap_knowledge=_whole("COMPANY_AI_VECTOR_CAP_KNOWLEDGE", get, minimum=1),
+            vector_archive_ttl_days=_whole("COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS", get, minimum=1),
         )
 
     def with_(self, **changes) -> Settings:

@@ -155,17 +155,30 @@ TIMETABLE: list[Entry] = [
     # Like the brief: ≤500 run records, the timetable for one day, one send. 300 s.
     Entry("digest_job", ("daily_digest",), time(9, 5), 300),
     # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
-    # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
-    # still stops a wedged run long before the next night. (At 23:15 the last complete
+    # ~200 episodes a day and ~1 s at a 1.5M-episode store. (At 23:15 the last complete
     # day is yesterday: today's episodes are sealed tomorrow night, late arrivals included.)
-    Entry("memory_job", ("contact_episodes",), time(23, 15), 600),
+    # Then the day's episode vectors: ~200-2,000 texts at the offline model's measured
+    # 130 texts/s on 2 busy cores (BENCHMARKS.md) is 2-15 s, plus Chroma's upsert. 600 s
+    # covers a day of ~70,000 episodes. A first build or a rebuild of a large memory takes
+    # longer (1M episodes is ~2 h); every batch is a checkpoint, so a run stopped at 600 s
+    # resumes where it stopped on the next run (or run it by hand once with more time).
+    Entry("memory_job", ("contact_episodes", "episode_vectors"), time(23, 15), 600),
     # Synthesis reads one day of run records (~30 runs, each with its check evaluations)
     # and one day of outreach, replies and vault changes: under a second on the demo and
-    # a few seconds at 156,925 contacts (BENCHMARKS.md). 600 s.
-    Entry("brain_job", ("brain_facts",), time(23, 30), 600),
+    # a few seconds at 156,925 contacts (BENCHMARKS.md). Then the day's knowledge vectors:
+    # ~100 facts and decisions and the pages distilled that day (≤ a few hundred) at 130
+    # texts/s: under 10 s; a first build of a year of facts and 10,000 pages (~50,000
+    # texts) ~400 s, checkpointed like the episodes. 900 s.
+    Entry("brain_job", ("brain_facts", "knowledge_vectors"), time(23, 30), 900),
     # The export writes one Markdown file per contact touched that day (≤ a few hundred,
     # each a whole timeline: ~1 ms each) plus the day's file. 600 s.
     Entry("memory_export_job", ("memory_export",), time(23, 45), 600),
+    # Aging reads every live vector's metadata, re-scores it and moves the least valuable
+    # to the archive: measured ~N s at the 1M-episode cap (BENCHMARKS.md). 1800 s. A
+    # capture: what it archives and deletes depends on the day it runs (age and TTL are
+    # counted to that day), so it runs for its current day only; a missed night loses
+    # nothing, because the next pass ages everything that is due by then.
+    Entry("memory_aging_job", ("memory_aging",), time(2, 0), 1800, capture=True),
 ]
 
 

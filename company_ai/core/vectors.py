@@ -84,7 +84,7 @@ class Opened:
 
 
 class VectorStore:
-    """An open store. Use `open_store` (writers) or `open_readonly` (readers)."""
+    """An open store. Use `open_store` (writers) or `open_existing` (readers, aging)."""
 
     def __init__(self, path: Path, client: Any):
         self.path = path
@@ -231,14 +231,14 @@ def _damage(exc: BaseException) -> str:
 
 @contextmanager
 def open_store(
-    path: Path, model: str, dim: int, *, rebuild: bool = False, create: bool = True
+    path: Path, model: str, dim: int, *, rebuild: bool = False
 ) -> Iterator[tuple[VectorStore, Opened]]:
-    """The store for writing, with every collection made by `model` (`dim`-d).
+    """The store for the builders, with every collection made by `model` (`dim`-d).
 
     `rebuild` removes the store first. A store that cannot be read is removed and recreated
-    (`Opened.rebuilt` says why). Collections that do not exist yet are created when `create`
-    (their first build is then due: `Opened.created`). A collection made by another model
-    raises `VectorModelMismatch`, and nothing is changed.
+    (`Opened.rebuilt` says why). Collections that do not exist yet are created (their first
+    build is then due: `Opened.created`). A collection made by another model raises
+    `VectorModelMismatch`, and nothing is changed.
     """
     opened = Opened()
     _forget_clients()
@@ -264,7 +264,7 @@ def open_store(
                         f"the {name} collection holds {found[0]} ({found[1]}-d) vectors, not "
                         f"{model} ({dim}-d); {rebuild_hint(model, dim)}"
                     )
-            elif create:
+            else:
                 store._collections[name] = store._client.create_collection(
                     name,
                     embedding_function=None,
@@ -278,8 +278,9 @@ def open_store(
 
 
 @contextmanager
-def open_readonly(path: Path) -> Iterator[VectorStore]:
-    """The store for reading (the `similar` command): never creates or removes anything."""
+def open_existing(path: Path) -> Iterator[VectorStore]:
+    """The store as it is (for `similar` and aging): never creates or removes anything, and
+    a store that cannot be read is an error that says what rebuilds it."""
     if not (path / "chroma.sqlite3").is_file():
         raise VectorStoreError(
             f"no vector store at {path}: the memory job builds it (or run `company-ai demo`)"
