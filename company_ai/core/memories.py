@@ -21,10 +21,12 @@ Only the first `MAX_EMBED_CHARS` characters of a text are embedded (the offline 
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
@@ -33,7 +35,9 @@ import numpy as np
 from company_ai.core.aging import PAGE_IMPORTANCE, Signals, episode_base, select
 from company_ai.core.brain import RULE_IMPORTANCE
 from company_ai.core.db import Stores, table_exists
+from company_ai.core.embedding import MINILM_NAME
 from company_ai.core.schema import EPISODE_TYPES, Store
+from company_ai.core.terminal import shorten
 from company_ai.core.vectors import (
     ARCHIVE,
     EPISODES,
@@ -338,7 +342,11 @@ class Hit:
 
 
 def where_filter(
-    *, contact_id: int | None = None, type_: str | None = None, since: str = "", until: str = ""
+    *,
+    contact_id: int | None = None,
+    type_: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> dict[str, Any] | None:
     """Chroma's `where` for the `similar` filters (None: no filter)."""
     parts: list[dict[str, Any]] = []
@@ -420,3 +428,37 @@ def _row_text(readers: Mapping[Store, sqlite3.Connection | None], hit: Hit) -> s
     elif table == "recall.pages" and recall:
         row = recall.execute("SELECT recall FROM entities WHERE title = ?", (key,)).fetchone()
     return row[0] if row else "(the row is no longer in its store)"
+
+
+def render_hits(hits: list[Hit], width: int = 200) -> str:
+    if not hits:
+        return "nothing similar (try fewer filters)"
+    lines = []
+    for n, h in enumerate(hits, 1):
+        who = f"  {h.contact}" if h.contact else ""
+        lines.append(f"{n}. {h.score:.3f}  {h.day}  {h.kind} {h.type}{who}  [{h.ref}]")
+        lines.append(f"   {shorten(' '.join(h.text.split()), width)}")
+    return "\n".join(lines)
+
+
+def hits_json(query: str, model: str, hits: list[Hit], note: str) -> str:
+    return json.dumps(
+        {"query": query, "model": model, "note": note, "hits": [asdict(h) for h in hits]},
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+def language_note(model: str, text: str) -> str:
+    """A warning when an English-only model is asked about mostly non-Latin text."""
+    letters = [c for c in text if c.isalpha()]
+    if model != MINILM_NAME or not letters:
+        return ""
+    latin = sum(1 for c in letters if unicodedata.name(c, "").startswith("LATIN"))
+    if latin / len(letters) >= 0.5:
+        return ""
+    return (
+        f"{model} is an English model: matches for text in other scripts are weak. "
+        "COMPANY_AI_EMBEDDER_BACKEND=ollama (bge-m3) is multilingual; changing model needs "
+        "a rebuild of the vector store."
+    )
