@@ -128,6 +128,8 @@ def one_size(n: int, queries: int, keep: Path | None) -> None:
         for start in range(0, n, step):
             part = range(start, min(n, start + step))
             store.upsert(EPISODES, [Vector(f"episode:{i}", vectors[i], metas[i]) for i in part])
+            if (start + step) % 200_000 == 0:
+                print(f"  {start + step:,} in {time.perf_counter() - started:.0f} s")
         inserted = time.perf_counter() - started
         print(f"[{n:,}] inserted in {inserted:.0f} s ({n / inserted:.0f} vectors/s)")
         asks = (

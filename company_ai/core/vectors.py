@@ -38,7 +38,8 @@ COMPLETE = "complete"  # a collection's `build` once every row it should hold is
 PARTIAL = "partial"  # created, its first full build not finished: the next run resumes it
 # The index: cosine distance; ef_search 200 for recall@10 >= 0.95 at 1M (BENCHMARKS.md).
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 16}
-PAGE = 5000  # ids per Chroma call (its own limit is 5,461 per batch)
+PAGE = 5000  # ids per Chroma write (its own limit is 5,461 per batch)
+READ_PAGE = 20_000  # rows per metadata read (Chroma binds one SQL variable per row: < 32,766)
 
 
 class VectorStoreError(RuntimeError):
@@ -142,11 +143,11 @@ class VectorStore:
             got = collection.get(
                 where=dict(where) if where else None,
                 include=["metadatas"],
-                limit=PAGE * 10,
+                limit=READ_PAGE,
                 offset=offset,
             )
             found.update(zip(got["ids"], got["metadatas"], strict=True))
-            if len(got["ids"]) < PAGE * 10:
+            if len(got["ids"]) < READ_PAGE:
                 return found
             offset += len(got["ids"])
 
