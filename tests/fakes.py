@@ -163,3 +163,38 @@ class WordEmbedder:
                 out[row, int.from_bytes(digest, "big") % self.dim] += 1.0
             out[row, 0] += 1e-3  # never the zero vector
         return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+class DictVectorStore:
+    """The part of `core.vectors.VectorStore` that aging uses, in dicts: a year of nights
+    runs in a second here, where Chroma syncs each of its thousands of writes to disk. The
+    same scenario runs over a real Chroma store for fewer nights (tests/core/test_aging.py)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, dict[str, tuple[Any, dict]]] = {}
+
+    def _of(self, name: str) -> dict[str, tuple[Any, dict]]:
+        return self.data.setdefault(name, {})
+
+    def upsert(self, name, vectors) -> None:
+        for v in vectors:
+            self._of(name)[v.id] = (v.embedding, dict(v.meta))
+
+    def update_metadata(self, name, metas) -> None:
+        for i, meta in metas.items():
+            self._of(name)[i] = (self._of(name)[i][0], dict(meta))
+
+    def delete(self, name, ids) -> int:
+        ids = list(ids)
+        for i in ids:
+            self._of(name).pop(i, None)
+        return len(ids)
+
+    def metadata(self, name, where=None) -> dict:
+        assert where is None, "aging reads whole collections"
+        return {i: dict(meta) for i, (_, meta) in self._of(name).items()}
+
+    def vectors(self, name, ids):
+        from company_ai.core.vectors import Vector
+
+        return [Vector(i, *self._of(name)[i]) for i in ids if i in self._of(name)]

@@ -1,7 +1,12 @@
 """Memory aging: the importance rule, tiers, caps, the archive and its TTL, on a clock we set."""
 
+import os
 import random
+import shutil
+import tempfile
+from contextlib import contextmanager
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +24,7 @@ from company_ai.core.aging import (
 from company_ai.core.brain import BrainDay, Fact, write_day
 from company_ai.core.db import transaction
 from company_ai.core.vectors import ARCHIVE, EPISODES, KNOWLEDGE, Vector, open_store
-from tests.fakes import WordEmbedder
+from tests.fakes import DictVectorStore, WordEmbedder
 
 TTL = 180
 
@@ -89,49 +94,77 @@ def new_memories(rng, day, n, kind):
     return out
 
 
-def test_a_year_of_nights_keeps_the_caps_archives_least_valuable_first_and_honours_the_ttl(
-    tmp_path,
+@pytest.fixture
+def memory_dir(tmp_path):
+    """A folder in RAM where there is one: Chroma syncs every write to disk."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp(dir=shm, prefix="aging-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def a_store(kind, folder):
+    if kind == "dicts":
+        yield DictVectorStore()
+        return
+    words = WordEmbedder(dim=8)
+    with open_store(folder / "vectors", words.name, words.dim) as (store, _):
+        yield store
+
+
+# A year of nights with the 180-day TTL over the dict store (a second); the same nights
+# over a real Chroma store would take minutes (each write is synced to disk), so Chroma
+# runs 40 nights with a 12-day TTL: caps, fading and the TTL to the day, all exercised.
+@pytest.mark.parametrize(("kind", "nights", "ttl"), [("dicts", 365, TTL), ("chroma", 40, 12)])
+def test_nightly_passes_keep_the_caps_archive_least_valuable_first_and_honour_the_ttl(
+    memory_dir, kind, nights, ttl
 ):
     words = WordEmbedder(dim=8)
-    caps = {EPISODES: 40, KNOWLEDGE: 12}
+    # Episodes: 4 a night under a cap of 100, so the unimportant fade before the cap bites;
+    # knowledge: 2 a night under a cap of 12, so the cap decides.
+    caps = {EPISODES: 100, KNOWLEDGE: 12}
     rng = random.Random(3)
     start = date(2026, 1, 1)
     archived_on: dict[str, date] = {}
+    live: dict[str, dict[str, dict]] = {EPISODES: {}, KNOWLEDGE: {}}
     over_cap = faded = deleted = 0
-    with open_store(tmp_path / "vectors", words.name, words.dim) as (store, _):
-        for night in range(365):
+    with a_store(kind, memory_dir) as store:
+        for night in range(nights):
             today = start + timedelta(days=night)
-            for name, n in ((EPISODES, 6), (KNOWLEDGE, 2)):
+            for name, n in ((EPISODES, 4), (KNOWLEDGE, 2)):
                 fresh = new_memories(rng, today.isoformat(), n, name)
                 vectors = words.embed([v.id for v in fresh])
                 store.upsert(
                     name, [Vector(v.id, e, v.meta) for v, e in zip(fresh, vectors, strict=True)]
                 )
-            before = {name: store.metadata(name) for name in (EPISODES, KNOWLEDGE)}
-            result = age_store(store, Signals(), today=today, caps=caps, ttl_days=TTL)
+                live[name] |= {v.id: v.meta for v in fresh}
+            result = age_store(store, Signals(), today=today, caps=caps, ttl_days=ttl)
             for name in (EPISODES, KNOWLEDGE):
                 kept = store.metadata(name)
                 assert len(kept) <= caps[name]
-                values = {i: value_on(m["base"], m["day"], today) for i, m in before[name].items()}
-                gone = set(before[name]) - set(kept)
+                values = {i: value_on(m["base"], m["day"], today) for i, m in live[name].items()}
+                gone = set(live[name]) - set(kept)
                 assert all(values[i] >= ARCHIVE_BELOW for i in kept), "a faded vector stayed"
                 pushed = [i for i in gone if values[i] >= ARCHIVE_BELOW]
                 if pushed:
                     assert max(values[i] for i in pushed) <= min(values[i] for i in kept)
                 over_cap += len(pushed)
                 faded += len(gone) - len(pushed)
-                assert result.archived[name] == len(gone)
-                assert result.kept[name] == len(kept)
-                for i in gone:
-                    archived_on[i] = today
+                assert (result.archived[name], result.kept[name]) == (len(gone), len(kept))
+                archived_on |= dict.fromkeys(gone, today)
+                live[name] = kept
             in_archive = store.metadata(ARCHIVE)
             for i, day in archived_on.items():
-                due = day + timedelta(days=TTL)
+                due = day + timedelta(days=ttl)
                 assert (i in in_archive) == (today < due), f"{i} archived {day}, now {today}"
             for i, m in in_archive.items():
                 assert m["archived_on"] == archived_on[i].isoformat()
             deleted += result.deleted
-    assert over_cap and faded and deleted, "the year exercised the cap, fading and the TTL"
+    assert over_cap and faded and deleted, "the nights exercised the cap, fading and the TTL"
 
 
 def test_a_pass_stopped_mid_move_is_repaired_by_the_next(tmp_path):
