@@ -158,17 +158,18 @@ TIMETABLE: list[Entry] = [
     # ~200 episodes a day and ~1 s at a 1.5M-episode store. (At 23:15 the last complete
     # day is yesterday: today's episodes are sealed tomorrow night, late arrivals included.)
     # Then the day's episode vectors: ~200-2,000 texts at the offline model's measured
-    # 130 texts/s on 2 busy cores (BENCHMARKS.md) is 2-15 s, plus Chroma's upsert. 600 s
-    # covers a day of ~70,000 episodes. A first build or a rebuild of a large memory takes
-    # longer (1M episodes is ~2 h); every batch is a checkpoint, so a run stopped at 600 s
-    # resumes where it stopped on the next run (or run it by hand once with more time).
+    # ~300 texts/s on 2 busy cores (BENCHMARKS.md) is 1-7 s, plus Chroma's upsert at ~270
+    # vectors/s: under 15 s. 600 s covers a day of ~40,000 episodes. A first build or a
+    # rebuild of a large memory takes longer (1M episodes: ~1 h to embed and ~1 h to
+    # insert); every batch is a checkpoint, so a run stopped at 600 s resumes where it
+    # stopped on the next run (or run it once by hand with more time).
     Entry("memory_job", ("contact_episodes", "episode_vectors"), time(23, 15), 600),
     # Synthesis reads one day of run records (~30 runs, each with its check evaluations)
     # and one day of outreach, replies and vault changes: under a second on the demo and
     # a few seconds at 156,925 contacts (BENCHMARKS.md). Then the day's knowledge vectors:
-    # ~100 facts and decisions and the pages distilled that day (≤ a few hundred) at 130
-    # texts/s: under 10 s; a first build of a year of facts and 10,000 pages (~50,000
-    # texts) ~400 s, checkpointed like the episodes. 900 s.
+    # ~100 facts and decisions and the pages distilled that day (≤ a few hundred) at ~300
+    # texts/s and ~270 upserts/s: under 5 s; a first build of a year of facts and 10,000
+    # pages (~50,000 texts) ~6 min, checkpointed like the episodes. 900 s.
     Entry("brain_job", ("brain_facts", "knowledge_vectors"), time(23, 30), 900),
     # The export writes one Markdown file per contact touched that day (≤ a few hundred,
     # each a whole timeline: ~1 ms each) plus the day's file. 600 s.
