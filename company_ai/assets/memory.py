@@ -231,7 +231,7 @@ def assets(setup: Setup) -> list:
         caps = {EPISODES: setup.settings.vector_cap_episodes}
         caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
         try:
-            with open_existing(path) as store:
+            with open_existing(path, write=True) as store:
                 result = age_store(
                     store, read_signals(stores.stores()), today=today, caps=caps,
                     ttl_days=setup.settings.vector_archive_ttl_days,

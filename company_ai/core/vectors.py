@@ -14,6 +14,11 @@ with; opening it with another refuses to mix them (`VectorModelMismatch`, which 
 rebuild). A store that cannot be read (deleted files, garbage in its SQLite or index files)
 is removed by `open_store` and reported, so the builders fill it again from the stores.
 
+Chroma's local store is not safe for two processes at once (runs of the same job for
+several days go side by side, and `similar` may be asked meanwhile), so every opening
+holds a file lock beside the store (`.vectors.lock`): exclusive for the writers, shared for
+a reader, which waits at most `READ_WAIT_S` for a writer to finish.
+
 Chroma keeps one shared system per path per process; `open_store` clears that cache on the
 way in and out, so a store deleted or replaced between two runs in one process (the tests,
 the demo) is never served from memory.
@@ -21,7 +26,10 @@ the demo) is never served from memory.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +47,7 @@ PARTIAL = "partial"  # created, its first full build not finished: the next run 
 # The index: cosine distance; ef_search 200 for recall@10 >= 0.95 at 1M (BENCHMARKS.md).
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 16}
 PAGE = 5000  # ids per Chroma write (its own limit is 5,461 per batch)
+READ_WAIT_S = 30.0  # how long `similar` waits for a writer to finish
 READ_PAGE = 20_000  # rows per metadata read (Chroma binds one SQL variable per row: < 32,766)
 
 
@@ -231,6 +240,31 @@ def _damage(exc: BaseException) -> str:
 
 
 @contextmanager
+def _locked(path: Path, *, exclusive: bool, wait_s: float | None = None) -> Iterator[None]:
+    """Hold the store's lock: exclusive (writers: wait as long as it takes) or shared
+    (readers: wait at most `wait_s`, then a clear error)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent / f".{path.name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, mode | (fcntl.LOCK_NB if deadline is not None else 0))
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise VectorStoreError(
+                        f"the vector store at {path} is being written (a memory job is "
+                        f"running); waited {wait_s:.0f} s: try again in a minute"
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
 def open_store(
     path: Path, model: str, dim: int, *, rebuild: bool = False
 ) -> Iterator[tuple[VectorStore, Opened]]:
@@ -241,6 +275,14 @@ def open_store(
     build is then due: `Opened.created`). A collection made by another model raises
     `VectorModelMismatch`, and nothing is changed.
     """
+    with _locked(path, exclusive=True), _open_store(path, model, dim, rebuild) as opened:
+        yield opened
+
+
+@contextmanager
+def _open_store(
+    path: Path, model: str, dim: int, rebuild: bool
+) -> Iterator[tuple[VectorStore, Opened]]:
     opened = Opened()
     _forget_clients()
     if rebuild and path.exists():
@@ -279,13 +321,20 @@ def open_store(
 
 
 @contextmanager
-def open_existing(path: Path) -> Iterator[VectorStore]:
-    """The store as it is (for `similar` and aging): never creates or removes anything, and
-    a store that cannot be read is an error that says what rebuilds it."""
+def open_existing(path: Path, *, write: bool = False) -> Iterator[VectorStore]:
+    """The store as it is (for `similar`, and aging with `write`): never creates or removes
+    anything, and a store that cannot be read is an error that says what rebuilds it."""
     if not (path / "chroma.sqlite3").is_file():
         raise VectorStoreError(
             f"no vector store at {path}: the memory job builds it (or run `company-ai demo`)"
         )
+    wait_s = None if write else READ_WAIT_S
+    with _locked(path, exclusive=write, wait_s=wait_s), _open_existing(path) as store:
+        yield store
+
+
+@contextmanager
+def _open_existing(path: Path) -> Iterator[VectorStore]:
     _forget_clients()
     try:
         store = _attach(path)

@@ -245,3 +245,17 @@ def test_similar_filters_and_reads_text_from_the_rows(memory):
     with pytest.raises(ValueError, match="unknown type 'gossip'"):
         where_filter(type_="gossip")
     assert json.dumps(where_filter()) == "null"
+
+
+def test_a_reader_waits_for_a_writer_then_says_so(memory, monkeypatch):
+    import company_ai.core.vectors as vectors
+
+    words = WordEmbedder()
+    sync(memory, words, "2026-11-29")
+    monkeypatch.setattr(vectors, "READ_WAIT_S", 0.3)
+    path = vectors_dir(memory.data_dir)
+    refused = pytest.raises(VectorStoreError, match="is being written.*try again")
+    with open_store(path, words.name, words.dim), refused, open_existing(path):
+        pass
+    with open_existing(path) as store, open_existing(path) as again:  # readers share
+        assert store.count(EPISODES) == again.count(EPISODES) == 3
