@@ -115,6 +115,13 @@ class VectorStore:
         collection = self._collections[name]
         collection.modify(metadata={**(collection.metadata or {}), "build": COMPLETE})
 
+    def settings(self) -> dict[str, Any]:
+        """What the store was opened with: telemetry, and each collection's embedding
+        function (None: every embedding is handed over by the caller)."""
+        functions = {n: c._embedding_function for n, c in self._collections.items()}
+        telemetry = self._client.get_settings().anonymized_telemetry
+        return {"telemetry": telemetry, "embedding_functions": functions}
+
     def count(self, name: str) -> int:
         return self._collections[name].count() if name in self._collections else 0
 

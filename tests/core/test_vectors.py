@@ -80,6 +80,9 @@ def test_a_first_run_builds_then_a_day_upserts_that_day_only(memory):
     assert second.embedded == 2 and set(found[EPISODES]) == {"episode:1", "episode:2", "episode:3"}
     calls = words.calls
     again, _, _ = sync(memory, words, "2026-11-29")
+    with open_existing(vectors_dir(memory.data_dir)) as store:
+        expected = {"telemetry": False, "embedding_functions": dict.fromkeys(found, None)}
+        assert store.settings() == expected, "no network: our embeddings only, no telemetry"
     assert (again.embedded, again.unchanged) == (0, 2) and words.calls == calls
 
 
