@@ -115,62 +115,80 @@ def disk_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def one_size(n: int, queries: int, keep: Path | None, age_days: int = 1) -> None:
+def one_size(
+    n: int, queries: int, keep: Path | None, age_days: int = 1, resume: Path | None = None
+) -> None:
+    """Build a store of n synthetic vectors and measure it; with `resume`, measure the store
+    an interrupted build of the same n left there (its first `count` vectors, in order)."""
     rng = np.random.default_rng(7)
     root = keep or Path(tempfile.mkdtemp(prefix="bench-vectors-"))
-    path = root / f"vectors-{n}"
-    shutil.rmtree(path, ignore_errors=True)
+    path = resume or root / f"vectors-{n}"
+    if resume is None:
+        shutil.rmtree(path, ignore_errors=True)
     vectors = synthetic(n, rng)
     metas = [metadata(i, rng) for i in range(n)]
     started = time.perf_counter()
     with open_store(path, "synthetic-384", DIM) as (store, _):
-        step = 50_000
-        for start in range(0, n, step):
-            part = range(start, min(n, start + step))
-            store.upsert(EPISODES, [Vector(f"episode:{i}", vectors[i], metas[i]) for i in part])
-            if (start + step) % 200_000 == 0:
-                print(f"  {start + step:,} in {time.perf_counter() - started:.0f} s")
-        inserted = time.perf_counter() - started
-        print(f"[{n:,}] inserted in {inserted:.0f} s ({n / inserted:.0f} vectors/s)")
-        asks = (
-            vectors[rng.integers(0, n, queries)]
-            + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.03
-        )
-        asks /= np.linalg.norm(asks, axis=1, keepdims=True)
-        for q in asks[:10]:  # warm: the index is loaded on the first query
-            store.query(EPISODES, q, 10)
-        hnsw, exact, hits = [], [], 0
-        for q in asks:
-            started = time.perf_counter()
-            found = store.query(EPISODES, q, 10)
-            hnsw.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            scores = vectors @ q
-            top = np.argpartition(-scores, 10)[:10]
-            exact.append(time.perf_counter() - started)
-            truth = {f"episode:{i}" for i in top}
-            hits += len(truth & {i for i, _, _ in found})
-        filtered = []
-        for q, meta in zip(asks[:50], metas[:50], strict=False):
-            started = time.perf_counter()
-            store.query(EPISODES, q, 10, {"contact_id": meta["contact_id"]})
-            filtered.append(time.perf_counter() - started)
-        print(f"[{n:,}] similar top-10, Chroma HNSW: p50 {ms(percentile(hnsw, 50))}, p99 "
-              f"{ms(percentile(hnsw, 99))}; exact numpy scan: p50 {ms(percentile(exact, 50))}, "
-              f"p99 {ms(percentile(exact, 99))}; recall@10 {hits / (10 * len(asks)):.3f}; "
-              f"one-contact filter p50 {ms(percentile(filtered, 50))}")  # fmt: skip
-        size = disk_size(path)
-        print(f"[{n:,}] store on disk: {size / 2**20:.0f} MiB ({size / n:.0f} bytes/vector)")
-        caps = {EPISODES: n, KNOWLEDGE: n}
-        started = time.perf_counter()
-        result = age_store(
-            store, Signals(), today=TODAY + timedelta(days=age_days), caps=caps, ttl_days=180
-        )
-        aged = time.perf_counter() - started
-        print(f"[{n:,}] aging pass at the cap: {aged:.0f} s (kept {result.kept[EPISODES]:,}, "
-              f"archived {result.archived[EPISODES]:,})")  # fmt: skip
-    if keep is None:
+        if resume is None:
+            step = 50_000
+            for start in range(0, n, step):
+                part = range(start, min(n, start + step))
+                store.upsert(EPISODES, [Vector(f"episode:{i}", vectors[i], metas[i]) for i in part])
+                if (start + step) % 200_000 == 0:
+                    print(f"  {start + step:,} in {time.perf_counter() - started:.0f} s")
+            inserted = time.perf_counter() - started
+            print(f"[{n:,}] inserted in {inserted:.0f} s ({n / inserted:.0f} vectors/s)")
+        else:
+            n = store.count(EPISODES)
+            vectors, metas = vectors[:n], metas[:n]
+            print(f"[{n:,}] resumed: the store an interrupted build left, opened in "
+                  f"{time.perf_counter() - started:.0f} s")  # fmt: skip
+        measure(store, vectors, metas, queries, age_days, path, rng)
+    if keep is None and resume is None:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def measure(store, vectors, metas, queries, age_days, path, rng) -> None:
+    n = len(vectors)
+    asks = (
+        vectors[rng.integers(0, n, queries)]
+        + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.03
+    )
+    asks /= np.linalg.norm(asks, axis=1, keepdims=True)
+    started = time.perf_counter()
+    for q in asks[:10]:  # warm: the index is loaded on the first query
+        store.query(EPISODES, q, 10)
+    print(f"[{n:,}] first 10 queries (loading the index): {time.perf_counter() - started:.1f} s")
+    hnsw, exact, hits = [], [], 0
+    for q in asks:
+        started = time.perf_counter()
+        found = store.query(EPISODES, q, 10)
+        hnsw.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        scores = vectors @ q
+        top = np.argpartition(-scores, 10)[:10]
+        exact.append(time.perf_counter() - started)
+        truth = {f"episode:{i}" for i in top}
+        hits += len(truth & {i for i, _, _ in found})
+    filtered = []
+    for q, meta in zip(asks[:50], metas[:50], strict=False):
+        started = time.perf_counter()
+        store.query(EPISODES, q, 10, {"contact_id": meta["contact_id"]})
+        filtered.append(time.perf_counter() - started)
+    print(f"[{n:,}] similar top-10, Chroma HNSW: p50 {ms(percentile(hnsw, 50))}, p99 "
+          f"{ms(percentile(hnsw, 99))}; exact numpy scan: p50 {ms(percentile(exact, 50))}, "
+          f"p99 {ms(percentile(exact, 99))}; recall@10 {hits / (10 * len(asks)):.3f}; "
+          f"one-contact filter p50 {ms(percentile(filtered, 50))}")  # fmt: skip
+    size = disk_size(path)
+    print(f"[{n:,}] store on disk: {size / 2**20:.0f} MiB ({size / n:.0f} bytes/vector)")
+    caps = {EPISODES: n, KNOWLEDGE: n}
+    started = time.perf_counter()
+    result = age_store(
+        store, Signals(), today=TODAY + timedelta(days=age_days), caps=caps, ttl_days=180
+    )
+    aged = time.perf_counter() - started
+    print(f"[{n:,}] aging pass at the cap: {aged:.0f} s (kept {result.kept[EPISODES]:,}, "
+          f"archived {result.archived[EPISODES]:,})")  # fmt: skip
 
 
 def main() -> None:
@@ -180,6 +198,7 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=2000)
     parser.add_argument("--skip-embedding", action="store_true")
     parser.add_argument("--keep", type=Path, help="build the stores here and keep them")
+    parser.add_argument("--resume", type=Path, help="measure a store an interrupted build left")
     # 1 (the recorded run): the stored ages reach each live window's edge, which is still
     # kept, so that pass moves nothing; 2 or more moves what crossed the line meanwhile.
     parser.add_argument("--age-days", type=int, default=1, help="age the store this much later")
@@ -187,7 +206,7 @@ def main() -> None:
     if not args.skip_embedding:
         embedding_throughput(args.texts)
     for n in args.sizes:
-        one_size(n, args.queries, args.keep, args.age_days)
+        one_size(n, args.queries, args.keep, args.age_days, args.resume)
 
 
 if __name__ == "__main__":
