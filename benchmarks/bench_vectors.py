@@ -121,10 +121,12 @@ def one_size(
     """Build a store of n synthetic vectors and measure it; with `resume`, measure the store
     an interrupted build of the same n left there (its first `count` vectors, in order)."""
     rng = np.random.default_rng(7)
-    root = keep or Path(tempfile.mkdtemp(prefix="bench-vectors-"))
-    path = resume or root / f"vectors-{n}"
     if resume is None:
+        root = keep or Path(tempfile.mkdtemp(prefix="bench-vectors-"))
+        path = root / f"vectors-{n}"
         shutil.rmtree(path, ignore_errors=True)
+    else:
+        path = resume
     vectors = synthetic(n, rng)
     metas = [metadata(i, rng) for i in range(n)]
     started = time.perf_counter()
