@@ -175,7 +175,8 @@ TIMETABLE: list[Entry] = [
     # each a whole timeline: ~1 ms each) plus the day's file. 600 s.
     Entry("memory_export_job", ("memory_export",), time(23, 45), 600),
     # Aging reads every live vector's metadata, re-scores it and moves the least valuable
-    # to the archive: measured ~N s at the 1M-episode cap (BENCHMARKS.md). 1800 s. A
+    # to the archive: measured 188 s at 745,000 vectors moving 24,000 (BENCHMARKS.md), so
+    # about 250 s at the 1M cap on a busy 2-core box. 1800 s. A
     # capture: what it archives and deletes depends on the day it runs (age and TTL are
     # counted to that day), so it runs for its current day only; a missed night loses
     # nothing, because the next pass ages everything that is due by then.
