@@ -106,6 +106,15 @@ def _question(text: str) -> str:
     return text
 
 
+def _day(text: str) -> str:
+    from company_ai.core.install import check_day
+
+    try:
+        return check_day(text, "a day")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="company-ai", description=__doc__.splitlines()[0], epilog=EXIT_STATUS
@@ -219,6 +228,30 @@ def _parser() -> argparse.ArgumentParser:
 
     stale = commands.add_parser("stale", help="pages whose status or goal may be out of date")
     stale.set_defaults(run=_stale)
+
+    similar = commands.add_parser(
+        "similar",
+        help="have we seen something like this before? the nearest memories",
+        description="The memories nearest to TEXT in the vector memory (episodes, and "
+        "knowledge: brain facts, decisions and recall pages), each with its day, contact, "
+        "type, score and the row it came from. Read-only.",
+    )
+    similar.add_argument("text", type=_question)
+    similar.add_argument(
+        "--in", dest="collection", choices=("episodes", "knowledge"), help="one collection only"
+    )
+    similar.add_argument("--contact", metavar="EMAIL", help="only memories about this contact")
+    similar.add_argument("--type", dest="type_", metavar="TYPE", help="e.g. response, sent, person")
+    similar.add_argument("--since", type=_day, metavar="DAY", help="from this day on")
+    similar.add_argument("--until", type=_day, metavar="DAY", help="up to this day")
+    similar.add_argument(
+        "--limit",
+        type=_whole(1, MAX_LIMIT),
+        default=10,
+        help=f"how many memories, 1 to {MAX_LIMIT} (default 10)",
+    )
+    similar.add_argument("--json", action="store_true", help="print JSON for machines")
+    similar.set_defaults(run=_similar)
 
     evaluate = commands.add_parser(
         "eval-retrieval", help="nDCG@10 and Recall@100 of keyword, dense and hybrid search"
@@ -445,6 +478,47 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
         for category, text in page.observations:
             _out(f"  - [{category}] {text}")
     print(f"{len(pages)} stale pages (status or goal from notes untouched over {days} days)")
+    return 0
+
+
+def _similar(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.embedding import embedder_for
+    from company_ai.core.memories import (
+        MAX_EMBED_CHARS,
+        fill_rows,
+        hits_json,
+        language_note,
+        nearest,
+        render_hits,
+        where_filter,
+    )
+    from company_ai.core.vectors import LIVE, open_existing, vectors_dir
+
+    if args.since and args.until and args.since > args.until:
+        raise CliError(f"--since {args.since} is after --until {args.until}")
+    contact_id = None
+    if args.contact:
+        with stores.connect(Store.CRM, readonly=True) as crm:
+            contact_id = find_contact(crm, args.contact)["id"]
+    where = where_filter(
+        contact_id=contact_id, type_=args.type_, since=args.since, until=args.until
+    )
+    with open_existing(vectors_dir(stores.data_dir)) as store:
+        names = [n for n in ((args.collection,) if args.collection else LIVE) if store.has(n)]
+        if not names:
+            raise CliError("the vector memory is empty: run the memory job (or `company-ai demo`)")
+        model, dim = store.model(names[0])
+        embedder = embedder_for(model, dim, args.settings.ollama_host)
+        vector = embedder.embed([args.text[:MAX_EMBED_CHARS]])[0]
+        hits = nearest(store, vector, names, args.limit, where)
+    fill_rows(stores, hits)
+    note = language_note(model, args.text)
+    if args.json:
+        _out_json(hits_json(args.text, model, hits, note))
+        return 0
+    if note:
+        print(f"company-ai: note: {note}", file=sys.stderr)
+    _out(render_hits(hits))
     return 0
 
 

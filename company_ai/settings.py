@@ -49,6 +49,10 @@ DEFAULTS = {
     "COMPANY_AI_INBOX": "maildir",
     "COMPANY_AI_INBOX_DIR": "",  # empty: <data dir>/inbox (maildir/ and cursor.json)
     "COMPANY_AI_ENGAGEMENT_DIR": "",  # empty: <data dir>/engagement (the drop folder)
+    # The vector memory's hard caps (live vectors per collection) and the archive's TTL.
+    "COMPANY_AI_VECTOR_CAP_EPISODES": "1000000",
+    "COMPANY_AI_VECTOR_CAP_KNOWLEDGE": "250000",
+    "COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS": "180",
 }
 
 
@@ -87,6 +91,9 @@ class Settings:
     inbox: str  # maildir | gmail
     inbox_dir: Path  # the Maildir (maildir/) and the triage cursor (cursor.json)
     engagement_dir: Path  # the engagement drop folder
+    vector_cap_episodes: int
+    vector_cap_knowledge: int
+    vector_archive_ttl_days: int
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -148,6 +155,9 @@ class Settings:
             inbox=_one_of("COMPANY_AI_INBOX", get, ("maildir", "gmail")),
             inbox_dir=path_or("COMPANY_AI_INBOX_DIR", data / "inbox"),
             engagement_dir=path_or("COMPANY_AI_ENGAGEMENT_DIR", data / "engagement"),
+            vector_cap_episodes=_whole("COMPANY_AI_VECTOR_CAP_EPISODES", get, minimum=1),
+            vector_cap_knowledge=_whole("COMPANY_AI_VECTOR_CAP_KNOWLEDGE", get, minimum=1),
+            vector_archive_ttl_days=_whole("COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS", get, minimum=1),
         )
 
     def store_urls(self) -> dict[Store, str]:

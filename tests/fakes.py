@@ -152,3 +152,63 @@ class FakeMailer:
 
     def already_sent(self, rfc_message_id: str) -> bool:
         return rfc_message_id in self.sent
+
+
+class WordEmbedder:
+    """A tiny, fast embedder for vector tests: each word hashed into one of `dim` buckets,
+    counted, L2-normalised. Texts sharing words are near; it calls itself what it is, so a
+    store it built refuses the real model (and the reverse)."""
+
+    def __init__(self, dim: int = 16, name: str = "test:words"):
+        self.dim = dim
+        self.name = f"{name}-{dim}"
+        self.calls = 0  # texts embedded, so a test can see what was (not) re-embedded
+
+    def embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        self.calls += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "big") % self.dim] += 1.0
+            out[row, 0] += 1e-3  # never the zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+class DictVectorStore:
+    """The part of `core.vectors.VectorStore` that aging uses, in dicts: a year of nights
+    runs in a second here, where Chroma syncs each of its thousands of writes to disk. The
+    same scenario runs over a real Chroma store for fewer nights (tests/core/test_aging.py)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, dict[str, tuple[Any, dict]]] = {}
+
+    def _of(self, name: str) -> dict[str, tuple[Any, dict]]:
+        return self.data.setdefault(name, {})
+
+    def upsert(self, name, vectors) -> None:
+        for v in vectors:
+            self._of(name)[v.id] = (v.embedding, dict(v.meta))
+
+    def update_metadata(self, name, metas) -> None:
+        for i, meta in metas.items():
+            self._of(name)[i] = (self._of(name)[i][0], dict(meta))
+
+    def delete(self, name, ids) -> int:
+        ids = list(ids)
+        for i in ids:
+            self._of(name).pop(i, None)
+        return len(ids)
+
+    def metadata(self, name, where=None) -> dict:
+        assert where is None, "aging reads whole collections"
+        return {i: dict(meta) for i, (_, meta) in self._of(name).items()}
+
+    def vectors(self, name, ids):
+        from company_ai.core.vectors import Vector
+
+        return [Vector(i, *self._of(name)[i]) for i in ids if i in self._of(name)]

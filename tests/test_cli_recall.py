@@ -141,5 +141,14 @@ def test_the_import_listing_sees_a_heavy_library_when_one_is_imported(data):
 
 def test_every_command_is_a_read_command_or_known_to_load_more():
     [commands] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    may_load_more = {"note", "gate", "sample", "import", "connect-google", "eval-retrieval", "demo"}
+    may_load_more = {
+        "note",
+        "gate",
+        "sample",
+        "import",
+        "connect-google",
+        "similar",
+        "eval-retrieval",
+        "demo",
+    }
     assert set(commands.choices) == set(READ_COMMANDS) | may_load_more

@@ -1,11 +1,22 @@
 from contextlib import nullcontext
+from datetime import date
 
 import dagster as dg
 
 from company_ai import days
-from company_ai.constants import MEMORY, OWNER, REPLAY_META
+from company_ai.constants import CAPTURE_META, MEMORY, OWNER, REPLAY_META
 from company_ai.core.episodes import DayAudit, audit_day, seal_day
 from company_ai.core.schema import Store
+from company_ai.core.times import local_day, to_iso
+from company_ai.core.vectors import (
+    EPISODES,
+    KNOWLEDGE,
+    VectorStoreError,
+    open_existing,
+    open_store,
+    vectors_dir,
+)
+from company_ai.resources.embedder import Embedder
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
 
@@ -36,6 +47,48 @@ def _check_results(audit: DayAudit) -> list[dg.AssetCheckResult]:
         )
         for name, offenders in found.items()
     ]
+
+
+class VectorsConfig(dg.Config):
+    # Remove the whole vector store first and build it again from the stores: the way to
+    # change embedding model, or to start over.
+    rebuild: bool = False
+
+
+def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name: str):
+    """Open the store for the embedder's model and sync one day of one collection."""
+    from company_ai.core.aging import read_signals
+    from company_ai.core.memories import sync_episodes, sync_knowledge
+
+    day = days.one_day(context)
+    model = embedder.embedder
+    sync = {EPISODES: sync_episodes, KNOWLEDGE: sync_knowledge}[name]
+    caps = {EPISODES: setup.settings.vector_cap_episodes}
+    caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
+    path = vectors_dir(stores.data_dir)
+    try:
+        with open_store(path, model.name, model.dim, rebuild=config.rebuild) as (store, opened):
+            if opened.rebuilt:
+                context.log.warning(f"vector store rebuilt from the stores: {opened.rebuilt}")
+            result = sync(
+                store, opened, stores.stores(), model, day,
+                cap=caps[name], signals=read_signals(stores.stores()),
+            )  # fmt: skip
+            total = store.count(name)
+    except VectorStoreError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    for note in result.notes:
+        context.log.info(note)
+    return dg.MaterializeResult(
+        metadata={
+            **result.metadata(),
+            "dagster/row_count": total,
+            "model": f"{model.name} ({model.dim}-d)",
+            "rebuilt": opened.rebuilt or "no",
+            "notes": "; ".join(result.notes) or "none",
+            "path": dg.MetadataValue.path(str(path)),
+        }
+    )
 
 
 def assets(setup: Setup) -> list:
@@ -89,4 +142,116 @@ def assets(setup: Setup) -> list:
             check_results=_check_results(audit),
         )
 
-    return [contact_episodes]
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=MEMORY,
+        kinds={"chromadb"},
+        owners=[OWNER],
+        pool="vectors_db",
+        deps=[contact_episodes],
+        metadata=REPLAY_META,
+    )
+    def episode_vectors(
+        context: dg.AssetExecutionContext,
+        config: VectorsConfig,
+        embedder: Embedder,
+        stores: StoresResource,
+    ) -> dg.MaterializeResult:
+        """Episode vectors: one embedding per episode, for "have we seen this before?".
+
+        Source: the day's rows of `contact_episodes` (memory.db), embedded by the one
+        `Embedder` and handed to ChromaDB explicitly. Grain: one vector per episode
+        (`episode:<id>`) in the `episodes` collection of `<data dir>/vectors/`, its metadata
+        pointing back to the row (ref, day, contact, type, source, confidence, importance);
+        no text is stored there. The collection records its model and dimension and refuses
+        another's (config `rebuild: true` starts over). A store that is missing or cannot be
+        read is rebuilt from memory.db, and the run says so. A replay: re-materialising a day
+        upserts that day's vectors and nothing else; vectors already archived stay archived.
+        """
+        return _vector_sync(context, setup, stores, embedder, config, EPISODES)
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=MEMORY,
+        kinds={"chromadb"},
+        owners=[OWNER],
+        pool="vectors_db",
+        deps=["brain_facts", "recall_pages"],
+        metadata=REPLAY_META,
+    )
+    def knowledge_vectors(
+        context: dg.AssetExecutionContext,
+        config: VectorsConfig,
+        embedder: Embedder,
+        stores: StoresResource,
+    ) -> dg.MaterializeResult:
+        """Knowledge vectors: brain facts, decisions and recall pages, for "seen this before?".
+
+        Source: the day's facts and decisions (brain.db) and the recall pages distilled that
+        day (recall.db `entities`: published pages only, so nothing from a private vault
+        folder). Grain: one vector per fact, decision and page in the `knowledge` collection
+        of `<data dir>/vectors/`, metadata pointing back to the row; a page that has left
+        recall loses its vector (live or archived) on the next run. Models are checked, and
+        a missing or unreadable store rebuilt, as for `episode_vectors`. A replay: a day's
+        run upserts that day's vectors, and drops those of facts a re-synthesis removed.
+        """
+        return _vector_sync(context, setup, stores, embedder, config, KNOWLEDGE)
+
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=MEMORY,
+        kinds={"chromadb"},
+        owners=[OWNER],
+        pool="vectors_db",
+        deps=[episode_vectors, knowledge_vectors],
+        metadata=CAPTURE_META,
+    )
+    def memory_aging(
+        context: dg.AssetExecutionContext, stores: StoresResource
+    ) -> dg.MaterializeResult:
+        """Memory aging: importance 1-5, tiers, an archive, a 180-day TTL and hard caps.
+
+        Source: every live vector's metadata in `<data dir>/vectors/`, with replies, bounces
+        and brain citations read from outreach.db and brain.db. Each vector's importance is
+        re-scored by the rule in `core/aging.py` (type, source, confidence, replies and
+        outcomes, citations), its value decays by its tier's half-life, and the least
+        valuable move to the `archive` collection, so each live collection stays under its
+        cap (`COMPANY_AI_VECTOR_CAP_EPISODES`, `..._KNOWLEDGE`); archived vectors are
+        deleted after `COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS` (180). Only vectors move: no
+        episode, fact or page is ever deleted. A capture: ages are counted to the day it
+        runs, so it runs for its current day only; a missed night is caught up by the next.
+        """
+        from company_ai.core.aging import age_store, read_signals
+
+        days.require_current(context, setup, "the vector memory's ages as of tonight")
+        today = date.fromisoformat(local_day(to_iso(setup.now()), setup.tz))
+        path = vectors_dir(stores.data_dir)
+        if not (path / "chroma.sqlite3").is_file():
+            return dg.MaterializeResult(metadata={"note": "no vector store yet: nothing to age"})
+        caps = {EPISODES: setup.settings.vector_cap_episodes}
+        caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
+        try:
+            with open_existing(path, write=True) as store:
+                result = age_store(
+                    store, read_signals(stores.stores()), today=today, caps=caps,
+                    ttl_days=setup.settings.vector_archive_ttl_days,
+                )  # fmt: skip
+        except VectorStoreError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        return dg.MaterializeResult(
+            metadata={
+                "as_of": today.isoformat(),
+                "kept": sum(result.kept.values()),
+                "archived": sum(result.archived.values()),
+                "deleted": result.deleted,
+                "kept_by_collection": result.kept,
+                "archived_by_collection": result.archived,
+                "archived_over_cap": result.over_cap,
+                "importance_changed": result.rescored,
+                "archive_size": result.archive_kept,
+                "repaired_half_moves": result.repaired,
+                "caps": caps,
+            }
+        )
+
+    return [contact_episodes, episode_vectors, knowledge_vectors, memory_aging]

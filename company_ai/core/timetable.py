@@ -169,17 +169,32 @@ TIMETABLE: list[Entry] = [
     # as it is.
     Entry("engagement_job", ("engagement_signals",), time(18, 30), 300, capture=True),
     # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
-    # ~200 episodes a day and ~1 s at a 1.5M-episode store. 600 s is ample headroom and
-    # still stops a wedged run long before the next night. (At 23:15 the last complete
+    # ~200 episodes a day and ~1 s at a 1.5M-episode store. (At 23:15 the last complete
     # day is yesterday: today's episodes are sealed tomorrow night, late arrivals included.)
-    Entry("memory_job", ("contact_episodes",), time(23, 15), 600),
+    # Then the day's episode vectors: ~200-2,000 texts at the offline model's measured
+    # ~300 texts/s on 2 busy cores (BENCHMARKS.md) is 1-7 s, plus Chroma's upsert at ~270
+    # vectors/s: under 15 s. 600 s covers a day of ~40,000 episodes. A first build or a
+    # rebuild of a large memory takes longer (1M episodes: ~1 h to embed and ~1 h to
+    # insert); every batch is a checkpoint, so a run stopped at 600 s resumes where it
+    # stopped on the next run (or run it once by hand with more time).
+    Entry("memory_job", ("contact_episodes", "episode_vectors"), time(23, 15), 600),
     # Synthesis reads one day of run records (~30 runs, each with its check evaluations)
     # and one day of outreach, replies and vault changes: under a second on the demo and
-    # a few seconds at 156,925 contacts (BENCHMARKS.md). 600 s.
-    Entry("brain_job", ("brain_facts",), time(23, 30), 600),
+    # a few seconds at 156,925 contacts (BENCHMARKS.md). Then the day's knowledge vectors:
+    # ~100 facts and decisions and the pages distilled that day (≤ a few hundred) at ~300
+    # texts/s and ~270 upserts/s: under 5 s; a first build of a year of facts and 10,000
+    # pages (~50,000 texts) ~6 min, checkpointed like the episodes. 900 s.
+    Entry("brain_job", ("brain_facts", "knowledge_vectors"), time(23, 30), 900),
     # The export writes one Markdown file per contact touched that day (≤ a few hundred,
     # each a whole timeline: ~1 ms each) plus the day's file. 600 s.
     Entry("memory_export_job", ("memory_export",), time(23, 45), 600),
+    # Aging reads every live vector's metadata, re-scores it and moves the least valuable
+    # to the archive: measured 188 s at 745,000 vectors moving 24,000 (BENCHMARKS.md), so
+    # about 250 s at the 1M cap on a busy 2-core box. 1800 s. A
+    # capture: what it archives and deletes depends on the day it runs (age and TTL are
+    # counted to that day), so it runs for its current day only; a missed night loses
+    # nothing, because the next pass ages everything that is due by then.
+    Entry("memory_aging_job", ("memory_aging",), time(2, 0), 1800, capture=True),
 ]
 
 

@@ -1,0 +1,356 @@
+"""The vector memory: a local, persistent ChromaDB store at `<data dir>/vectors/`.
+
+Three collections: `episodes` (episode texts), `knowledge` (brain facts, decisions and
+recall pages) and `archive` (what aging moved out of the other two). Vectors are derived,
+never the system of record: each one's id and metadata point back to the row it came from
+(`ref`, in the brain's source notation: `memory.contact_episodes:<id>`,
+`brain.facts:<day>/<key>`, `brain.decisions:<day>/<key>`, `recall.pages:<title>`), and no
+text is stored in Chroma: a reader fetches it from that row.
+
+Every embedding comes from the project's one embedder and is handed to Chroma explicitly
+(`embedding_function=None`): Chroma's own embedding function would download a model on
+first use. Telemetry is off. Each collection records the model and dimension it was built
+with; opening it with another refuses to mix them (`VectorModelMismatch`, which says how to
+rebuild). A store that cannot be read (deleted files, garbage in its SQLite or index files)
+is removed by `open_store` and reported, so the builders fill it again from the stores.
+
+Chroma's local store is not safe for two processes at once (runs of the same job for
+several days go side by side, and `similar` may be asked meanwhile), so every opening
+holds a file lock beside the store (`.vectors.lock`): exclusive for the writers, shared for
+a reader, which waits at most `READ_WAIT_S` for a writer to finish.
+
+Chroma keeps one shared system per path per process; `open_store` clears that cache on the
+way in and out, so a store deleted or replaced between two runs in one process (the tests,
+the demo) is never served from memory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+EPISODES, KNOWLEDGE, ARCHIVE = "episodes", "knowledge", "archive"
+LIVE = (EPISODES, KNOWLEDGE)
+COLLECTIONS = (*LIVE, ARCHIVE)
+VECTORS_DIR = "vectors"
+COMPLETE = "complete"  # a collection's `build` once every row it should hold is in it
+PARTIAL = "partial"  # created, its first full build not finished: the next run resumes it
+# The index: cosine distance; ef_search 200 for recall@10 >= 0.95 at 1M (BENCHMARKS.md).
+HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 16}
+PAGE = 5000  # ids per Chroma write (its own limit is 5,461 per batch)
+READ_WAIT_S = 30.0  # how long `similar` waits for a writer to finish
+READ_PAGE = 20_000  # rows per metadata read (Chroma binds one SQL variable per row: < 32,766)
+
+
+class VectorStoreError(RuntimeError):
+    """The vector store cannot be used as asked; the message says why and what to do."""
+
+
+class VectorModelMismatch(VectorStoreError):
+    """A collection holds vectors from another embedding model or dimension."""
+
+
+def vectors_dir(data_dir: str | Path) -> Path:
+    return Path(data_dir) / VECTORS_DIR
+
+
+def day_number(day: str) -> int:
+    """2026-11-30 -> 20261130: Chroma compares numbers, not strings, in `$gte`/`$lte`."""
+    return int(day.replace("-", ""))
+
+
+def rebuild_hint(model: str, dim: int) -> str:
+    return (
+        f"to rebuild the vector store with {model} ({dim}-d), materialise episode_vectors with "
+        "run config `ops: {episode_vectors: {config: {rebuild: true}}}`: it removes the store "
+        "and re-embeds the stores, and knowledge_vectors rebuilds its collection on its next run"
+    )
+
+
+@dataclass(frozen=True)
+class Vector:
+    """One memory as stored: id, embedding and metadata (no text)."""
+
+    id: str
+    embedding: np.ndarray
+    meta: Mapping[str, Any]
+
+
+@dataclass
+class Opened:
+    """What `open_store` found: collections it had to create, and why it rebuilt, if it did."""
+
+    created: set[str] = field(default_factory=set)
+    rebuilt: str = ""  # empty, or why the store was removed and is being rebuilt
+
+
+class VectorStore:
+    """An open store. Use `open_store` (writers) or `open_existing` (readers, aging)."""
+
+    def __init__(self, path: Path, client: Any):
+        self.path = path
+        self._client = client
+        self._collections: dict[str, Any] = {}
+
+    def has(self, name: str) -> bool:
+        return name in self._collections
+
+    def model(self, name: str) -> tuple[str, int]:
+        meta = self._collections[name].metadata or {}
+        return str(meta.get("model", "?")), int(meta.get("dim", 0))
+
+    def built(self, name: str) -> bool:
+        return (self._collections[name].metadata or {}).get("build") == COMPLETE
+
+    def mark_built(self, name: str) -> None:
+        collection = self._collections[name]
+        collection.modify(metadata={**(collection.metadata or {}), "build": COMPLETE})
+
+    def settings(self) -> dict[str, Any]:
+        """What the store was opened with: telemetry, and each collection's embedding
+        function (None: every embedding is handed over by the caller)."""
+        functions = {n: c._embedding_function for n, c in self._collections.items()}
+        telemetry = self._client.get_settings().anonymized_telemetry
+        return {"telemetry": telemetry, "embedding_functions": functions}
+
+    def count(self, name: str) -> int:
+        return self._collections[name].count() if name in self._collections else 0
+
+    def upsert(self, name: str, vectors: Sequence[Vector]) -> None:
+        collection = self._collections[name]
+        for start in range(0, len(vectors), PAGE):
+            part = vectors[start : start + PAGE]
+            collection.upsert(
+                ids=[v.id for v in part],
+                embeddings=np.stack([v.embedding for v in part]).astype(np.float32),
+                metadatas=[dict(v.meta) for v in part],
+            )
+
+    def update_metadata(self, name: str, metas: Mapping[str, Mapping[str, Any]]) -> None:
+        collection, ids = self._collections[name], list(metas)
+        for start in range(0, len(ids), PAGE):
+            part = ids[start : start + PAGE]
+            collection.update(ids=part, metadatas=[dict(metas[i]) for i in part])
+
+    def delete(self, name: str, ids: Iterable[str]) -> int:
+        ids = list(ids)
+        for start in range(0, len(ids), PAGE):
+            self._collections[name].delete(ids=ids[start : start + PAGE])
+        return len(ids)
+
+    def metadata(
+        self, name: str, where: Mapping[str, Any] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """{id: metadata} of every vector in a collection (or those matching `where`)."""
+        if name not in self._collections:
+            return {}
+        found: dict[str, dict[str, Any]] = {}
+        collection, offset = self._collections[name], 0
+        while True:
+            got = collection.get(
+                where=dict(where) if where else None,
+                include=["metadatas"],
+                limit=READ_PAGE,
+                offset=offset,
+            )
+            found.update(zip(got["ids"], got["metadatas"], strict=True))
+            if len(got["ids"]) < READ_PAGE:
+                return found
+            offset += len(got["ids"])
+
+    def metadata_of(self, name: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """{id: metadata} of those of `ids` that the collection holds."""
+        if name not in self._collections or not ids:
+            return {}
+        got = self._collections[name].get(ids=list(ids), include=["metadatas"])
+        return dict(zip(got["ids"], got["metadatas"], strict=True))
+
+    def vectors(self, name: str, ids: Sequence[str]) -> list[Vector]:
+        out = []
+        for start in range(0, len(ids), PAGE):
+            got = self._collections[name].get(
+                ids=list(ids[start : start + PAGE]), include=["embeddings", "metadatas"]
+            )
+            out += [
+                Vector(i, np.asarray(e, dtype=np.float32), m)
+                for i, e, m in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True)
+            ]
+        return out
+
+    def query(
+        self, name: str, vector: np.ndarray, limit: int, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, float, dict[str, Any]]]:
+        """The `limit` nearest (id, cosine similarity, metadata), best first."""
+        collection = self._collections.get(name)
+        if collection is None or limit < 1:
+            return []
+        got = collection.query(
+            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+            n_results=limit,
+            where=dict(where) if where else None,
+            include=["metadatas", "distances"],
+        )
+        return [
+            (i, 1.0 - float(d), m)
+            for i, d, m in zip(got["ids"][0], got["distances"][0], got["metadatas"][0], strict=True)
+        ]
+
+    def probe(self) -> None:
+        """Read every collection's index once, so a damaged file fails here, not mid-run."""
+        for collection in self._collections.values():
+            if collection.count():
+                dim = int((collection.metadata or {}).get("dim", 0))
+                collection.get(limit=1, include=["metadatas"])
+                if dim > 0:
+                    probe = np.zeros((1, dim), dtype=np.float32)
+                    probe[0, 0] = 1.0
+                    collection.query(query_embeddings=probe, n_results=1, include=["distances"])
+
+
+def _client(path: Path) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.PersistentClient(
+        path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+    )
+
+
+def _forget_clients() -> None:
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+
+
+def _attach(path: Path) -> VectorStore:
+    """Open the store and its existing collections; any Chroma error means it is damaged."""
+    store = VectorStore(path, _client(path))
+    names = {c.name for c in store._client.list_collections()}
+    for name in COLLECTIONS:
+        if name in names:
+            store._collections[name] = store._client.get_collection(name, embedding_function=None)
+    store.probe()
+    return store
+
+
+def _damage(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+
+
+@contextmanager
+def _locked(path: Path, *, exclusive: bool, wait_s: float | None = None) -> Iterator[None]:
+    """Hold the store's lock: exclusive (writers: wait as long as it takes) or shared
+    (readers: wait at most `wait_s`, then a clear error)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent / f".{path.name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, mode | (fcntl.LOCK_NB if deadline is not None else 0))
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise VectorStoreError(
+                        f"the vector store at {path} is being written (a memory job is "
+                        f"running); waited {wait_s:.0f} s: try again in a minute"
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def open_store(
+    path: Path, model: str, dim: int, *, rebuild: bool = False
+) -> Iterator[tuple[VectorStore, Opened]]:
+    """The store for the builders, with every collection made by `model` (`dim`-d).
+
+    `rebuild` removes the store first. A store that cannot be read is removed and recreated
+    (`Opened.rebuilt` says why). Collections that do not exist yet are created (their first
+    build is then due: `Opened.created`). A collection made by another model raises
+    `VectorModelMismatch`, and nothing is changed.
+    """
+    with _locked(path, exclusive=True), _open_store(path, model, dim, rebuild) as opened:
+        yield opened
+
+
+@contextmanager
+def _open_store(
+    path: Path, model: str, dim: int, rebuild: bool
+) -> Iterator[tuple[VectorStore, Opened]]:
+    opened = Opened()
+    _forget_clients()
+    if rebuild and path.exists():
+        shutil.rmtree(path)
+        opened.rebuilt = "a rebuild was asked for"
+    existed = path.exists()
+    try:
+        store = _attach(path)
+    except Exception as exc:  # Chroma raises its own errors, sqlite3's and OSError
+        if not existed:
+            raise VectorStoreError(f"cannot create a vector store at {path}: {exc}") from exc
+        _forget_clients()
+        shutil.rmtree(path, ignore_errors=True)
+        opened.rebuilt = f"the store at {path} could not be read ({_damage(exc)})"
+        store = _attach(path)
+    try:
+        for name in COLLECTIONS:
+            if store.has(name):
+                found = store.model(name)
+                if found != (model, dim):
+                    raise VectorModelMismatch(
+                        f"the {name} collection holds {found[0]} ({found[1]}-d) vectors, not "
+                        f"{model} ({dim}-d); {rebuild_hint(model, dim)}"
+                    )
+            else:
+                store._collections[name] = store._client.create_collection(
+                    name,
+                    embedding_function=None,
+                    metadata={"model": model, "dim": dim, "build": PARTIAL},
+                    configuration={"hnsw": HNSW},
+                )
+                opened.created.add(name)
+        yield store, opened
+    finally:
+        _forget_clients()
+
+
+@contextmanager
+def open_existing(path: Path, *, write: bool = False) -> Iterator[VectorStore]:
+    """The store as it is (for `similar`, and aging with `write`): never creates or removes
+    anything, and a store that cannot be read is an error that says what rebuilds it."""
+    if not (path / "chroma.sqlite3").is_file():
+        raise VectorStoreError(
+            f"no vector store at {path}: the memory job builds it (or run `company-ai demo`)"
+        )
+    wait_s = None if write else READ_WAIT_S
+    with _locked(path, exclusive=write, wait_s=wait_s), _open_existing(path) as store:
+        yield store
+
+
+@contextmanager
+def _open_existing(path: Path) -> Iterator[VectorStore]:
+    _forget_clients()
+    try:
+        store = _attach(path)
+    except Exception as exc:
+        raise VectorStoreError(
+            f"the vector store at {path} cannot be read ({_damage(exc)}); the next "
+            "episode_vectors run rebuilds it from the stores"
+        ) from exc
+    try:
+        yield store
+    finally:
+        _forget_clients()
