@@ -26,7 +26,7 @@ from tests.pg_server import free_port
 from tests.setup import DEFS, named
 
 DEPLOY_YAML = Path(__file__).resolve().parent.parent / "deploy" / "dagster.yaml"
-DAY = "2026-11-28"
+DAY = "2026-11-29"  # a day on which the 60-contact sample gives the brain facts to read
 PASSWORD = "pw-canary-7Kq2vXz9"  # never to be written anywhere
 
 
