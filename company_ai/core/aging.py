@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from company_ai.core.brain import clamp_importance
 from company_ai.core.db import Stores, table_exists
 from company_ai.core.schema import Store
 from company_ai.core.vectors import ARCHIVE, LIVE, Vector, VectorStore
 
-MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 5
 EPISODE_IMPORTANCE = {
     "response": 4,
     "note": 3,
@@ -60,10 +60,6 @@ ARCHIVE_BELOW = 0.5  # the value under which a vector is archived
 EPISODE_REF = "memory.contact_episodes:"
 
 
-def clamp(value: int) -> int:
-    return max(MIN_IMPORTANCE, min(MAX_IMPORTANCE, value))
-
-
 def episode_base(episode_type: str, source: str | None, confidence: float | None) -> int:
     """An episode's importance from its own row: type, source and confidence."""
     base = EPISODE_IMPORTANCE[episode_type]
@@ -71,7 +67,7 @@ def episode_base(episode_type: str, source: str | None, confidence: float | None
         base += 1
     if confidence is not None and confidence < DOUBTFUL_CONFIDENCE:
         base -= 1
-    return clamp(base)
+    return clamp_importance(base)
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ def importance(meta: Mapping[str, Any], signals: Signals) -> int:
         value += (message in signals.replied) - (message in signals.bounced)
     if any(day != meta["day"] for day in signals.cited.get(meta["ref"], ())):
         value += 1
-    return clamp(value)
+    return clamp_importance(value)
 
 
 def value_on(importance_: int, day: str, today: date) -> float:

@@ -47,7 +47,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -106,7 +106,12 @@ def bound_importance(rule_value: int, proposed: int | None) -> int:
     if proposed is None:
         return rule_value
     step = max(-1, min(1, proposed - rule_value))
-    return max(MIN_IMPORTANCE, min(MAX_IMPORTANCE, rule_value + step))
+    return clamp_importance(rule_value + step)
+
+
+def clamp_importance(value: int) -> int:
+    """`value` kept on the importance scale (1-5)."""
+    return max(MIN_IMPORTANCE, min(MAX_IMPORTANCE, value))
 
 
 def check_day(day: str) -> str:
@@ -288,12 +293,11 @@ def _reader(
     stores: Stores, domain: Store, missing: list[str]
 ) -> Iterator[sqlite3.Connection | None]:
     """A read-only connection, or None (and a note) when the store does not exist yet."""
-    if not stores.exists(domain):
+    conn = stores.reader(domain)
+    if conn is None:
         missing.append(f"no {domain} store yet ({stores.path(domain)})")
-        yield None
-        return
-    with stores.connect(domain, readonly=True) as conn:
-        yield conn
+    with closing(conn) if conn else nullcontext() as opened:
+        yield opened
 
 
 def _rows(

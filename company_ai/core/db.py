@@ -66,6 +66,11 @@ class Stores:
         """Whether the store exists yet: a server store always does (reaching it may fail)."""
         return domain in self.urls or self.path(domain).is_file()
 
+    def reader(self, domain: Store) -> Any:
+        """A read-only connection to the store (the caller closes it), or None when the
+        store does not exist yet."""
+        return self.open(domain, readonly=True) if self.exists(domain) else None
+
     def path(self, domain: Store) -> Path:
         if domain not in DOMAINS:
             raise ValueError(f"unknown store {domain!r}; the stores are {', '.join(DOMAINS)}")

@@ -163,10 +163,6 @@ class _Contact:
         return inline(self.name) or f"Contact {self.id}"
 
 
-def _open(stores: Stores, domain: Store) -> sqlite3.Connection | None:
-    return stores.open(domain, readonly=True) if stores.exists(domain) else None
-
-
 def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sqlite3.Row]:
     """Rows of `sql` (with `{ids}` for an IN list) for every chunk of ids, in chunk order."""
     if conn is None or not table_exists(conn, table):
@@ -181,7 +177,7 @@ def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
     """The day's files, by path relative to `<folder>/<day>`: the export without writing."""
     check_day(day)
     _, end = day_window(day, tz)
-    conns = {d: _open(stores, d) for d in (Store.BRAIN, Store.MEMORY, Store.OUTREACH, Store.CRM)}
+    conns = {d: stores.reader(d) for d in (Store.BRAIN, Store.MEMORY, Store.OUTREACH, Store.CRM)}
     try:
         brain_conn = conns[Store.BRAIN]
         brain = read_day(brain_conn, day) if brain_conn else BrainDay(day)

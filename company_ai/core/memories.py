@@ -230,11 +230,6 @@ def _worth_keeping(
     return [by_id[i] for i in chosen.keep]
 
 
-def _reader(stores: Stores, domain: Store) -> sqlite3.Connection | None:
-    """A read-only connection to a store, or None when it does not exist yet."""
-    return stores.open(domain, readonly=True) if stores.exists(domain) else None
-
-
 def sync_episodes(
     store: VectorStore,
     opened: Opened,
@@ -247,7 +242,7 @@ def sync_episodes(
 ) -> SyncResult:
     """The `episodes` collection for day `day` (see the module docstring)."""
     result = SyncResult(full_build=not store.built(EPISODES))
-    memory = _reader(stores, Store.MEMORY)
+    memory = stores.reader(Store.MEMORY)
     if memory is None:
         result.notes.append("no memory store yet: nothing to embed")
         memories: list[Memory] = []
@@ -283,11 +278,11 @@ def sync_knowledge(
     distilled = "distilled <= ?" if result.full_build else "distilled = ?"
     memories: list[Memory] = []
     titles: set[str] = set()
-    brain = _reader(stores, Store.BRAIN)
+    brain = stores.reader(Store.BRAIN)
     if brain is not None:
         with closing(brain) as conn:
             memories += brain_memories(conn, on, (day,))
-    recall = _reader(stores, Store.RECALL)
+    recall = stores.reader(Store.RECALL)
     if recall is not None:
         with closing(recall) as conn:
             memories += page_memories(conn, distilled, (day,))
@@ -394,7 +389,7 @@ def nearest(
 
 def fill_rows(stores: Stores, hits: list[Hit]) -> None:
     """Each hit's text and contact, read from the rows it points to (read-only)."""
-    readers = {d: _reader(stores, d) for d in (Store.MEMORY, Store.BRAIN, Store.RECALL, Store.CRM)}
+    readers = {d: stores.reader(d) for d in (Store.MEMORY, Store.BRAIN, Store.RECALL, Store.CRM)}
     try:
         for hit in hits:
             hit.text = _row_text(readers, hit)
