@@ -5,6 +5,8 @@ sensor and resource from them and the wall clock; `build(setup)` is the same for
 settings and clock (the tests use it). Nothing is read from the environment at import.
 """
 
+import functools
+
 import dagster as dg
 
 from company_ai import schedules
@@ -112,6 +114,13 @@ def build(setup: Setup) -> dg.Definitions:
     )
 
 
+@functools.cache
+def _built(settings: Settings) -> dg.Definitions:
+    return build(Setup(settings))
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build(Setup(Settings.from_env()))
+    # Dagster calls this several times in one process (a CLI run loads the code location,
+    # then the job, then each step); building once per settings saves ~0.15 s a call.
+    return _built(Settings.from_env())
