@@ -3,6 +3,7 @@ whole process each time, on a fresh `DAGSTER_HOME` (see BENCHMARKS.md, issue 15)
 
     .venv/bin/python benchmarks/bench_vault_job.py --notes 10000
     .venv/bin/python benchmarks/bench_vault_job.py --notes 100000 --prebuilt
+    .venv/bin/python benchmarks/bench_vault_job.py --notes 10000 --prebuilt --storage postgres
 
 Generates the vault (`bench_vault.write_vault`: public notes with front matter, a
 paragraph, tagged observations and typed relations, plus 50 private notes), then runs
@@ -15,8 +16,12 @@ RSS) and what the assets report (staged, distilled, embedded, pages/s).
 in-process by the same core functions the assets call, except that the vectors come from
 a stand-in embedder under the offline model's name (a cold embedding of 100,000 pages
 takes about half an hour here); the unchanged and one-edit runs are then real `dagster`
-runs over that state, and the edited page is embedded by the real model. Prints figures;
-asserts no speed.
+runs over that state, and the edited page is embedded by the real model.
+
+`--storage postgres` keeps Dagster's run and event storage in a local PostgreSQL (Debian's
+server, started as the tests start it but with fsync and synchronous commits on), as
+`deploy/dagster.yaml` does in production; the default is the SQLite storage a fresh
+`DAGSTER_HOME` gets. Prints figures; asserts no speed.
 """
 
 from __future__ import annotations
@@ -77,6 +82,25 @@ def last_run() -> tuple[float, dict]:
         return record.end_time - record.start_time, figures
 
 
+def postgres_storage(dagster_yaml: Path):
+    """A durable local PostgreSQL as the instance's run, event and schedule storage."""
+    sys.path.insert(0, str(Path(__file__).parent.parent))
+    from tests.pg_server import PgServer, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server binaries: run scripts/test-deps as root")
+    # A folder of its own: as root the server runs as `nobody`, who cannot enter ours.
+    root = Path(tempfile.mkdtemp(prefix="bench-postgres-"))
+    server = PgServer(bindir, root).start(durable=True)
+    url = server.create_database("dagster").replace("postgresql://", "postgresql+psycopg2://")
+    dagster_yaml.write_text(
+        f"telemetry: {{enabled: false}}\nstorage:\n  postgres:\n    postgres_url: {url}\n"
+    )
+    print(f"Dagster storage: PostgreSQL {bindir.parent.name} at {root} (fsync on)")
+    return server
+
+
 def prebuild(vault: Path, data: Path, day: str) -> None:
     """The cold state built in-process; vectors from a stand-in under MiniLM's name."""
     import numpy as np
@@ -111,6 +135,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="unchanged runs")
     parser.add_argument("--prebuilt", action="store_true", help="build the cold state in-process")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--storage", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args()
 
     from bench_vault import write_vault
@@ -124,6 +149,9 @@ def main() -> None:
         shutil.rmtree(folder, ignore_errors=True)
     home.mkdir(parents=True)
     (home / "dagster.yaml").write_text("telemetry: {enabled: false}\n")
+    server = None
+    if args.storage == "postgres":
+        server = postgres_storage(home / "dagster.yaml")
     started = time.perf_counter()
     write_vault(vault, args.notes)
     print(
@@ -162,6 +190,9 @@ def main() -> None:
     night("one edit")
     night("unchanged")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    if server:
+        server.stop()
+        shutil.rmtree(server.root, ignore_errors=True)
     if not args.keep:
         shutil.rmtree(root)
 

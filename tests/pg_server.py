@@ -65,16 +65,17 @@ class PgServer:
             )
             raise RuntimeError(f"{args[0]} failed: {done.stderr[-2000:]}\n{log[-2000:]}")
 
-    def start(self) -> PgServer:
+    def start(self, *, durable: bool = False) -> PgServer:
+        """Start the server; `durable` keeps fsync and synchronous commits on (benchmarks),
+        the tests turn them off."""
         self.root.mkdir(parents=True, exist_ok=True)
         if self.as_user:
             shutil.chown(self.root, "nobody")
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync",
                   "-E", "UTF8", "--locale=C")  # fmt: skip
-        options = (
-            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root}"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l",
                   str(self.root / "server.log"), "-w", "start")  # fmt: skip
         return self
