@@ -770,11 +770,31 @@ _MULTIPLE = re.compile(
     rf"{_word_start(MULTIPLES)}(?:" + "|".join(sorted(MULTIPLES, key=len, reverse=True)) + r")\b"
 )
 _SUPERLATIVE = re.compile(SUPERLATIVE)
-# The words SUPERLATIVE needs, and the ending of a word in -est: literals only, so the scan
-# skips ahead to their first letters.
-_BOAST_WORD = re.compile(
-    "|".join(re.escape(t) for t in (*[x for x in SUPERLATIVE_TRIGGERS if x != "most"], "est"))
-)
+
+
+def _prefix_tree(words: Iterable[str]) -> str:
+    """A pattern matching the start of any text that starts with one of `words`, as a tree
+    of their prefixes ("c(?:eo|fo)"): the regex engine tries a few letters at each place,
+    not every word (2.5x faster than the words joined by `|`)."""
+    tree: dict = {}
+    for word in words:
+        node = tree
+        for letter in word:
+            node = node.setdefault(letter, {})
+        node[""] = {}
+
+    def pattern(node: dict) -> str:
+        if "" in node:
+            return ""  # a word ends here: any continuation matches too
+        branches = [re.escape(letter) + pattern(sub) for letter, sub in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return pattern(tree)
+
+
+# The words SUPERLATIVE needs, and the ending of a word in -est: literals only (as a tree of
+# prefixes, see `_prefix_tree`), so the scan skips ahead to their first letters.
+_BOAST_WORD = re.compile(_prefix_tree([*(t for t in SUPERLATIVE_TRIGGERS if t != "most"), "est"]))
 
 
 def _boast_words(lowered: str) -> Iterable[re.Match]:
@@ -863,26 +883,6 @@ def _opening_scan(pattern: re.Pattern) -> re.Pattern:
     if "" in openings:
         raise ValueError(f"a match of {pattern.pattern[:40]!r}… need not open with a letter")
     return re.compile(r"\b" + _prefix_tree(openings))
-
-
-def _prefix_tree(words: Iterable[str]) -> str:
-    """A pattern matching the start of any text that starts with one of `words`, as a tree
-    of their prefixes ("c(?:eo|fo)"): the regex engine tries a few letters at each place,
-    not every word (2.5x faster than the words joined by `|`)."""
-    tree: dict = {}
-    for word in words:
-        node = tree
-        for letter in word:
-            node = node.setdefault(letter, {})
-        node[""] = {}
-
-    def pattern(node: dict) -> str:
-        if "" in node:
-            return ""  # a word ends here: any continuation matches too
-        branches = [re.escape(letter) + pattern(sub) for letter, sub in sorted(node.items())]
-        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-
-    return pattern(tree)
 
 
 _PHRASE_OPENINGS = _opening_scan(_PHRASES)
@@ -1074,6 +1074,9 @@ def _variants(key: str) -> list[str]:
 _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 
 
+_ASCII_RUN = re.compile(r"[A-Za-z0-9_'.-]+")
+
+
 class _SourceValues:
     """Every value the sources say, by kind; a number with the nouns it counts."""
 
@@ -1145,8 +1148,19 @@ class SourceIndex:
     def capitalised(self) -> set[str]:
         """Words the sources capitalise: a lone name must be one ("Executive" is not
         supported by "the executive")."""
-        words = _WORD.findall(self.joined + " " + " ".join(self.allow))
-        return set(_norm(" ".join([w for w in words if w[0].isupper()])).split())
+        text = self.joined + " " + " ".join(self.allow)
+        if not text.isascii():
+            words = [w for w in _WORD.findall(text) if w[0].isupper()]
+            return set(_norm(" ".join(words)).split())
+        # In ASCII, a `_WORD` is a run of word characters, ' . and - from its first letter:
+        # the runs are found faster, and their edges are punctuation to `_norm` anyway.
+        capitals = []
+        for run in _ASCII_RUN.findall(text):
+            if not run[0].isalpha():
+                run = run.lstrip("0123456789_'.-")
+            if run[:1].isupper():
+                capitals.append(run)
+        return set(_norm(" ".join(capitals)).split())
 
     @functools.cached_property
     def acronyms(self) -> set[str]:
