@@ -860,8 +860,9 @@ _EVIDENCE = [
 def _openings(items: Sequence, prefix: str = "") -> set[str]:
     """The letters a match of a parsed pattern (`re._parser`) surely opens with, as a set of
     alternatives: each match starts with one of them ("" when it need not open with a
-    letter). Literal letters are followed through groups, alternations and optional parts;
-    anything else (a class, a non-letter) ends the opening where it stands."""
+    letter). Literal letters are followed through groups, alternations and around optional
+    parts; anything else (a class, a non-letter, the end of a part that may repeat) ends the
+    opening where it stands: shorter, still true."""
     if not items:
         return {prefix}
     (op, arg), rest = items[0], list(items[1:])
