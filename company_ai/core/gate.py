@@ -38,8 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from itertools import chain
-from re import _constants as _sre  # the parsed form of a pattern, for `_openings`
-from re import _parser
+from re import _constants as _sre  # type: ignore[attr-defined]  # parsed patterns: `_openings`
+from re import _parser  # type: ignore[attr-defined]
 from typing import Literal, NamedTuple, get_args
 
 from company_ai.core.gate_words import (
@@ -541,30 +541,29 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
         if dated(m.start()) or dated(m.end() - 1):
             continue
         digits.append(m.span())
-        g = m  # its groups by name; an unmatched one is None
         tail = text[max(0, m.start() - 2) : m.start()].rstrip(" ")
         code = (  # "USD 5": only a code's last letter may stand there
             _CURRENCY_CODE.search(text, max(0, m.start() - 4), m.start())
             if tail and tail[-1] in "dpryf$"
             else None
         )
-        if g["cur"] or g["curw"] or code:
-            base = _dec(g["mnum"] or g["num"])
-            scale = (g["mscale"] or g["scale"] or "").lower()
+        if m["cur"] or m["curw"] or code:
+            base = _dec(m["mnum"] or m["num"])
+            scale = (m["mscale"] or m["scale"] or "").lower()
             mult = SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
-            currency = CURRENCIES.get(g["cur"] or g["curw"] or code.group(1))  # type: ignore[union-attr]
+            currency = CURRENCIES.get(m["cur"] or m["curw"] or code.group(1))  # type: ignore[union-attr]
             start = code.start() if code else m.start()
             if base is not None:
                 yield start, m.end(), _Value("money", base * mult, currency=currency)
-        elif g["num"] is not None:
-            base = _dec(g["num"])
+        elif m["num"] is not None:
+            base = _dec(m["num"])
             if base is None:
                 continue
-            scale = (g["scale"] or "").lower()
+            scale = (m["scale"] or "").lower()
             base *= SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
-            if g["pct"]:
+            if m["pct"]:
                 yield m.start(), m.end(), _Value("percent", base)
-            elif not scale and not g["ord"] and 1900 <= base <= 2099 and "." not in g["num"]:
+            elif not scale and not m["ord"] and 1900 <= base <= 2099 and "." not in m["num"]:
                 yield m.start(), m.end(), _Value("date", date=(int(base), None, None))
             else:
                 yield m.start(), m.end(), _Value("number", base)
