@@ -1,0 +1,125 @@
+"""The gate's fast paths give exactly the answers of the slow ones they replaced.
+
+Each shortcut (a scan tried only where a match may open, a pre-check that spares a
+substitution, an ASCII-only route, an index built only when asked) is compared with the
+plain form it stands for, on the gate's own drafts and on random text full of the
+characters that make the edge cases."""
+
+from __future__ import annotations
+
+import random
+import re
+from re import _parser
+
+import pytest
+
+from company_ai.core import gate
+from company_ai.core.gate import SourceIndex, check, extract
+from company_ai.tools.gate_adversary import adversarial_drafts
+from company_ai.tools.gate_eval import ALLOW, labelled_drafts
+
+ALPHABET = "aAbcdeEfilIOorstTuwxy 0123456789.,@-_'’&$£#\n\u00e9\u0130\u017f"
+
+
+def random_texts(count: int, seed: int, alphabet: str = ALPHABET) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(count)]
+
+
+def drafts() -> list[str]:
+    texts = [c.text for c in labelled_drafts()]
+    texts += [part for c in adversarial_drafts() for part in c.parts.values()]
+    return texts
+
+
+def test_phrase_claims_are_found_where_the_whole_pattern_finds_them():
+    phrases = [
+        "as we discussed on our call, a dozen co-founders and the cofounder doubled it",
+        "Thanks again for the chat; as a long-time customer your VP of Sales and the CFO agree",
+        "hundreds of thousands halved, in half, by half, twice; i sent you my proposal",
+    ]
+    for text in [*phrases, *drafts()]:
+        lowered = text.lower()
+        expected = [(m.span(), m.lastgroup) for m in gate._PHRASES.finditer(lowered)]
+        assert [(m.span(), m.lastgroup) for m in gate._phrase_matches(lowered)] == expected
+
+
+def test_the_openings_of_a_pattern_follow_its_literals_and_optional_parts():
+    parsed = _parser.parse(r"\b(?:co-?)?founder\b|\bas (?:we )?discussed")
+    # Past a part that may repeat ("-?"), the opening ends: "co" stands for "cofounder" too.
+    assert gate._openings(list(parsed)) == {"co", "founder", "as"}
+    assert gate._openings(list(_parser.parse(r"\bhead of [a-z]+"))) == {"head"}
+    with pytest.raises(ValueError, match="need not open with a letter"):
+        gate._opening_scan(re.compile(r"#1|\btop\b"))
+
+
+def test_the_prefix_tree_matches_exactly_the_texts_starting_with_a_word():
+    words = ["ceo", "cfo", "co", "cofounder", "est", "no.", "#"]
+    tree = re.compile(gate._prefix_tree(words))
+    for text in ["ceo", "cfox", "cot", "c", "ce", "es", "est", "no.", "no", "nox", "#1", "x"]:
+        assert bool(tree.match(text)) == text.startswith(tuple(words)), text
+
+
+def test_letter_runs_are_the_runs_of_a_to_z():
+    for text in random_texts(3000, 1):
+        lowered = text.lower()
+        assert gate._letter_runs(lowered) == set(re.findall(r"[a-z]+", lowered)), text
+
+
+def test_the_look_alike_pre_check_never_spares_a_text_that_would_change():
+    alphabet = "lIO0123456789,. a\u00e9"
+    changed = 0
+    for text in random_texts(6000, 2, alphabet):
+        if gate._DIGITISH.sub(gate._as_digits, text) != text:
+            changed += 1
+            assert gate._may_be_digitish(text), text
+    assert changed > 100  # the random texts do reach the substitution
+
+
+def test_ascii_names_and_norm_match_the_general_route():
+    def plain_norm(text: str) -> str:  # the regex route the ASCII one replaced
+        text = re.sub(r"['’]s\b", "", text.lower()).replace("'", "").replace("’", "")
+        return " ".join(re.sub(r"[^\w]+", " ", text.replace("&", " and ")).split())
+
+    for text in random_texts(3000, 3, ALPHABET[:-3] + "ABCDEFGHKLMNQRS"):
+        assert gate._norm(text) == plain_norm(text), text
+        index = SourceIndex([text], ["Sam Rivers"])
+        words = [w for w in gate._WORD.findall(index.joined + " Sam Rivers") if w[0].isupper()]
+        assert index.capitalised == set(gate._norm(" ".join(words)).split()), text
+
+
+def test_the_pre_checks_for_an_address_and_a_sign_off_miss_none():
+    may_address = re.compile(r"\w[.@][a-z]", re.IGNORECASE)  # the test the scan stands for
+    for text in random_texts(4000, 4):
+        assert bool(gate._MAY_ADDRESS.search(text)) == bool(may_address.search(text)), text
+    rng = random.Random(5)
+    openings = ["Best", "best regards", "Kind regards", "Warmest regards", "Many thanks"]
+    openings += ["Thanks", "Thank you", "Cheers", "Sincerely", "Yours truly", "All the best"]
+    openings += ["Talk soon", "Speak soon", "Take care", "Hi", "Regards", "Bestow"]
+    for _ in range(2000):
+        line = " " * rng.randint(0, 2) + rng.choice(openings) + rng.choice([",", "!", "", " ,"])
+        line += rng.choice(["", " Sam", " Sam Rivers", "\n", " — we grew 40%"])
+        if gate.SIGN_OFF.match(line):
+            assert gate._may_sign_off(line, line.strip()), line
+
+
+def test_the_sources_are_indexed_only_for_what_a_draft_asks():
+    sources = ["Acme Ltd employs 120 people in Leeds; revenue grew 41% in 2025."]
+    names_only = extract("Hi there,\n\nAcme in Leeds looks busy.\n")
+    index = SourceIndex(sources)
+    assert check(names_only, index) == []
+    assert "values" not in vars(index)  # no number in the draft: the sources' are not parsed
+    numbers = extract("Acme grew 41% in 2025 and employs 130 people.")
+    lazy, eager = SourceIndex(sources), SourceIndex(sources)
+    assert eager.values.numbers  # parsed before the check
+    assert check(numbers, lazy) == check(numbers, eager) != []
+    assert "values" in vars(lazy)
+
+
+def test_the_gate_agrees_with_itself_indexed_once_or_per_draft():
+    for case in labelled_drafts()[:60]:
+        index = SourceIndex(case.sources, ALLOW)
+        once = [check(extract(case.text), index) for _ in range(2)]
+        assert (
+            once[0] == once[1] == gate.find_unsupported_claims(case.text, case.sources, allow=ALLOW)
+        )
