@@ -4,6 +4,7 @@ whole process each time, on a fresh `DAGSTER_HOME` (see BENCHMARKS.md, issue 15)
     .venv/bin/python benchmarks/bench_vault_job.py --notes 10000
     .venv/bin/python benchmarks/bench_vault_job.py --notes 100000 --prebuilt
     .venv/bin/python benchmarks/bench_vault_job.py --notes 10000 --prebuilt --storage postgres
+    .venv/bin/python benchmarks/bench_vault_job.py --keep DIR --reuse   # time DIR's state again
 
 Generates the vault (`bench_vault.write_vault`: public notes with front matter, a
 paragraph, tagged observations and typed relations, plus 50 private notes), then runs
@@ -136,6 +137,7 @@ def main() -> None:
     parser.add_argument("--prebuilt", action="store_true", help="build the cold state in-process")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--storage", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--reuse", action="store_true", help="with --keep: reuse its state")
     args = parser.parse_args()
 
     from bench_vault import write_vault
@@ -145,7 +147,8 @@ def main() -> None:
 
     root = Path(args.keep or tempfile.mkdtemp(prefix="bench-vault-job-"))
     vault, data, home = root / "vault", root / "data", root / "dagster_home"
-    for folder in (vault, data, home):
+    reuse = args.reuse and (data / "recall.db").is_file()
+    for folder in (home,) if reuse else (vault, data, home):
         shutil.rmtree(folder, ignore_errors=True)
     home.mkdir(parents=True)
     (home / "dagster.yaml").write_text("telemetry: {enabled: false}\n")
@@ -153,10 +156,12 @@ def main() -> None:
     if args.storage == "postgres":
         server = postgres_storage(home / "dagster.yaml")
     started = time.perf_counter()
-    write_vault(vault, args.notes)
-    print(
-        f"{args.notes:,} public notes + 50 private written in {time.perf_counter() - started:.0f} s"
-    )
+    if reuse:
+        print(f"reusing the vault and data dir under {root} (a fresh DAGSTER_HOME)")
+    else:
+        write_vault(vault, args.notes)
+        print(f"{args.notes:,} public notes + 50 private written in "
+              f"{time.perf_counter() - started:.0f} s")  # fmt: skip
     slot = next(e.slot for e in TIMETABLE if e.job == "vault_job")
     day = current_partitions(slot, utc_now(), "UTC")[0]
     env = os.environ | {
@@ -179,7 +184,9 @@ def main() -> None:
         for name, shown in figures.items():
             print(f"    {name:<14} {shown}")
 
-    if args.prebuilt:
+    if reuse:
+        night("first run")  # a fresh run history; the state is the last run's
+    elif args.prebuilt:
         prebuild(vault, data, day)
     else:
         night("cold")
