@@ -9,6 +9,7 @@ from company_ai.core.distill import (
     offline_page,
 )
 from company_ai.core.schema import Store
+from company_ai.core.tombstones import Tombstones
 from company_ai.core.vault import stage_vault, staging_dir
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
@@ -95,6 +96,7 @@ def assets(setup: Setup) -> list:
             include_hidden_folders=vault.include_hidden_folders,
             day=day,
             log=context.log.info,
+            forgotten=Tombstones.load(stores.data_dir),
         )
         reasons = dict(list(result.rejected.items())[:100])
         formerly_private = sum(result.formerly_private.values())
@@ -109,6 +111,7 @@ def assets(setup: Setup) -> list:
                 "private_skipped": result.private_skipped,
                 "hidden_folders": result.hidden_folders,
                 "published_notes": result.published,
+                "held_forgotten": result.held_forgotten,
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -255,19 +258,17 @@ def assets(setup: Setup) -> list:
         """
         if _staged_day(context) is None:
             return dg.MaterializeResult(metadata=SUPERSEDED)
-        from company_ai.core.recall import count_stale, index_entities, stale_pages
+        from company_ai.core.recall import count_stale, index_entities
 
         now, max_age = setup.now(), setup.settings.recall_stale_days
         with stores.connect(Store.RECALL) as conn:
             summary = index_entities(
                 conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info
             )
-            stale, oldest = (
-                count_stale(conn, now, max_age),
-                stale_pages(conn, now, max_age, limit=10),
-            )
+            stale = count_stale(conn, now, max_age)
         if stale:
-            context.log.info(f"{stale} stale pages: {', '.join(p.title for p in oldest)}")
+            # Titles can be people's names: `company-ai stale` lists them, the log counts.
+            context.log.info(f"{stale} stale pages (`company-ai stale` lists them)")
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": summary["documents"],
