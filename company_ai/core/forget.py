@@ -116,11 +116,12 @@ def find_returned(stores: Stores, stones: Tombstones) -> list[str]:
         return []
     found = []
     with stores.connect(Store.CRM, readonly=True) as crm:
-        for cid, email, name in crm.execute("SELECT id, email, name FROM contacts"):
+        for cid, email in crm.execute("SELECT id, email FROM contacts"):
             emails = [r[0] for r in crm.execute(
                 "SELECT email FROM contact_emails WHERE contact_id = ?", (cid,))]  # fmt: skip
-            if stones.has([*emails, *([email] if email else [])], name):
-                found.append(email or emails[0] if (email or emails) else f"id:{cid}")
+            # By address only: a namesake is someone else.
+            if stones.has([*emails, *([email] if email else [])]):
+                found.append(email or emails[0])
     return found
 
 
@@ -413,15 +414,18 @@ def _files(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if path.suffix == ".json":
-            cleaned = json.dumps(_clean_json(json.loads(text), person.needles), indent=1)
-        elif path.suffix == ".jsonl":
-            cleaned = "".join(
-                json.dumps(_clean_json(json.loads(line), person.needles)) + "\n"
-                for line in text.splitlines()
-                if line.strip()
-            )
-        else:
+        try:
+            if path.suffix == ".json":
+                cleaned = json.dumps(_clean_json(json.loads(text), person.needles), indent=1)
+            elif path.suffix == ".jsonl":
+                cleaned = "".join(
+                    json.dumps(_clean_json(json.loads(line), person.needles)) + "\n"
+                    for line in text.splitlines()
+                    if line.strip()
+                )
+            else:
+                cleaned = _redact(text, person.needles)
+        except ValueError:  # JSON that does not parse (a rejected drop file): as text
             cleaned = _redact(text, person.needles)
         write_atomic(path, cleaned.encode("utf-8"))
         redacted += 1
