@@ -145,14 +145,14 @@ def forget(
         result = _run(stores, stones, person, progress, now, log)
         result.resumed = True
         return result
-    person = find_person(stores, email)
-    if person is None:
+    found = find_person(stores, email)
+    if found is None:
         if stones.has_email(email):
             raise ForgetError(f"{email} was already forgotten; nothing left to remove")
         raise ForgetError(f"no contact has the address {email}; nothing was changed")
-    progress = {**person.__dict__, "started_at": now, "done": {}}
+    progress = {**found.__dict__, "started_at": now, "done": {}}
     _write_progress(data, progress)
-    return _run(stores, stones, person, progress, now, log)
+    return _run(stores, stones, found, progress, now, log)
 
 
 def _run(stores, stones, person: Person, progress: dict, now: str, log) -> Forgotten:
@@ -360,27 +360,30 @@ def _vectors(stores: Stores, person: Person, result: Forgotten, now: str) -> dic
     path = vectors_dir(stores.data_dir)
     if not (path / "chroma.sqlite3").is_file():
         return {"vectors": 0}
-    removed = 0
+    removed, count = set(), 0
     with open_existing(path, write=True) as store:
         for name in COLLECTIONS:
             where = {"contact_id": {"$in": person.contact_ids}} if person.contact_ids else None
             ids = set(store.metadata(name, where)) if where else set()
             ids |= set(store.metadata_of(name, result.vector_ids))
-            removed += store.delete(name, sorted(ids))
-    _purge_chroma_log(path / "chroma.sqlite3")
-    return {"vectors": removed}
+            count += store.delete(name, sorted(ids))
+            removed |= ids
+    _purge_chroma_log(path / "chroma.sqlite3", sorted(removed | set(result.vector_ids)))
+    return {"vectors": count}
 
 
-def _purge_chroma_log(path: Path) -> None:
-    """Chroma keeps every write in its own log table until compaction; the forget's deletes
-    make those entries obsolete, and they still hold the removed ids and metadata."""
+def _purge_chroma_log(path: Path, ids: list[str]) -> None:
+    """Chroma keeps each write in its own log table (`embeddings_queue`) after applying it;
+    the entries of the removed vectors still hold their ids and metadata."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'embeddings_queue'").fetchone():
-            conn.execute(
-                "DELETE FROM embeddings_queue WHERE id IN"
-                " (SELECT id FROM embeddings_queue WHERE operation = 3)"  # 3: delete
-            )
+            with transaction(conn):
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    conn.execute(
+                        f"DELETE FROM embeddings_queue WHERE id IN ({_marks(chunk)})", chunk
+                    )
     finally:
         conn.close()
 

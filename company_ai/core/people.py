@@ -317,8 +317,8 @@ def upsert_contacts(
     counts = UpsertCounts()
     stones = _tombstones_of(crm)
     if stones:
-        kept = [r for r in records if not stones.has(r.emails)]
-        counts.forgotten, records = len(records) - len(kept), kept
+        allowed = [r for r in records if not stones.has(r.emails)]
+        counts.forgotten, records = len(records) - len(allowed), allowed
     latest: dict[str, ContactRecord] = {}
     for record in records:  # a person twice in one batch: the later one wins
         key = record.external_id or (record.emails[0] if record.emails else record.name)
