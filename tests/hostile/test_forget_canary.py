@@ -116,8 +116,10 @@ def test_a_forgotten_canary_leaves_no_trace_and_the_next_snapshot_is_clean(demo,
     data, home = root / "data", root / "dagster_home"
     env = {"COMPANY_AI_DATA_DIR": str(data), "COMPANY_AI_VAULT_DIR": str(vault)}
     settings = Settings.from_env(env)
-    plant(root, vault, settings)
+    cid = plant(root, vault, settings)
     run_graph(root, settings)
+    pages = f"exports/*/contacts/*-{cid}.md"
+    assert list(data.glob(pages)), "the night exported the canary's timeline"
     before = scan(data, home)
     # The canary reached the stores, the episodes' vectors' store, the exports, the mail.
     assert any("crm.db" in p for p in before[EMAIL]) and before[OTHER]
@@ -128,6 +130,7 @@ def test_a_forgotten_canary_leaves_no_trace_and_the_next_snapshot_is_clean(demo,
     after = scan(data, home)
     leftover = {c: [p for p in paths if "/snapshots/" not in p] for c, paths in after.items()}
     assert leftover == {NAME: [], EMAIL: [], OTHER: []}
+    assert list(data.glob(pages)) == []  # their own pages go whole, not redacted
     # Its old snapshot keeps it (a backup); the next snapshot does not.
     fresh = take_snapshot(
         Stores(data), tmp_path / "snaps", utc_now().date().isoformat(), keep=1, now=utc_now()
