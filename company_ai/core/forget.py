@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,14 @@ def forget(
     return _run(stores, stones, found, progress, now, log)
 
 
-def _run(stores, stones, person: Person, progress: dict, now: str, log) -> Forgotten:
+def _run(
+    stores: Stores,
+    stones: Tombstones,
+    person: Person,
+    progress: dict,
+    now: str,
+    log: Callable[[str], None],
+) -> Forgotten:
     data = stores.data_dir
     stones.bury(person.emails, person.names, now)  # first: nothing may bring them back
     result = Forgotten(vault_notes=progress.get("vault_notes", []),
@@ -196,10 +204,23 @@ def _marks(items: Sequence[Any]) -> str:
 
 
 def _mentions(columns: Iterable[str], needles: list[str]) -> tuple[str, list[str]]:
-    """A WHERE clause: any of `columns` holds any needle, case-insensitively."""
-    tests = [f"instr(lower({c}), ?) > 0" for c in columns for _ in needles]
-    args = [n.lower() for _ in columns for n in needles]
+    """A WHERE clause: any of `columns` holds any needle, case-insensitively (SQLite's own
+    lower() folds ASCII only: `casefold` is Python's, see `_open`)."""
+    tests = [f"instr(casefold({c}), ?) > 0" for c in columns for _ in needles]
+    args = [n.casefold() for _ in columns for n in needles]
     return " OR ".join(tests) or "0", args
+
+
+@contextmanager
+def _open(stores: Stores, domain: Store) -> Iterator[sqlite3.Connection]:
+    """A store for writing, with `casefold()` for `_mentions`, in one transaction."""
+    with stores.connect(domain) as conn, transaction(conn):
+        conn.create_function("casefold", 1, _casefold, deterministic=True)
+        yield conn
+
+
+def _casefold(value: object) -> object:
+    return value.casefold() if isinstance(value, str) else value
 
 
 # --- the places, in order -----------------------------------------------------------------
@@ -278,7 +299,7 @@ def _brain(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
     removed = 0
     if stores.exists(Store.BRAIN):
         nodes, needles = person.nodes, person.needles
-        with stores.connect(Store.BRAIN) as conn, transaction(conn):
+        with _open(stores, Store.BRAIN) as conn:
             for table, text in (("facts", "text"), ("decisions", "what")):
                 named, args = _mentions([text, "about"], needles)
                 where = f"about IN ({_marks(nodes)}) OR {named}"
@@ -301,7 +322,7 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
 
     titles: list[str] = []
     if stores.exists(Store.RECALL):
-        with stores.connect(Store.RECALL) as conn, transaction(conn):
+        with _open(stores, Store.RECALL) as conn:
             named, args = _mentions(["title", "markdown", "page"], person.needles)
             rows = conn.execute(f"SELECT title, note_path FROM pages WHERE {named}", args)
             found = rows.fetchall()
@@ -340,11 +361,10 @@ def _vault_staging(stores: Stores, person: Person, result: Forgotten, now: str) 
     for rel in list(manifest["notes"]):
         path = staging / NOTES / rel
         try:
-            text = path.read_text(encoding="utf-8").lower()
-        except (OSError, UnicodeDecodeError):
+            if _holds(path.read_bytes(), person.needles):
+                removed.append(rel)
+        except OSError:
             continue
-        if any(n.lower() in text for n in person.needles):
-            removed.append(rel)
     for rel in removed:
         del manifest["notes"][rel]
     write_manifest(staging, manifest)
@@ -436,9 +456,10 @@ def _files(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
 
 
 def _holds(raw: bytes, needles: list[str]) -> bool:
-    low = raw.lower()
-    forms = {f for n in needles for f in (n.lower(), json.dumps(n.lower())[1:-1])}
-    return any(f.encode() in low for f in forms)
+    """Whether the bytes hold a needle, in any case, as text or JSON-escaped."""
+    text = raw.decode("utf-8", "replace").casefold()
+    forms = {f for n in needles for f in (n.casefold(), json.dumps(n)[1:-1].casefold())}
+    return any(f in text for f in forms)
 
 
 def _redact(text: str, needles: list[str]) -> str:
@@ -469,7 +490,7 @@ def _rows(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[s
     for domain in (Store.OUTREACH, Store.BRAIN, Store.OPS):
         if domain in stores.urls or not stores.exists(domain):
             continue
-        with stores.connect(domain) as conn, transaction(conn):
+        with _open(stores, domain) as conn:
             for (table,) in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
             ).fetchall():

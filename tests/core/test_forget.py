@@ -271,3 +271,23 @@ def test_a_forget_removes_episodes_from_a_postgres_memory_store(tmp_path, pg_url
         assert not seal_day(memory, "2026-11-29", now=AT).changed
         with pytest.raises(Exception, match="append-only"), transaction(memory):
             memory.execute("DELETE FROM contact_episodes")
+
+
+def test_text_naming_them_is_found_in_any_case_beyond_ascii(stores):
+    with stores.connect("crm") as crm, transaction(crm):
+        crm.execute(
+            "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"
+            " VALUES (7, 'zofia@x.example', 'Żofia Ąnder', 'sample', ?, ?)",
+            (NOW, NOW),
+        )
+    with stores.connect("brain") as brain, transaction(brain):
+        for key, about in (("a", "page:ŻOFIA ĄNDER"), ("b", "page:Someone Else")):
+            brain.execute(
+                "INSERT INTO facts (day, key, kind, about, text, importance, sources)"
+                " VALUES ('2026-11-29', ?, 'page', ?, 'A page changed.', 2, '[]')",
+                (key, about),
+            )
+    done = forget(stores, "zofia@x.example", now=NOW, log=lambda _: None)
+    assert done.removed["brain_rows"] == 1
+    with stores.connect("brain") as brain:
+        assert [r[0] for r in brain.execute("SELECT key FROM facts")] == ["b"]

@@ -25,7 +25,7 @@ from tests.conftest import SAMPLE_VAULT
 from tests.hostile.canary import find_canary
 from tests.setup import named
 
-NAME = "Zorblat Quindlewick"
+NAME = "Żorblat Quindlewick"  # an upper-case letter SQLite's lower() does not fold
 EMAIL = "zorblat.quindlewick@canarymail.example"
 OTHER = "zq-private@quindle-home.example"  # a second address: forgetting one takes both
 # The graph after the canary is planted: the captures for their current day, the replays
