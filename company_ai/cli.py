@@ -189,7 +189,8 @@ def _parser() -> argparse.ArgumentParser:
         " a tombstone (keyed hashes, no personal data) so that no sync, import, mail or vault"
         " note brings them back. Snapshots already taken keep them (they are backups); the"
         " next one does not. An interrupted forget is finished by running it again. Exit"
-        " status 0: forgotten; 1: nobody has that address (nothing changed) or an error.",
+        " status 0: forgotten (now or before); 1: nobody has that address (nothing changed)"
+        " or an error.",
     )
     forget.add_argument("email", nargs="?")
     forget.add_argument("--json", action="store_true", help="print the counts as JSON")
@@ -423,13 +424,18 @@ def _forget(stores: Stores, args: argparse.Namespace) -> int:
         result = forget(stores, email, now=to_iso(utc_now()), log=notes.append)
         done.append(result)
         if args.json:
-            _out_json(json.dumps({"removed": result.removed, "vault_notes": result.vault_notes}))
+            _out_json(json.dumps({
+                "removed": result.removed, "vault_notes": result.vault_notes,
+                "already_forgotten": result.already,
+            }))  # fmt: skip
+        elif result.already:
+            _out(f"{email} was forgotten before; nothing left to remove")
         else:
             state = "finished an interrupted forget: " if result.resumed else "forgotten: "
             _out(state + result.summary())
     for note in notes:
         print(escape_controls(f"company-ai: {note}"), file=sys.stderr)
-    if done:
+    if any(not r.already for r in done):
         print(
             "company-ai: snapshots taken before now (data/snapshots/) still hold them: they"
             " are backups; the next snapshot will not",

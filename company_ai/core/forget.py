@@ -72,6 +72,7 @@ class Forgotten:
     vault_notes: list[str] = field(default_factory=list)  # the owner's notes naming them
     vector_ids: list[str] = field(default_factory=list)  # memories of rows removed by name
     resumed: bool = False
+    already: bool = False  # forgotten before: nothing was left to remove
 
     def summary(self) -> str:
         parts = [f"{place.replace('_', ' ')}: {n}" for place, n in self.removed.items()]
@@ -133,7 +134,8 @@ def forget(
     stores: Stores, email: str, *, now: str, log: Callable[[str], None] = print
 ) -> Forgotten:
     """Forget the person with `email` (module docstring). An unfinished forget is finished
-    first. ForgetError: nobody has that address (nothing changed)."""
+    first; an address forgotten before is done already. ForgetError: nobody has that
+    address and it was never forgotten (nothing changed)."""
     data = stores.data_dir
     stones = Tombstones.load(data)
     progress = _read_progress(data)
@@ -148,8 +150,8 @@ def forget(
         return result
     found = find_person(stores, email)
     if found is None:
-        if stones.has_email(email):
-            raise ForgetError(f"{email} was already forgotten; nothing left to remove")
+        if stones.has_email(email):  # a forget run again: done, as asked
+            return Forgotten(already=True)
         raise ForgetError(f"no contact has the address {email}; nothing was changed")
     progress = {**found.__dict__, "started_at": now, "done": {}}
     _write_progress(data, progress)

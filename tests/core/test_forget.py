@@ -14,7 +14,7 @@ from company_ai.core import forget as forgetting
 from company_ai.core.contacts_csv import import_contacts_csv
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes, seal_day
-from company_ai.core.forget import PROGRESS_FILE, ForgetError, find_returned, forget
+from company_ai.core.forget import PROGRESS_FILE, find_returned, forget
 from company_ai.core.inbox import triage
 from company_ai.core.people import ContactRecord, upsert_contacts
 from company_ai.core.schema import MEMORY_V1
@@ -139,8 +139,9 @@ def test_a_forget_killed_midway_is_finished_by_running_it_again(data, monkeypatc
     assert again.resumed and again.removed["episodes"] > 0  # the first run's count is kept
     assert traces(stores, cid) == {"crm": 0, "addresses": 0, "episodes": 0, "messages": 0}
     assert not (data / PROGRESS_FILE).exists()
-    with pytest.raises(ForgetError, match="already forgotten"):
-        forget(stores, email, now=NOW, log=lambda _: None)
+    # Run once more: done already, nothing to do, no second audit entry.
+    assert forget(stores, email, now=NOW, log=lambda _: None).already
+    assert len(Tombstones.load(data).forgets) == 1
 
 
 def test_a_tombstoned_address_is_skipped_by_the_csv_import_and_the_sync(data, tmp_path, capsys):
