@@ -181,6 +181,26 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument("csvfile", type=Path, metavar="contacts.csv")
     importer.set_defaults(run=_import)
 
+    forget = commands.add_parser(
+        "forget",
+        help="remove one person from every place the system put them",
+        description="Remove the person with EMAIL (any of their addresses) from the CRM,"
+        " episodes, outreach, brain, recall, vectors, exports, state and mail files, and keep"
+        " a tombstone (keyed hashes, no personal data) so that no sync, import, mail or vault"
+        " note brings them back. Snapshots already taken keep them (they are backups); the"
+        " next one does not. An interrupted forget is finished by running it again. Exit"
+        " status 0: forgotten (now or before); 1: nobody has that address (nothing changed)"
+        " or an error.",
+    )
+    forget.add_argument("email", nargs="?")
+    forget.add_argument("--json", action="store_true", help="print the counts as JSON")
+    forget.add_argument(
+        "--reapply",
+        action="store_true",
+        help="forget again every forgotten person found in the CRM (after a restore)",
+    )
+    forget.set_defaults(run=_forget)
+
     google = commands.add_parser(
         "connect-google",
         help="one-time Google consent: write the OAuth token the Google sources read",
@@ -370,6 +390,8 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
         if counts.conflicts
         else ""
     )
+    if counts.forgotten:
+        conflicts += f"; {_count(counts.forgotten, 'row')} of forgotten people skipped"
     _out(
         f"{args.csvfile}: {counts.inserted} new, {counts.updated} updated, {counts.unchanged}"
         f" unchanged contacts; {_count(bad, 'bad row')} not imported{conflicts}"
@@ -381,6 +403,44 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def _forget(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.forget import find_returned, forget
+    from company_ai.core.times import to_iso, utc_now
+    from company_ai.core.tombstones import Tombstones
+
+    if bool(args.email) == args.reapply:
+        raise CliError("give one EMAIL, or --reapply")
+    emails = (
+        find_returned(stores, Tombstones.load(stores.data_dir)) if args.reapply else [args.email]
+    )
+    if not emails:
+        _out("no forgotten person is in the CRM again; nothing to do")
+    notes: list[str] = []
+    done = []
+    for email in emails:
+        result = forget(stores, email, now=to_iso(utc_now()), log=notes.append)
+        done.append(result)
+        if args.json:
+            _out_json(json.dumps({
+                "removed": result.removed, "vault_notes": result.vault_notes,
+                "already_forgotten": result.already,
+            }))  # fmt: skip
+        elif result.already:
+            _out(f"{email} was forgotten before; nothing left to remove")
+        else:
+            state = "finished an interrupted forget: " if result.resumed else "forgotten: "
+            _out(state + result.summary())
+    for note in notes:
+        print(escape_controls(f"company-ai: {note}"), file=sys.stderr)
+    if any(not r.already for r in done):
+        print(
+            "company-ai: snapshots taken before now (data/snapshots/) still hold them: they"
+            " are backups; the next snapshot will not",
+            file=sys.stderr,
+        )
     return 0
 
 

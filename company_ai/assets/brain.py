@@ -18,6 +18,11 @@ def _local_day(day: str, tz: str) -> tuple[datetime, datetime]:
     return parse_utc(start), parse_utc(end)
 
 
+def _node_id(about: str | None) -> str:
+    """A node by id (contact:7, job:x), or nothing when its name is text (page:<title>)."""
+    return about if about and about.split(":")[0] in ("contact", "job", "thread") else ""
+
+
 def assets(setup: Setup) -> list:
     """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
@@ -59,8 +64,10 @@ def assets(setup: Setup) -> list:
                 **counts,
                 "runs_read": len(runs),
                 "missing_inputs": ", ".join(brain_day.missing) or "none",
+                # Kinds and ids, never a fact's text or a page's title: they name people,
+                # and Dagster's event log cannot forget anyone (`company-ai forget`).
                 "top_facts": dg.MetadataValue.md(
-                    "\n".join(f"- [{f.importance}] {f.text}" for f in top)
+                    "\n".join(f"- [{f.importance}] {f.kind} {_node_id(f.about)}" for f in top)
                 ),
             }
         )

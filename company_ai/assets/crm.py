@@ -5,9 +5,11 @@ import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, CRM, OWNER
+from company_ai.core.forget import find_returned
 from company_ai.core.people import BUDGET_S, MAX_PAGES, MalformedPage, SyncError, sync_people
 from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
+from company_ai.core.tombstones import Tombstones
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
@@ -25,6 +27,14 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         pool="crm_db",
         metadata=CAPTURE_META,
+        check_specs=[
+            dg.AssetCheckSpec(
+                "forgotten_people_stay_forgotten",
+                asset="crm_contacts",
+                description="No person removed by `company-ai forget` is in the CRM again "
+                "(a restored snapshot brings them back; the sync itself skips them).",
+            )
+        ],
     )
     def crm_contacts(
         context: dg.AssetExecutionContext, stores: StoresResource, people: PeopleSource
@@ -41,7 +51,9 @@ def assets(setup: Setup) -> list:
         run resumes there. An expired or invalid token (HTTP 400/410) clears the cursor and
         restarts from page one, as does an unreadable cursor file, and the metadata says so.
         Upserts are idempotent; every address is kept (one primary, in `contact_emails`);
-        contacts deleted upstream are marked (`deleted_at`), never removed.
+        contacts deleted upstream are marked (`deleted_at`), never removed. People removed by
+        `company-ai forget` are skipped (`forgotten` counts them), and the check fails if one
+        is in the CRM again: `company-ai forget --reapply` removes them once more.
         """
         days.require_current(context, setup, "the address book")
         with stores.connect(Store.CRM) as crm:
@@ -63,6 +75,20 @@ def assets(setup: Setup) -> list:
                     "points at the page that failed, so the next run tries it again.",
                     allow_retries=False,
                 ) from exc
-        return dg.MaterializeResult(metadata=report.metadata())
+        returned = find_returned(stores.stores(), Tombstones.load(stores.data_dir))
+        return dg.MaterializeResult(
+            metadata=report.metadata(),
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name="forgotten_people_stay_forgotten",
+                    passed=not returned,
+                    # A count only: who they are must not reach Dagster's event log.
+                    metadata={
+                        "returned": len(returned),
+                        "fix": "run `company-ai forget --reapply`" if returned else "none",
+                    },
+                )
+            ],
+        )
 
     return [crm_contacts]

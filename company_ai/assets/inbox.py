@@ -65,6 +65,7 @@ def assets(setup: Setup) -> list:
                 "unmatched_not_stored": done.unmatched,
                 "forged_from_not_stored": done.forged,
                 "unreadable": done.unreadable,
+                "forgotten_dropped": done.forgotten,
                 "read_failures": len(fetched.failures),
                 "episodes_written": done.episodes_written,
                 "warmth_changes": done.warmth_changes,

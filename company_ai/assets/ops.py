@@ -129,7 +129,9 @@ def assets(setup: Setup) -> list:
         )
         return dg.MaterializeResult(
             metadata={
-                "brief": dg.MetadataValue.md(f"```\n{text}\n```"),
+                # The brief names people: it goes to the notifier, never into Dagster's
+                # event log, which cannot forget anyone (`company-ai forget`).
+                "brief_lines": len(text.splitlines()),
                 **_report(context, setup, notifier, f"brief:{day}", day, text),
             }
         )

@@ -9,6 +9,7 @@ from company_ai.core.distill import (
     offline_page,
 )
 from company_ai.core.schema import Store
+from company_ai.core.tombstones import Tombstones
 from company_ai.core.vault import stage_vault, staging_dir
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
@@ -50,6 +51,9 @@ class RecallPagesConfig(dg.Config):
 
 class RecallIndexConfig(dg.Config):
     rebuild: bool = False  # drop every vector first and embed every page again
+
+
+WITHHELD_PAGES = "recall.db: SELECT title, problems FROM pages WHERE published = 0"
 
 
 def assets(setup: Setup) -> list:
@@ -95,6 +99,7 @@ def assets(setup: Setup) -> list:
             include_hidden_folders=vault.include_hidden_folders,
             day=day,
             log=context.log.info,
+            forgotten=Tombstones.load(stores.data_dir),
         )
         reasons = dict(list(result.rejected.items())[:100])
         formerly_private = sum(result.formerly_private.values())
@@ -109,6 +114,7 @@ def assets(setup: Setup) -> list:
                 "private_skipped": result.private_skipped,
                 "hidden_folders": result.hidden_folders,
                 "published_notes": result.published,
+                "held_forgotten": result.held_forgotten,
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -216,13 +222,15 @@ def assets(setup: Setup) -> list:
                 dg.AssetCheckResult(
                     check_name="published_pages_are_supported_by_their_notes",
                     passed=not unsupported,
-                    metadata={"offenders": len(unsupported), "examples": str(unsupported[:5])},
+                    # Counts, never titles: a title can be a person's name, and Dagster's
+                    # event log cannot forget anyone (`company-ai forget`).
+                    metadata={"offenders": len(unsupported), "where": WITHHELD_PAGES},
                 ),
                 dg.AssetCheckResult(
                     check_name="no_page_was_withheld",
                     passed=not result.withheld,
                     severity=dg.AssetCheckSeverity.WARN,
-                    metadata={"withheld": str(sorted(result.withheld))[:2000]},
+                    metadata={"withheld": len(result.withheld), "where": WITHHELD_PAGES},
                 ),
             ],
         )
@@ -264,9 +272,8 @@ def assets(setup: Setup) -> list:
             )
             stale = count_stale(conn, now, max_age)
         if stale:
-            # A count only: a page's title may be a person's name, and Dagster's event log
-            # cannot forget one (`company-ai stale` lists them).
-            context.log.info(f"{stale} stale pages: `company-ai stale` lists them")
+            # Titles can be people's names: `company-ai stale` lists them, the log counts.
+            context.log.info(f"{stale} stale pages (`company-ai stale` lists them)")
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": summary["documents"],

@@ -241,47 +241,52 @@ class DaySeal:
 def seal_day(conn: sqlite3.Connection, day: str, *, now: datetime) -> DaySeal:
     """Count and fingerprint one day's episodes and record the seal (replacing an old one),
     sealed at `now`."""
+    with transaction(conn):
+        return seal_in_transaction(conn, day, to_iso(now))
+
+
+def seal_in_transaction(conn: sqlite3.Connection, day: str, now: str) -> DaySeal:
+    """`seal_day` inside the caller's transaction (a forget re-seals what it redacted)."""
     digest = hashlib.sha256()
     by_type: dict[str, int] = {}
     by_source: dict[str, int] = {}
     count, last_id = 0, None
-    with transaction(conn):
-        rows = conn.execute(
-            "SELECT id, natural_key, episode_type, source FROM contact_episodes"
-            " WHERE day = ? ORDER BY id",
-            (day,),
-        )
-        for row_id, key, episode_type, source in rows:
-            digest.update(f"{row_id}\x1f{key}\n".encode())
-            by_type[episode_type] = by_type.get(episode_type, 0) + 1
-            by_source[source or "(none)"] = by_source.get(source or "(none)", 0) + 1
-            count, last_id = count + 1, row_id
-        previous = conn.execute("SELECT digest FROM day_seals WHERE day = ?", (day,)).fetchone()
-        seal = DaySeal(
+    rows = conn.execute(
+        "SELECT id, natural_key, episode_type, source FROM contact_episodes"
+        " WHERE day = ? ORDER BY id",
+        (day,),
+    )
+    for row_id, key, episode_type, source in rows:
+        digest.update(f"{row_id}\x1f{key}\n".encode())
+        by_type[episode_type] = by_type.get(episode_type, 0) + 1
+        by_source[source or "(none)"] = by_source.get(source or "(none)", 0) + 1
+        count, last_id = count + 1, row_id
+    previous = conn.execute("SELECT digest FROM day_seals WHERE day = ?", (day,)).fetchone()
+    seal = DaySeal(
+        day,
+        count,
+        last_id,
+        digest.hexdigest(),
+        dict(sorted(by_type.items())),
+        dict(sorted(by_source.items())),
+        changed=previous is not None and previous[0] != digest.hexdigest(),
+    )
+    conn.execute(
+        "INSERT INTO day_seals (day, episodes, last_id, digest, by_type, by_source,"
+        " sealed_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day) DO UPDATE SET"
+        " episodes = excluded.episodes, last_id = excluded.last_id,"
+        " digest = excluded.digest, by_type = excluded.by_type,"
+        " by_source = excluded.by_source, sealed_at = excluded.sealed_at",
+        (
             day,
             count,
             last_id,
-            digest.hexdigest(),
-            dict(sorted(by_type.items())),
-            dict(sorted(by_source.items())),
-            changed=previous is not None and previous[0] != digest.hexdigest(),
-        )
-        conn.execute(
-            "INSERT INTO day_seals (day, episodes, last_id, digest, by_type, by_source,"
-            " sealed_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day) DO UPDATE SET"
-            " episodes = excluded.episodes, last_id = excluded.last_id,"
-            " digest = excluded.digest, by_type = excluded.by_type,"
-            " by_source = excluded.by_source, sealed_at = excluded.sealed_at",
-            (
-                day,
-                count,
-                last_id,
-                seal.digest,
-                json.dumps(seal.by_type),
-                json.dumps(seal.by_source),
-                to_iso(now),
-            ),
-        )
+            seal.digest,
+            json.dumps(seal.by_type),
+            json.dumps(seal.by_source),
+            now,
+        ),
+    )
     return seal
 
 

@@ -57,6 +57,7 @@ from company_ai.core.files import write_atomic
 from company_ai.core.schema import Store
 from company_ai.core.send_rules import Hold, add_hold
 from company_ai.core.times import to_iso
+from company_ai.core.tombstones import Tombstones
 
 Log = Callable[[str], None]
 LOOKBACK_DAYS = 30  # where reading starts without a (readable) cursor
@@ -399,6 +400,7 @@ class Triage:
     unmatched: int = 0  # matching no thread: not stored
     forged: int = 0  # pointing to a thread, from someone else: not stored
     unreadable: int = 0
+    forgotten: int = 0  # from a forgotten person's address: dropped, never stored
     episodes_written: int = 0
     warmth_changes: int = 0
 
@@ -471,6 +473,7 @@ def triage(
     next: a stored mail is recognised by its provider id and only finished)."""
     result = Triage()
     created = to_iso(now)
+    stones = Tombstones.load(stores.data_dir)
     with (
         stores.connect(Store.CRM) as crm,
         stores.connect(Store.OUTREACH) as outreach,
@@ -481,10 +484,10 @@ def triage(
             result.read += 1
             chunk.append(mail)
             if len(chunk) == CHUNK:
-                rows = _record_chunk(crm, outreach, chunk, created, result, warn)
+                rows = _record_chunk(crm, outreach, chunk, created, result, warn, stones)
                 _finish(crm, outreach, memory, rows, source, tz, result)
                 chunk = []
-        rows = _record_chunk(crm, outreach, chunk, created, result, warn)
+        rows = _record_chunk(crm, outreach, chunk, created, result, warn, stones)
         _finish(crm, outreach, memory, rows, source, tz, result)
     return result
 
@@ -505,10 +508,16 @@ def _record_chunk(
     created: str,
     result: Triage,
     warn: Log,
+    stones: Tombstones,
 ) -> list[sqlite3.Row]:
     """Store the chunk's matched mail with its effects in one transaction; returns the
-    stored rows of the chunk (new, and stored by an earlier run) to finish."""
+    stored rows of the chunk (new, and stored by an earlier run) to finish. Mail from a
+    forgotten person's address is dropped: nothing of it is stored."""
     parsed = [(mail, _parsed(mail, result, warn)) for mail in mails]
+    if stones:
+        kept = [(m, p) for m, p in parsed if p is None or not stones.has_email(p.from_address)]
+        result.forgotten += len(parsed) - len(kept)
+        parsed = kept
     warmth: dict[int, int] = {}  # warmth this chunk already gave, before the CRM has it
     rows = []
     with transaction(outreach):

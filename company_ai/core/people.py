@@ -32,6 +32,7 @@ from typing import Any
 from company_ai.core.contacts import normalize_email
 from company_ai.core.db import transaction
 from company_ai.core.files import write_atomic
+from company_ai.core.tombstones import Tombstones
 
 PERSON_FIELDS = "names,emailAddresses,organizations,addresses,metadata"
 PAGE_SIZE = 1000
@@ -264,6 +265,7 @@ class UpsertCounts:
     restored: int = 0  # marked deleted before, present again
     unknown_deleted: int = 0  # deletions of people never stored: nothing to mark
     conflicts: int = 0  # addresses left with the contact that already had them
+    forgotten: int = 0  # people skipped: an address of theirs was forgotten (tombstones)
 
     def add(self, other: UpsertCounts) -> None:
         for name, value in other.__dict__.items():
@@ -292,6 +294,12 @@ def _unowned(external_id: str | None) -> bool:
     return external_id is None or external_id.startswith("csv:")
 
 
+def _tombstones_of(crm: sqlite3.Connection) -> Tombstones | None:
+    """The tombstones of the data directory the CRM file is in (none for a memory store)."""
+    path = crm.execute("PRAGMA database_list").fetchone()[2]
+    return Tombstones.load(Path(path).parent) if path else None
+
+
 def upsert_contacts(
     crm: sqlite3.Connection,
     records: Sequence[ContactRecord],
@@ -307,6 +315,10 @@ def upsert_contacts(
     import); `seen_in` is the full pass they were seen in (see `mark_unseen_deleted`).
     """
     counts = UpsertCounts()
+    stones = _tombstones_of(crm)
+    if stones:
+        allowed = [r for r in records if not stones.has(r.emails)]
+        counts.forgotten, records = len(records) - len(allowed), allowed
     latest: dict[str, ContactRecord] = {}
     for record in records:  # a person twice in one batch: the later one wins
         key = record.external_id or (record.emails[0] if record.emails else record.name)

@@ -508,12 +508,38 @@ MEMORY_PG_V1 = [
     """,
 ]
 
+# A forget (core/forget.py) is the one sanctioned deletion of episodes: each day it touched
+# gets a row here (how many episodes went and the day's new seal digest; no personal data),
+# so a changed seal is explained by a redaction or is a tamper.
+MEMORY_V2 = [
+    """
+    CREATE TABLE redactions (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        day         TEXT NOT NULL,
+        redacted_at TEXT NOT NULL,
+        episodes    INTEGER NOT NULL,
+        digest      TEXT                       -- the re-sealed day's digest; NULL: not sealed
+    )
+    """,
+]
+MEMORY_PG_V2 = [
+    """
+    CREATE TABLE redactions (
+        id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        day         TEXT NOT NULL,
+        redacted_at TEXT NOT NULL,
+        episodes    BIGINT NOT NULL,
+        digest      TEXT
+    )
+    """,
+]
+
 # The stores that may live in PostgreSQL, and their schema versions there.
-PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1]}
+PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2]}
 
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1, CRM_V2],
-    Store.MEMORY: [MEMORY_V1],
+    Store.MEMORY: [MEMORY_V1, MEMORY_V2],
     Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5],
     Store.BRAIN: [BRAIN_V1],
     Store.RECALL: [RECALL_V1, RECALL_V2],

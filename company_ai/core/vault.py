@@ -41,6 +41,7 @@ from pathlib import Path
 import yaml
 
 from company_ai.core.files import write_atomic
+from company_ai.core.tombstones import Tombstones
 
 MANIFEST = "manifest.json"
 NOTES = "notes"
@@ -124,6 +125,7 @@ class StageResult:
     private_skipped: int = 0  # notes under private folders (counted, never named)
     hidden_folders: int = 0  # hidden folders not read
     ignored: int = 0  # files that are not notes (attachments)
+    held_forgotten: int = 0  # notes naming a forgotten person: held back, never named
 
     @property
     def published(self) -> int:
@@ -159,6 +161,7 @@ def stage_vault(
     include_hidden_folders: bool = False,
     day: str | None = None,
     log: Callable[[str], None] = lambda _: None,
+    forgotten: Tombstones | None = None,
 ) -> StageResult:
     """Stage the vault's publishable notes that changed since the last run (see module)."""
     vault, staging = Path(vault), Path(staging)
@@ -230,6 +233,9 @@ def stage_vault(
             meta, _ = split_front_matter(text)
         except ValueError as exc:
             result.rejected[rel] = str(exc)
+            continue
+        if forgotten and forgotten.names_in(text):
+            result.held_forgotten += 1  # and, if it was staged, it leaves like a deleted note
             continue
         assert note.stat is not None
         notes[rel] = {

@@ -32,7 +32,7 @@ def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
 # would reach new stores only: append a version instead, and its digest here.
 MIGRATION_DIGESTS = {
     "crm": ["64f9d22c152311f3", "889efa67bfc4a937"],
-    "memory": ["8f0d96f681760a59"],
+    "memory": ["8f0d96f681760a59", "a92ba291772e7824"],
     "outreach": [
         "b74b5507cfa13a81",
         "c5a12f014f92e9e7",
