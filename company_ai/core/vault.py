@@ -45,6 +45,9 @@ from company_ai.core.tombstones import Tombstones
 
 MANIFEST = "manifest.json"
 NOTES = "notes"
+# Present while a staging run writes: a crash leaves it, and the next run then sweeps the
+# whole staging tree for half-written copies (an unchanged night walks no staged file).
+WRITING = ".writing"
 DEFAULT_PRIVATE_FOLDERS = ("private", "journal")
 DEFAULT_MAX_NOTE_BYTES = 1_000_000
 NOTE_SUFFIX = ".md"
@@ -171,6 +174,7 @@ def stage_vault(
     private = {name.strip().lower() for name in private_folders if name.strip()}
     day = day or datetime.now(UTC).date().isoformat()
     leftovers = _remove_temporary_files(staging)
+    writing = staging / WRITING
     manifest = read_manifest(staging)
     old_notes: dict[str, dict] = manifest["notes"]
     result = StageResult()
@@ -248,6 +252,7 @@ def stage_vault(
         if old and old["sha256"] == note.sha256 and (target / rel).is_file():
             result.unchanged += 1  # touched but not changed
             continue
+        _mark(writing)
         write_atomic(target / rel, text.encode("utf-8"), durable=False)
         result.staged.append(rel)
 
@@ -276,7 +281,9 @@ def stage_vault(
         _prune_empty_dirs(target)
     updated = memory.manifest() | {"notes": notes, "deleted": deleted, "refused": refused}
     if updated != manifest:  # an unchanged rerun writes nothing at all
+        _mark(writing)
         write_manifest(staging, updated)
+    writing.unlink(missing_ok=True)
     log(
         f"staged {len(result.staged)}, unchanged {result.unchanged}, deleted "
         f"{len(result.deleted)}, rejected {len(result.rejected)}, refused as private "
@@ -530,11 +537,23 @@ def _shown(text: str) -> str:
     return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
+def _mark(writing: Path) -> None:
+    if not writing.exists():
+        writing.parent.mkdir(parents=True, exist_ok=True)
+        writing.touch()
+
+
 def _remove_temporary_files(staging: Path) -> int:
     """Delete what a crash between writing and renaming left (`.<name>.<random>.tmp`, see
-    `write_atomic`): a stale copy may hold a note that has since gone private."""
+    `write_atomic`): a stale copy may hold a note that has since gone private. The whole
+    tree only after a run that did not finish writing (or on the first run); the staging
+    folder itself always (a manifest written by another command, e.g. `forget`)."""
+    if not (staging / WRITING).exists() and (staging / MANIFEST).exists():
+        tops = [(str(staging), [], os.listdir(staging))]
+    else:
+        tops = list(os.walk(staging))
     removed = 0
-    for folder, _, files in os.walk(staging):
+    for folder, _, files in tops:
         for name in files:
             if name.startswith(".") and name.endswith(".tmp"):
                 Path(folder, name).unlink(missing_ok=True)

@@ -8,7 +8,7 @@ import pytest
 
 from company_ai.core.db import Stores
 from company_ai.core.distill import distill_staging, offline_page
-from company_ai.core.vault import read_manifest, stage_vault, staged_notes
+from company_ai.core.vault import WRITING, read_manifest, stage_vault, staged_notes
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
@@ -186,9 +186,34 @@ def test_staging_removes_its_own_temporary_files_left_by_a_crash(vault, tmp_path
     ]
     for path in leftovers:
         path.write_text(f"{PRIVATE_CANARY} half-written copy\n")
+    (staging / WRITING).touch()  # what the crashed run left: it was writing
     result = stage(vault, staging, day=DAY2)
     assert not any(path.exists() for path in leftovers)
     assert result.staged == [] and find_canary(PRIVATE_CANARY, staging) == []
+    assert not (staging / WRITING).exists()
+
+
+def test_a_staging_run_killed_while_writing_is_swept_by_the_next(vault, tmp_path, monkeypatch):
+    from company_ai.core import vault as core_vault
+
+    staging = tmp_path / "staging"
+    stage(vault, staging)
+    (vault / "clients" / "signalcrest.md").write_text(f"# Signalcrest\n\n{PRIVATE_CANARY}\n")
+    half = staging / "notes" / "clients" / ".signalcrest.md.k2j3h4.tmp"
+
+    def killed(path, data, durable=True):
+        half.write_bytes(data)  # written, never renamed
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core_vault, "write_atomic", killed)
+    with pytest.raises(KeyboardInterrupt):
+        stage(vault, staging, day=DAY2)
+    monkeypatch.undo()
+    assert (staging / WRITING).exists() and half.exists()
+    (vault / "clients" / "signalcrest.md").write_text("# Signalcrest\n\nno longer\n")
+    stage(vault, staging, day=DAY2)
+    assert not half.exists() and not (staging / WRITING).exists()
+    assert find_canary(PRIVATE_CANARY, staging) == []
 
 
 def test_names_in_a_renamed_private_folder_never_reach_the_log_even_when_refused(vault, tmp_path):
