@@ -2,6 +2,7 @@
 library's bundled People discovery document): pages, resumes, refused tokens, the time
 budget, bad answers and bad cursor files."""
 
+import gc
 import json
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,6 +14,7 @@ from company_ai.core.people import (
     MalformedPage,
     SyncError,
     load_cursor,
+    person_record,
     save_cursor,
     sync_people,
 )
@@ -111,6 +113,82 @@ def test_several_pages_are_stored_and_the_sync_token_is_saved_at_the_end(crm, cu
     assert set(first["personFields"].split(",")) >= {"names", "emailAddresses", "organizations"}
     assert "pageToken" not in first and (second["pageToken"], third["pageToken"]) == ("p1", "p2")
     assert load_cursor(cursor, "google_people") == (Cursor(sync_token="s1"), None)
+
+
+def mask(selector: str) -> dict:
+    """A `fields=` selector (`a,b/c,d(e,f)`) as a tree: {"a": {}, "b": {"c": {}}, ...}."""
+    tree: dict = {}
+    depth, start = 0, 0
+    for i, char in enumerate(selector + ","):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            part, node = selector[start:i], tree
+            start = i + 1
+            head, _, inner = part.partition("(")
+            *path, leaf = head.split("/")
+            for key in path:
+                node = node.setdefault(key, {})
+            node.setdefault(leaf, {}).update(mask(inner[:-1]) if inner else {})
+    return tree
+
+
+def trimmed(value, tree: dict):
+    """`value` as Google's partial response gives it under `tree`."""
+    if not tree:
+        return value
+    if isinstance(value, list):
+        return [trimmed(v, tree) for v in value]
+    return {k: trimmed(v, tree[k]) for k, v in value.items() if k in tree}
+
+
+def test_the_partial_response_keeps_every_field_a_record_is_made_of(crm, cursor):
+    google = Google(book(1))
+    run(google.fetch(), crm, cursor)
+    tree = mask(google.queries()[0]["fields"])
+    assert {"nextPageToken", "nextSyncToken", "connections"} <= set(tree)
+    full = {
+        "resourceName": "people/c9",
+        "etag": "%EgUBAi43PRoEAQIFByIMVzNrQ2c=",
+        "metadata": {"sources": [{"type": "CONTACT", "id": "9"}], "deleted": True},
+        "names": [
+            {"unstructuredName": "Ada L", "givenName": "Ada", "familyName": "Lovelace"},
+            {"displayName": "Ada Lovelace", "metadata": {"primary": True, "source": {}}},
+        ],
+        "emailAddresses": [
+            {"value": "ada@home.example", "type": "home"},
+            {"value": "ADA@acme.example", "metadata": {"primary": True}, "formattedType": "Work"},
+        ],
+        "organizations": [
+            {"name": "Old Co", "title": "Intern"},
+            {"name": "Acme", "title": "CTO", "metadata": {"primary": True}, "department": "R&D"},
+        ],
+        "addresses": [{"city": "Oslo", "countryCode": "NO", "metadata": {"primary": True}}],
+        "phoneNumbers": [{"value": "+47 1234"}],
+    }
+    kept = trimmed(full, tree["connections"])
+    assert "etag" not in kept and "phoneNumbers" not in kept  # less to send and parse
+    assert person_record(kept) == person_record(full)
+    assert person_record(kept)[0].deleted and person_record(kept)[0].name == "Ada Lovelace"
+    no_display = trimmed({**full, "names": full["names"][:1]}, tree["connections"])
+    assert person_record(no_display)[0].name == "Ada L"
+
+
+def test_an_answer_that_is_not_utf8_is_malformed_and_the_collector_is_back_on(crm, cursor):
+    google = Google([book(2)[0], ({"status": "200"}, b'{"connections": [], "x": "\xff"}')])
+    with pytest.raises(MalformedPage, match="not a JSON object"):
+        run(google.fetch(), crm, cursor)
+    assert gc.isenabled()  # paused for each page only, whatever happens in it
+    assert len(contacts(crm)) == 3
+    assert load_cursor(cursor, "google_people")[0].page_token == "p1"
+
+
+def test_a_collector_the_caller_turned_off_stays_off(crm, cursor):
+    gc.disable()
+    try:
+        run(Google(book(1)).fetch(), crm, cursor)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_the_next_pass_asks_for_changes_with_the_sync_token(crm, cursor):
@@ -340,7 +418,6 @@ def test_a_full_pass_that_returns_nobody_marks_nobody(crm, cursor):
 
 
 def test_names_fall_back_in_order_and_the_primary_entry_is_chosen():
-    from company_ai.core.people import person_record
 
     def name_of(**fields):
         return person_record({"resourceName": "people/c1", **fields})[0].name
