@@ -346,15 +346,17 @@ def upsert_contacts(
             else:
                 pending.append((record, digest))
         addresses = {e for r, _ in pending for e in r.emails}
-        owner = {
-            e: c
-            for e, c in _rows_where(
+        stored_owner = dict(
+            _rows_where(
                 crm, "SELECT email, contact_id FROM contact_emails WHERE email IN ({})", addresses
             )
-        }
-        owned = {c for c in owner.values()}
+        )
+        owner = dict(stored_owner)  # and, as the batch goes, the addresses it claims
         by_id = {
-            r["id"]: r for r in _rows_where(crm, "SELECT * FROM contacts WHERE id IN ({})", owned)
+            r["id"]: r
+            for r in _rows_where(
+                crm, "SELECT * FROM contacts WHERE id IN ({})", set(stored_owner.values())
+            )
         } | {r["id"]: r for r in by_external.values()}
         next_id = crm.execute("SELECT coalesce(max(id), 0) + 1 FROM contacts").fetchone()[0]
         inserts: list[tuple] = []
@@ -362,14 +364,15 @@ def upsert_contacts(
         secondaries: list[tuple] = []
         for record, digest in pending:
             row = by_external.get(record.external_id) if record.external_id else None
-            if row is None and owner:  # (a first sync knows none of the addresses)
+            if row is None and stored_owner:  # found by a stored contact's address
                 row = next(
                     (
-                        by_id[owner[e]]
+                        by_id[stored_owner[e]]
                         for e in record.emails
-                        if e in owner
+                        if e in stored_owner
                         and (
-                            _unowned(record.external_id) or _unowned(by_id[owner[e]]["external_id"])
+                            _unowned(record.external_id)
+                            or _unowned(by_id[stored_owner[e]]["external_id"])
                         )
                     ),
                     None,

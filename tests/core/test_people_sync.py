@@ -318,6 +318,27 @@ def test_a_malformed_answer_stops_the_run_and_keeps_what_came_before(crm, cursor
     assert report.stopped == "complete" and len(contacts(crm)) == 9
 
 
+def test_two_new_people_sharing_an_address_on_one_page_are_both_stored(crm, cursor):
+    # Duplicates in an address book are common; this page used to stop every sync for good.
+    shared = [
+        person(1, "team@acme.example"),
+        person(2, "team@acme.example", "bo@acme.example"),
+        person(3, "cy@acme.example", "team@acme.example"),
+    ]
+    report, _ = run(Google([page(shared, sync="s1")]).fetch(), crm, cursor)
+    assert report.stopped == "complete" and report.counts.inserted == 3
+    assert report.counts.conflicts == 2  # the shared address stays with the first
+    assert contacts(crm) == [
+        ("people/c1", "team@acme.example"),
+        ("people/c2", "bo@acme.example"),
+        ("people/c3", "cy@acme.example"),
+    ]
+    owners = dict(crm.execute("SELECT email, contact_id FROM contact_emails"))
+    assert len(owners) == 3 and owners["team@acme.example"] == 1
+    again, _ = run(Google([page(shared, sync="s2")]).fetch(), crm, cursor)  # no change
+    assert again.counts.inserted == again.counts.updated == 0 and len(contacts(crm)) == 3
+
+
 def test_people_that_cannot_be_read_are_skipped_and_named_the_rest_stored(crm, cursor):
     odd = [
         "not a person",
