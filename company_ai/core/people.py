@@ -346,11 +346,12 @@ def upsert_contacts(
             else:
                 pending.append((record, digest))
         addresses = {e for r, _ in pending for e in r.emails}
-        stored_owner = dict(
-            _rows_where(
+        stored_owner: dict[str, int] = {
+            e: c
+            for e, c in _rows_where(
                 crm, "SELECT email, contact_id FROM contact_emails WHERE email IN ({})", addresses
             )
-        )
+        }
         owner = dict(stored_owner)  # and, as the batch goes, the addresses it claims
         by_id = {
             r["id"]: r
