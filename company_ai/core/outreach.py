@@ -476,6 +476,9 @@ def due_drafts(stores: Stores, now: datetime) -> int:
     if not stores.path(Store.OUTREACH).is_file():
         return 0
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+        columns = {row[1] for row in outreach.execute("PRAGMA table_info(drafts)")}
+        if "due_at" not in columns:  # a store no run has migrated yet holds nothing
+            return 0
         return outreach.execute(
             "SELECT count(*) FROM drafts WHERE due_at IS NOT NULL AND due_at <= ?"
             " AND status IN ('ready', 'sending')",

@@ -676,3 +676,21 @@ def test_a_contact_with_no_known_city_keeps_the_owners_working_hours(data):
         Stores(data), DAY, tz="Asia/Tokyo", mailer=FakeMailer(), clock=at(evening)
     )
     assert done.held[str(first["id"])] == "2026-11-30T00:00:00Z"  # the owner is in Tokyo
+
+
+def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_asking(tmp_path):
+    import sqlite3
+
+    from company_ai.core.schema import MIGRATIONS
+
+    path = tmp_path / "outreach.db"
+    conn = sqlite3.connect(path)
+    for version, statements in enumerate(MIGRATIONS["outreach"][:5], start=1):
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version={version}")
+    conn.commit()
+    conn.close()
+    assert day_of.due_drafts(Stores(tmp_path), MONDAY_TOKYO_0900) == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
