@@ -33,12 +33,12 @@ NOW = "2026-11-30T07:30:00Z"
 
 
 def person(n: int, rng: random.Random) -> dict:
+    """A person as `connections.list` answers the sync's request: its `fields=` mask
+    (`core.people.PAGE_FIELDS`) leaves out the etag and the metadata's sources."""
     emails = [{"value": f"person{n}@company{n % 5000}.example", "metadata": {"primary": True}}]
     emails += [{"value": f"p{n}.{k}@home{k}.example"} for k in range(rng.choice((0, 0, 1, 2)))]
     return {
         "resourceName": f"people/c{n}",
-        "etag": f"%E{n}",
-        "metadata": {"sources": [{"type": "CONTACT", "id": f"{n:x}"}]},
         "names": [
             {"displayName": f"Person {n} Example", "givenName": "Person", "familyName": f"{n}"}
         ],

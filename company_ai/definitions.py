@@ -24,6 +24,7 @@ from company_ai.resources.people import PeopleSource
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
+from company_ai.sensors import held_sends
 from company_ai.sensors.alerts import check_failure_alerts, freshness_alerts, run_failure_alerts
 from company_ai.sensors.catchup import build_catchup_sensor
 from company_ai.settings import Settings
@@ -101,12 +102,19 @@ def build(setup: Setup) -> dg.Definitions:
     by_name, jobs, timetable = schedules.build(setup.tz)
     assets, checks = all_assets(setup)
     catchup = build_catchup_sensor(setup, TIMETABLE, [by_name[e.job] for e in TIMETABLE])
+    held_sends_job, held_sends_sensor = held_sends.build(setup)
     return dg.Definitions(
         assets=assets,
         asset_checks=checks,
-        jobs=jobs,
+        jobs=[*jobs, held_sends_job],
         schedules=timetable,
-        sensors=[catchup, run_failure_alerts, check_failure_alerts, freshness_alerts],
+        sensors=[
+            catchup,
+            held_sends_sensor,
+            run_failure_alerts,
+            check_failure_alerts,
+            freshness_alerts,
+        ],
         resources=resources(setup.settings),
         # Ad-hoc runs (`dagster asset materialize`, the UI's Materialize) run their steps in
         # one process too, like the timetable's jobs: a process per step cost ~2.5 s each.

@@ -3,10 +3,13 @@ import email
 import json
 from email import policy
 from email.message import EmailMessage
+from types import SimpleNamespace
+from urllib.parse import parse_qs
 
 import pytest
 from googleapiclient.http import HttpMockSequence
 
+from company_ai.resources.inbox import InboxSource
 from company_ai.resources.mailer import Mailer
 
 
@@ -68,3 +71,35 @@ def test_gmail_errors_surface_and_without_a_token_it_refuses_clearly():
         mailer.send(message())
     with pytest.raises(ValueError, match="COMPANY_AI_GMAIL_TOKEN"):
         Mailer(backend="gmail").send(message())
+
+
+SEND = "https://www.googleapis.com/auth/gmail.send"
+READ = "https://www.googleapis.com/auth/gmail.readonly"
+
+
+def scopes_asked_at_refresh(resource) -> set[str]:
+    """The scopes a resource's credentials ask Google's token endpoint for when they refresh
+    (a fake token endpoint in process: no network)."""
+    asked = []
+
+    def token_endpoint(url, method="GET", body=None, headers=None, **_):
+        form = parse_qs(body.decode() if isinstance(body, bytes) else body)
+        asked.append(set(form["scope"][0].split()))
+        granted = {"access_token": "a", "expires_in": 3600, "scope": f"{SEND} {READ}"}
+        return SimpleNamespace(status=200, headers={}, data=json.dumps(granted).encode())
+
+    resource._credentials().refresh(token_endpoint)
+    return asked[0]
+
+
+def test_one_shared_gmail_token_gives_each_resource_only_the_scopes_it_needs():
+    token = json.dumps(
+        {"client_id": "c", "client_secret": "s", "refresh_token": "r",
+         "token_uri": "https://oauth2.example/token"}
+    )  # fmt: skip
+    # The mailer sends, and searches for a Message-ID before any resend (already_sent).
+    assert scopes_asked_at_refresh(Mailer(backend="gmail", gmail_token=token)) == {SEND, READ}
+    # The inbox reader only reads: even with a token that may send, its access tokens cannot.
+    assert scopes_asked_at_refresh(
+        InboxSource(backend="gmail", cursor="unused", gmail_token=token)
+    ) == {READ}

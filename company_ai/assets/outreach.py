@@ -203,8 +203,11 @@ def assets(setup: Setup) -> list:
         longer holds for the draft: see `core/drafting.py`) and its contact re-checked (email,
         bounce, anything sent to them by any day: a thread's bump goes out once, and nobody
         gets two messages in the quiet period); anything doubtful is skipped with its reason,
-        never sent. Sending is a capture: a past day is re-gated and reported (`sent`,
-        `unsent`, `failing_gate_now`), and sends nothing.
+        never sent. A draft whose contact is outside working hours (a weekday 09:00-17:00 in
+        their city's timezone, else the owner's) is held with the moment they begin
+        (`drafts.due_at`, counted as `held`); `held_sends_sensor` sends it then. Sending is a
+        capture: a past day is re-gated and reported (`sent`, `unsent`, `failing_gate_now`),
+        and sends nothing.
         """
         day = days.one_day(context)
         if _past_day(context, setup, day):
@@ -232,6 +235,7 @@ def assets(setup: Setup) -> list:
                 "sent": done.sent,
                 "resumed_after_crash": done.resumed_after_crash,
                 "skipped": done.skipped,
+                "held": done.held,
                 "episodes_written": done.episodes_written,
                 "mailer": mailer.backend,
             }

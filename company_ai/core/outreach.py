@@ -65,6 +65,7 @@ from company_ai.core.research import (
     unsendable_reason,
 )
 from company_ai.core.schema import DRAFT_CAP, Store
+from company_ai.core.send_rules import contact_timezone, next_working_moment
 from company_ai.core.times import to_iso
 
 Clock = Callable[[], datetime]
@@ -388,6 +389,7 @@ class SendDay:
     sent: int = 0
     resumed_after_crash: int = 0
     skipped: dict[str, str] = field(default_factory=dict)  # draft id -> why not sent
+    held: dict[str, str] = field(default_factory=dict)  # draft id -> when it is due (UTC)
     episodes_written: int = 0
     sent_in_total: int = 0  # the day's drafts sent, by any run
 
@@ -401,67 +403,158 @@ def send_day(
     it is only recorded. Every other draft is re-checked just before it leaves: the
     contact (address, bounce), anything already sent to them by any day (its thread's
     bump, the quiet period), the text, and its gate verdict; anything doubtful is marked
-    skipped with its reason, never sent. Last, the `outreach` episode of every message
-    the day sent is appended (idempotent), so a crash never leaves one out.
+    skipped with its reason, never sent. A draft whose contact is outside working hours
+    (core/send_rules.py, in the contact's timezone, else `tz`, the owner's) is held with
+    the moment they begin (`due_at`) and sent then by `send_due`. Last, the `outreach`
+    episode of every message the day sent is appended (idempotent), so a crash never
+    leaves one out.
     """
     result = SendDay()
-    domain = mailer.sender_email.rpartition("@")[2] or "company-ai.example"
     with (
         stores.connect(Store.CRM) as crm,
         stores.connect(Store.OUTREACH) as outreach,
         stores.connect(Store.MEMORY) as memory,
     ):
-        known = known_companies(crm)
         drafts = outreach.execute(
             "SELECT * FROM drafts WHERE day = ? AND status IN ('ready', 'sending') ORDER BY id",
             (day,),
         ).fetchall()
-        for draft in drafts:
-            contact = load_contact(crm, draft["contact_id"])
-            if draft["status"] == "sending" and mailer.already_sent(draft["rfc_message_id"]):
-                record_sent(outreach, draft, clock())  # a crash after the send
-                result.resumed_after_crash += 1
-                continue
-            quiet_since = to_iso(clock() - timedelta(days=RECENT_DAYS))
-            reason = (
-                unsendable_reason(outreach, contact, to_iso(clock()))
-                or already_contacted(outreach, draft, quiet_since)
-                or text_problem(draft["subject"], draft["body"])
-            )
-            if reason is None and not stored_verdict(draft, allowed(mailer), known)[0].passed:
-                reason = "the fabrication gate does not pass this draft"
-            message = None
-            if contact is not None and reason is None:
-                mark_sending(outreach, draft["id"], domain, clock())
-                draft = outreach.execute(
-                    "SELECT * FROM drafts WHERE id = ?", (draft["id"],)
-                ).fetchone()
-                try:
-                    message = compose(
-                        draft,
-                        to=f"{contact.name} <{contact.email}>",
-                        sender=mailer.sender_name,
-                        sender_email=mailer.sender_email,
-                        now=clock(),
-                        references=thread_references(outreach, draft["thread_id"], draft["bump"]),
-                    )
-                except ValueError as exc:
-                    reason = f"cannot compose the message: {exc}"
-            if message is None:
-                reason = reason or "unknown"
-                _skip_draft(outreach, draft["id"], reason, clock())
-                result.skipped[str(draft["id"])] = reason
-                warn(f"draft {draft['id']} not sent: {reason}")
-                continue
-            mailer.send(message)
-            record_sent(outreach, draft, clock())
-            result.sent += 1
+        _send_drafts(crm, outreach, drafts, result, tz=tz, mailer=mailer, clock=clock, warn=warn)
         written = append_episodes(memory, outreach_episodes(outreach, day), tz=tz)
         result.episodes_written = written.inserted
         (result.sent_in_total,) = outreach.execute(
             "SELECT count(*) FROM drafts WHERE day = ? AND status = 'sent'", (day,)
         ).fetchone()
     return result
+
+
+# A held draft not sent within a day of its due time (the machine was off) is not sent
+# late: it was written for that morning, and the next outreach day can write again.
+HELD_SEND_GRACE = timedelta(days=1)
+
+
+def send_due(
+    stores: Stores, *, tz: str, mailer: Mailer, clock: Clock, warn: Log = _quiet
+) -> SendDay:
+    """Send every held draft whose contact's working hours have begun (`due_at` passed),
+    whatever day drafted it, by the same checks and ledger as `send_day`; one left
+    `sending` by a crash is looked up at the mailer first. Run as often as you like: a
+    draft goes out once (its status, the ledger and the one-message-per-thread-bump index
+    see to it). One more than `HELD_SEND_GRACE` past its due time is skipped, not sent."""
+    result = SendDay()
+    now = clock()
+    if not stores.path(Store.OUTREACH).is_file():
+        return result
+    with (
+        stores.connect(Store.CRM) as crm,
+        stores.connect(Store.OUTREACH) as outreach,
+        stores.connect(Store.MEMORY) as memory,
+    ):
+        drafts = outreach.execute(
+            "SELECT * FROM drafts WHERE due_at IS NOT NULL AND due_at <= ?"
+            " AND status IN ('ready', 'sending') ORDER BY due_at, id",
+            (to_iso(now),),
+        ).fetchall()
+        stale = to_iso(now - HELD_SEND_GRACE)
+        for draft in drafts:
+            if draft["status"] == "ready" and draft["due_at"] < stale:
+                reason = f"held until {draft['due_at']} and not sent within a day of it"
+                _skip_draft(outreach, draft["id"], reason, now)
+                result.skipped[str(draft["id"])] = reason
+                warn(f"draft {draft['id']} not sent: {reason}")
+        fresh = [d for d in drafts if str(d["id"]) not in result.skipped]
+        _send_drafts(crm, outreach, fresh, result, tz=tz, mailer=mailer, clock=clock, warn=warn)
+        for day in sorted({d["day"] for d in fresh}):
+            written = append_episodes(memory, outreach_episodes(outreach, day), tz=tz)
+            result.episodes_written += written.inserted
+    result.sent_in_total = result.sent + result.resumed_after_crash
+    return result
+
+
+def due_drafts(stores: Stores, now: datetime) -> int:
+    """How many held drafts are due at `now` (read only): the sensor asks before a run."""
+    if not stores.path(Store.OUTREACH).is_file():
+        return 0
+    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+        columns = {row[1] for row in outreach.execute("PRAGMA table_info(drafts)")}
+        if "due_at" not in columns:  # a store no run has migrated yet holds nothing
+            return 0
+        return outreach.execute(
+            "SELECT count(*) FROM drafts WHERE due_at IS NOT NULL AND due_at <= ?"
+            " AND status IN ('ready', 'sending')",
+            (to_iso(now),),
+        ).fetchone()[0]
+
+
+def _send_drafts(
+    crm: sqlite3.Connection,
+    outreach: sqlite3.Connection,
+    drafts: list[sqlite3.Row],
+    result: SendDay,
+    *,
+    tz: str,
+    mailer: Mailer,
+    clock: Clock,
+    warn: Log,
+) -> None:
+    """Each draft through the pre-send checks, the working hours and the send ledger."""
+    domain = mailer.sender_email.rpartition("@")[2] or "company-ai.example"
+    known = known_companies(crm)
+    for draft in drafts:
+        contact = load_contact(crm, draft["contact_id"])
+        if draft["status"] == "sending" and mailer.already_sent(draft["rfc_message_id"]):
+            record_sent(outreach, draft, clock())  # a crash after the send
+            result.resumed_after_crash += 1
+            continue
+        now = clock()
+        quiet_since = to_iso(now - timedelta(days=RECENT_DAYS))
+        reason = (
+            unsendable_reason(outreach, contact, to_iso(now))
+            or already_contacted(outreach, draft, quiet_since)
+            or text_problem(draft["subject"], draft["body"])
+        )
+        if reason is None and not stored_verdict(draft, allowed(mailer), known)[0].passed:
+            reason = "the fabrication gate does not pass this draft"
+        if contact is not None and reason is None and draft["status"] == "ready":
+            due = next_working_moment(now, contact_timezone(contact.city, tz))
+            if due > now:
+                result.held[str(draft["id"])] = _hold_draft(outreach, draft["id"], due, now)
+                continue
+        message = None
+        if contact is not None and reason is None:
+            mark_sending(outreach, draft["id"], domain, now)
+            draft = outreach.execute("SELECT * FROM drafts WHERE id = ?", (draft["id"],)).fetchone()
+            try:
+                message = compose(
+                    draft,
+                    to=f"{contact.name} <{contact.email}>",
+                    sender=mailer.sender_name,
+                    sender_email=mailer.sender_email,
+                    now=now,
+                    references=thread_references(outreach, draft["thread_id"], draft["bump"]),
+                )
+            except ValueError as exc:
+                reason = f"cannot compose the message: {exc}"
+        if message is None:
+            reason = reason or "unknown"
+            _skip_draft(outreach, draft["id"], reason, clock())
+            result.skipped[str(draft["id"])] = reason
+            warn(f"draft {draft['id']} not sent: {reason}")
+            continue
+        mailer.send(message)
+        record_sent(outreach, draft, clock())
+        result.sent += 1
+
+
+def _hold_draft(outreach: sqlite3.Connection, draft_id: int, due: datetime, now: datetime) -> str:
+    """Keep a ready draft until `due` (the contact's working hours); returns `due` stored."""
+    with transaction(outreach):
+        outreach.execute(
+            "UPDATE drafts SET due_at = ?, updated_at = ? WHERE id = ? AND status = 'ready'"
+            " AND due_at IS NOT ?",
+            (to_iso(due), to_iso(now), draft_id, to_iso(due)),
+        )
+    return to_iso(due)
 
 
 def _skip_draft(outreach: sqlite3.Connection, draft_id: int, reason: str, now: datetime) -> None:

@@ -313,6 +313,14 @@ OUTREACH_V5 = [
     "CREATE INDEX idx_send_holds_address ON send_holds(address)",
 ]
 
+# A draft that passed the gate is sent in its contact's working hours (core/send_rules.py):
+# outside them it stays `ready` with the moment they begin (`due_at`, UTC), and the held-send
+# sensor's job sends it then (core/outreach.py, `send_due`).
+OUTREACH_V6 = [
+    "ALTER TABLE drafts ADD COLUMN due_at TEXT",
+    "CREATE INDEX idx_drafts_due ON drafts(due_at) WHERE due_at IS NOT NULL",
+]
+
 RECALL_V1 = [
     # The distiller's output, one row per title (idempotent by title). A page that failed
     # the fabrication check is kept here unpublished, with the claims it could not support.
@@ -540,7 +548,7 @@ PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1, CRM_V2],
     Store.MEMORY: [MEMORY_V1, MEMORY_V2],
-    Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5],
+    Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5, OUTREACH_V6],
     Store.BRAIN: [BRAIN_V1],
     Store.RECALL: [RECALL_V1, RECALL_V2],
     Store.OPS: [OPS_V1],

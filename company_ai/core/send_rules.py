@@ -12,7 +12,12 @@ mail the inbox triage matched to a thread (core/inbox.py) or from the sample gen
   - `out_of_office`: an auto-reply; nothing (no bump either) until the return date.
 
 A message whose `replied_at` is set without any hold (data from before holds existed)
-counts as `replied`. Stdlib only.
+counts as `replied`.
+
+And when: only in the contact's working hours (`in_working_hours`, `next_working_moment`;
+the hours and the cities' timezones below are the one definition). Live sends outside them
+are held until they begin (core/outreach.py); the sample generator places its sends inside
+them. Stdlib only.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 FOR_GOOD = frozenset({"bounced", "unsubscribed", "replied"})
@@ -97,8 +102,10 @@ def add_hold(
 
 # --- working hours ------------------------------------------------------------------------
 
-# The timezone of each city the sample's contacts live in; a send goes out on a weekday
-# between 09:00 and 17:00 where the contact is.
+# The working hours, the one definition: a send goes out on a weekday between 09:00 and
+# 17:00 where the contact is, live (core/outreach.py holds a send until then) and in the
+# sample's history (core/sample.py). Where the contact is: the timezone of the city the CRM
+# gives, else the owner's (COMPANY_AI_TIMEZONE).
 CITY_TIMEZONES = {
     **dict.fromkeys(
         ("London", "Manchester", "Leeds", "Bristol", "Edinburgh", "Glasgow", "Cardiff", "Belfast"),
@@ -119,6 +126,21 @@ CITY_TIMEZONES = {
     "Vienna": "Europe/Vienna",
     "Zürich": "Europe/Zurich",
     "Milan": "Europe/Rome",
+    # Further away: none of the sample's contacts lives here, live contacts may.
+    **dict.fromkeys(("New York", "Boston", "Toronto"), "America/New_York"),
+    **dict.fromkeys(("Chicago", "Austin"), "America/Chicago"),
+    **dict.fromkeys(
+        ("San Francisco", "Los Angeles", "Seattle", "Vancouver"), "America/Los_Angeles"
+    ),
+    "São Paulo": "America/Sao_Paulo",
+    "Dubai": "Asia/Dubai",
+    **dict.fromkeys(("Bangalore", "Mumbai", "Delhi"), "Asia/Kolkata"),
+    "Singapore": "Asia/Singapore",
+    "Hong Kong": "Asia/Hong_Kong",
+    "Tokyo": "Asia/Tokyo",
+    "Seoul": "Asia/Seoul",
+    **dict.fromkeys(("Sydney", "Melbourne"), "Australia/Sydney"),
+    "Auckland": "Pacific/Auckland",
 }
 WORK_START_HOUR, WORK_END_HOUR = 9, 17
 
@@ -131,3 +153,17 @@ def in_working_hours(moment: datetime, tz: str) -> bool:
     """Whether `moment` is a weekday between 09:00 and 17:00 in timezone `tz`."""
     local = moment.astimezone(ZoneInfo(tz))
     return local.weekday() < 5 and WORK_START_HOUR <= local.hour < WORK_END_HOUR
+
+
+def next_working_moment(moment: datetime, tz: str) -> datetime:
+    """`moment` if it is inside working hours in `tz`, else when they next begin there (a
+    weekday's 09:00 local), in `moment`'s timezone."""
+    if in_working_hours(moment, tz):
+        return moment
+    zone = ZoneInfo(tz)
+    local = moment.astimezone(zone)
+    day = local.date() + timedelta(days=local.hour >= WORK_START_HOUR)
+    while day.weekday() >= 5:
+        day += timedelta(days=1)
+    start = datetime(day.year, day.month, day.day, WORK_START_HOUR, tzinfo=zone)
+    return start.astimezone(moment.tzinfo)

@@ -89,12 +89,22 @@ class InboxSource(dg.ConfigurableResource):
             return build("gmail", "v1", http=self._http, static_discovery=True)
         if not self.gmail_token:
             raise ValueError("the gmail inbox needs COMPANY_AI_GMAIL_TOKEN (authorized-user JSON)")
+        return build(
+            "gmail",
+            "v1",
+            credentials=self._credentials(),
+            static_discovery=True,
+            cache_discovery=False,
+        )
+
+    def _credentials(self):
+        """The token's credentials, limited to read-only: a refresh asks Google for a
+        gmail.readonly access token, so the reader cannot send even with the shared token."""
         from google.oauth2.credentials import Credentials
 
-        creds = Credentials.from_authorized_user_info(
+        return Credentials.from_authorized_user_info(
             json.loads(self.gmail_token), GMAIL_READ_SCOPES
         )
-        return build("gmail", "v1", credentials=creds, static_discovery=True, cache_discovery=False)
 
 
 def _failed(fetched: Fetched, why: str, warn: Log) -> Fetched:

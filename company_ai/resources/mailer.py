@@ -10,7 +10,13 @@ from pydantic import PrivateAttr
 
 from company_ai.core.files import write_atomic
 
-GMAIL_SCOPES = ["https://www.googleapis.com/auth/gmail.send"]
+# Sending needs gmail.send; asking whether a Message-ID already went out (before any resend
+# after a crash, `already_sent`) searches the mailbox, which gmail.send does not allow:
+# without gmail.readonly that lookup was refused (403) and a crashed send stayed stuck.
+GMAIL_SCOPES = [
+    "https://www.googleapis.com/auth/gmail.send",
+    "https://www.googleapis.com/auth/gmail.readonly",
+]
 
 
 class Mailer(dg.ConfigurableResource):
@@ -64,7 +70,17 @@ class Mailer(dg.ConfigurableResource):
             return build("gmail", "v1", http=self._http, static_discovery=True)
         if not self.gmail_token:
             raise ValueError("the gmail mailer needs COMPANY_AI_GMAIL_TOKEN (authorized-user JSON)")
+        return build(
+            "gmail",
+            "v1",
+            credentials=self._credentials(),
+            static_discovery=True,
+            cache_discovery=False,
+        )
+
+    def _credentials(self):
+        """The token's credentials, limited to `GMAIL_SCOPES`: each refresh asks Google for an
+        access token of those scopes only, whatever else the shared token was granted."""
         from google.oauth2.credentials import Credentials
 
-        creds = Credentials.from_authorized_user_info(json.loads(self.gmail_token), GMAIL_SCOPES)
-        return build("gmail", "v1", credentials=creds, static_discovery=True, cache_discovery=False)
+        return Credentials.from_authorized_user_info(json.loads(self.gmail_token), GMAIL_SCOPES)

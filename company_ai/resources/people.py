@@ -3,13 +3,34 @@ from pathlib import Path
 from typing import Any, Literal
 
 import dagster as dg
+import orjson
+from googleapiclient.model import JsonModel
 from pydantic import PrivateAttr
 
-from company_ai.core.people import PAGE_SIZE, PERSON_FIELDS, Fetch, MalformedPage, TokenRejected
+from company_ai.core.people import (
+    PAGE_FIELDS,
+    PAGE_SIZE,
+    PERSON_FIELDS,
+    Fetch,
+    MalformedPage,
+    TokenRejected,
+)
 from company_ai.core.sample_people import read_sample_page
 
 PEOPLE_SCOPES = ["https://www.googleapis.com/auth/contacts.readonly"]
 TRANSIENT_RETRIES = 2  # at most ~3 s of backoff: well inside the 80 s past the budget
+
+
+class FastJsonModel(JsonModel):
+    """The client's JSON model with orjson reading the answers: a page of 1,000 people is
+    ~460 KB, and the stdlib's `json.loads` of it was the largest cost of a sync page
+    (BENCHMARKS.md). The People API uses no data wrapper, so the body is the answer."""
+
+    def deserialize(self, content: bytes | str) -> object:
+        try:
+            return orjson.loads(content)
+        except orjson.JSONDecodeError as exc:  # also an answer that is not UTF-8
+            raise MalformedPage(f"the answer is not a JSON object ({exc})") from exc
 
 
 class PeopleSource(dg.ConfigurableResource):
@@ -46,6 +67,7 @@ class PeopleSource(dg.ConfigurableResource):
                 resourceName="people/me",
                 pageSize=PAGE_SIZE,
                 personFields=PERSON_FIELDS,
+                fields=PAGE_FIELDS,
                 pageToken=page_token,
                 syncToken=sync_token,
                 requestSyncToken=True,
@@ -58,8 +80,6 @@ class PeopleSource(dg.ConfigurableResource):
                 if exc.resp.status in (400, 410):
                     raise TokenRejected(exc.resp.status, exc.reason or "") from exc
                 raise
-            except UnicodeDecodeError as exc:  # (an answer that is not JSON arrives as text)
-                raise MalformedPage("the answer is not UTF-8 text") from exc
 
         return fetch
 
@@ -67,7 +87,9 @@ class PeopleSource(dg.ConfigurableResource):
         from googleapiclient.discovery import build
 
         if self._http is not None:
-            return build("people", "v1", http=self._http, static_discovery=True)
+            return build(
+                "people", "v1", http=self._http, static_discovery=True, model=FastJsonModel()
+            )
         if not self.google_token:
             raise ValueError(
                 "the google contacts source needs COMPANY_AI_GOOGLE_PEOPLE_TOKEN "
@@ -87,5 +109,10 @@ class PeopleSource(dg.ConfigurableResource):
         # The client wraps its own http (a 60-s timeout) in google-auth's AuthorizedHttp,
         # which refreshes the access token from the refresh token whenever it expires.
         return build(
-            "people", "v1", credentials=credentials, static_discovery=True, cache_discovery=False
+            "people",
+            "v1",
+            credentials=credentials,
+            static_discovery=True,
+            cache_discovery=False,
+            model=FastJsonModel(),
         )

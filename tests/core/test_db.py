@@ -39,6 +39,7 @@ MIGRATION_DIGESTS = {
         "937150be8ad2febb",
         "3bbff696ee617a62",
         "90907c3ee885e181",
+        "4aa8925e4f2ec69f",
     ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1"],

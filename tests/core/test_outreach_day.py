@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 
@@ -573,3 +574,123 @@ def test_a_day_without_an_outreach_store_reports_nothing(tmp_path):
     assert day_of.stored_counts(stores, "drafts", DAY) == {}
     assert day_of.past_sends(stores, DAY, sender=FakeMailer()) == day_of.PastSends()
     assert not (tmp_path / "empty").exists()
+
+
+# --- working hours: held sends -------------------------------------------------------------
+
+MONDAY_TOKYO_0900 = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)  # Friday 09:00 UTC is 18:00 there
+
+
+def at(moment: datetime):
+    return lambda: moment
+
+
+def send_due(data, mailer, moment):
+    return day_of.send_due(Stores(data), tz="UTC", mailer=mailer, clock=at(moment))
+
+
+def move_to(data, draft_row, city):
+    update(data, "crm", "UPDATE contacts SET city = ? WHERE id = ?", city, draft_row["contact_id"])
+
+
+def test_a_contact_far_away_is_held_to_their_morning_and_sent_exactly_once(data):
+    research(data)
+    draft(data)
+    far, *near = drafts(data, "ready")
+    move_to(data, far, "Tokyo")
+    mailer = FakeMailer()
+    done = send(data, mailer)
+    assert done.held == {str(far["id"]): "2026-11-30T00:00:00Z"}  # Monday 09:00 in Tokyo
+    assert done.sent == len(near) == len(mailer.sent)
+    assert drafts(data, "ready") == [dict(far, due_at="2026-11-30T00:00:00Z", updated_at=ANY)]
+    # The morning job again (a re-execution), and the sensor before the due time: no send.
+    assert send(data, mailer).sent == 0 and send(data, mailer).held == done.held
+    sunday = datetime(2026, 11, 29, 23, 59, tzinfo=UTC)
+    assert day_of.due_drafts(Stores(data), sunday) == 0
+    assert send_due(data, mailer, sunday).sent == 0
+    # Two ticks after the due time: one send, then nothing.
+    tick = MONDAY_TOKYO_0900 + timedelta(minutes=7)
+    assert day_of.due_drafts(Stores(data), tick) == 1
+    first = send_due(data, mailer, tick)
+    second = send_due(data, mailer, tick + timedelta(minutes=15))
+    assert (first.sent, second.sent, second.held, second.skipped) == (1, 0, {}, {})
+    assert len(mailer.sent) == len(near) + 1 and day_of.due_drafts(Stores(data), tick) == 0
+    [message] = [m for m in sent_messages(data) if m["draft_id"] == far["id"]]
+    assert message["sent_at"] == "2026-11-30T00:07:00Z"
+    assert first.episodes_written == 1  # its outreach episode, dated when it left
+    assert rows(
+        data, "memory", "SELECT created_at FROM contact_episodes WHERE natural_key = ?",
+        f"outreach:message:{message['id']}",
+    ) == [{"created_at": "2026-11-30T00:07:00Z"}]  # fmt: skip
+    # The morning job re-executed after all that still sends nothing again.
+    assert send(data, mailer).sent == 0 and len(mailer.sent) == len(near) + 1
+
+
+def test_a_held_send_is_checked_again_when_due_and_a_crashed_one_never_goes_twice(data):
+    research(data)
+    draft(data)
+    far, other, *_ = drafts(data, "ready")
+    move_to(data, far, "San Francisco")  # Friday 01:00 there: held to 09:00, 17:00 UTC
+    move_to(data, other, "Sydney")  # Friday 20:00 there: held to Monday 09:00
+    send(data, FakeMailer())
+    # Meanwhile the Sydney contact bounced: the held draft is skipped when due, not sent.
+    update(
+        data, "outreach", "INSERT INTO send_holds (contact_id, kind, since, until, address,"
+        " reason, evidence) VALUES (?, 'bounced', '2026-11-27T10:00:00Z', NULL, NULL, 'DSN',"
+        " 'test')", other["contact_id"],
+    )  # fmt: skip
+    crashing = FakeMailer(crash_on=1)
+    with pytest.raises(Crash):
+        send_due(data, crashing, datetime(2026, 11, 27, 17, 1, tzinfo=UTC))
+    again = send_due(
+        data, FakeMailer(sent=dict(crashing.sent)), datetime(2026, 11, 27, 17, 16, tzinfo=UTC)
+    )
+    assert (again.sent, again.resumed_after_crash) == (0, 1)  # looked up, not resent
+    monday = send_due(data, FakeMailer(), datetime(2026, 11, 29, 22, 5, tzinfo=UTC))
+    assert monday.sent == 0 and "bounced" in monday.skipped[str(other["id"])]
+
+
+def test_a_held_send_found_late_waits_for_the_next_morning_or_is_dropped_when_stale(data):
+    research(data)
+    draft(data)
+    far, other, *_ = drafts(data, "ready")
+    move_to(data, far, "Tokyo")
+    move_to(data, other, "Tokyo")
+    send(data, FakeMailer())
+    # The machine was off on Monday morning: at Monday 10:00 UTC it is 19:00 in Tokyo.
+    late = send_due(data, FakeMailer(), datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+    assert late.sent == 0 and set(late.held.values()) == {"2026-12-01T00:00:00Z"}
+    # ... and off for two days more: a held draft a day past its due time is not sent late.
+    stale = send_due(data, FakeMailer(), datetime(2026, 12, 2, 1, 0, tzinfo=UTC))
+    assert stale.sent == 0 and set(stale.skipped) == {str(far["id"]), str(other["id"])}
+    assert all("not sent within a day" in why for why in stale.skipped.values())
+
+
+def test_a_contact_with_no_known_city_keeps_the_owners_working_hours(data):
+    research(data)
+    draft(data)
+    first, *_ = drafts(data, "ready")
+    move_to(data, first, None)
+    evening = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+    done = day_of.send_day(
+        Stores(data), DAY, tz="Asia/Tokyo", mailer=FakeMailer(), clock=at(evening)
+    )
+    assert done.held[str(first["id"])] == "2026-11-30T00:00:00Z"  # the owner is in Tokyo
+
+
+def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_asking(tmp_path):
+    import sqlite3
+
+    from company_ai.core.schema import MIGRATIONS
+
+    path = tmp_path / "outreach.db"
+    conn = sqlite3.connect(path)
+    for version, statements in enumerate(MIGRATIONS["outreach"][:5], start=1):
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version={version}")
+    conn.commit()
+    conn.close()
+    assert day_of.due_drafts(Stores(tmp_path), MONDAY_TOKYO_0900) == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
