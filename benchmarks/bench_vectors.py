@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import tempfile
@@ -132,14 +133,7 @@ def one_size(
     started = time.perf_counter()
     with open_store(path, "synthetic-384", DIM) as (store, _):
         if resume is None:
-            step = 50_000
-            for start in range(0, n, step):
-                part = range(start, min(n, start + step))
-                store.upsert(EPISODES, [Vector(f"episode:{i}", vectors[i], metas[i]) for i in part])
-                if (start + step) % 200_000 == 0:
-                    print(f"  {start + step:,} in {time.perf_counter() - started:.0f} s")
-            inserted = time.perf_counter() - started
-            print(f"[{n:,}] inserted in {inserted:.0f} s ({n / inserted:.0f} vectors/s)")
+            insert(store, vectors, metas, 0, n)
         else:
             n = store.count(EPISODES)
             vectors, metas = vectors[:n], metas[:n]
@@ -148,6 +142,32 @@ def one_size(
         measure(store, vectors, metas, queries, age_days, path, rng)
     if keep is None and resume is None:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def insert(store, vectors, metas, start: int, stop: int) -> None:
+    """Upsert vectors[start:stop] and print the rate, wall and CPU time, and the load."""
+    started, cpu = time.perf_counter(), time.process_time()
+    step = 50_000
+    for at in range(start, stop, step):
+        part = range(at, min(stop, at + step))
+        store.upsert(EPISODES, [Vector(f"episode:{i}", vectors[i], metas[i]) for i in part])
+        print(f"  {part[-1] + 1:,} in {time.perf_counter() - started:.0f} s", flush=True)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    print(f"[{start:,}..{stop:,}] inserted {stop - start:,} in {wall:.0f} s "
+          f"({(stop - start) / wall:.0f} vectors/s), CPU {cpu:.0f} s, "
+          f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+
+
+def build_chunk(n: int, path: Path, chunk: int) -> None:
+    """Add the next `chunk` of the n synthetic vectors to the store at `path` (a 1M build
+    in pieces short enough to share the benchmark lock): it resumes at the store's count."""
+    rng = np.random.default_rng(7)
+    vectors = synthetic(n, rng)
+    metas = [metadata(i, rng) for i in range(n)]
+    with open_store(path, "synthetic-384", DIM) as (store, _):
+        have = store.count(EPISODES)
+        insert(store, vectors, metas, have, min(n, have + chunk))
+    print(f"store on disk: {disk_size(path) / 2**20:.0f} MiB")
 
 
 def measure(store, vectors, metas, queries, age_days, path, rng) -> None:
@@ -201,10 +221,15 @@ def main() -> None:
     parser.add_argument("--skip-embedding", action="store_true")
     parser.add_argument("--keep", type=Path, help="build the stores here and keep them")
     parser.add_argument("--resume", type=Path, help="measure a store an interrupted build left")
+    parser.add_argument("--build", type=Path, help="add --chunk more vectors to this store, stop")
+    parser.add_argument("--chunk", type=int, default=200_000)
     # 1 (the recorded run): the stored ages reach each live window's edge, which is still
     # kept, so that pass moves nothing; 2 or more moves what crossed the line meanwhile.
     parser.add_argument("--age-days", type=int, default=1, help="age the store this much later")
     args = parser.parse_args()
+    if args.build:
+        build_chunk(args.sizes[0], args.build, args.chunk)
+        return
     if not args.skip_embedding:
         embedding_throughput(args.texts)
     for n in args.sizes:
