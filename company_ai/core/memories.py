@@ -360,6 +360,11 @@ def where_filter(
     return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
+def names_contact(where: Mapping[str, Any]) -> bool:
+    """Whether a `where_filter` result selects one contact (few vectors)."""
+    return "contact_id" in where or any("contact_id" in part for part in where.get("$and", ()))
+
+
 def nearest(
     store: VectorStore,
     vector: np.ndarray,
@@ -367,10 +372,16 @@ def nearest(
     limit: int,
     where: Mapping[str, Any] | None = None,
 ) -> list[Hit]:
-    """The `limit` nearest memories across `collections`, best first."""
+    """The `limit` nearest memories across `collections`, best first. A filter on one
+    contact is answered exactly from that contact's vectors (`VectorStore.nearest_exact`)."""
     hits = []
     for name in collections:
-        for i, score, m in store.query(name, vector, limit, where):
+        found = None
+        if where is not None and names_contact(where):
+            found = store.nearest_exact(name, vector, limit, where)
+        if found is None:
+            found = store.query(name, vector, limit, where)
+        for i, score, m in found:
             hits.append(
                 Hit(
                     id=i,

@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from company_ai.core.aging import Signals
@@ -262,3 +263,93 @@ def test_a_reader_waits_for_a_writer_then_says_so(memory, monkeypatch):
         pass
     with open_existing(path) as store, open_existing(path) as again:  # readers share
         assert store.count(EPISODES) == again.count(EPISODES) == 3
+
+
+def contact_store(path, rng):
+    """A store of 60 random vectors over three contacts (20 each, types alternating)."""
+    vectors = rng.standard_normal((60, 8)).astype(np.float32)
+    rows = [
+        Vector(
+            f"episode:{i}",
+            vectors[i],
+            {"kind": "episode", "ref": f"memory.contact_episodes:{i}", "day": "2026-11-29"}
+            | {"day_num": 20261129, "type": ("note", "response")[i % 2], "importance": 3}
+            | {"contact_id": 1 + i % 3},
+        )
+        for i in range(60)
+    ]
+    with open_store(path, "test:random-8", 8) as (store, _):
+        store.upsert(EPISODES, rows)
+    return vectors
+
+
+def exact_top(vectors, query, chosen, limit):
+    scores = {
+        i: float(vectors[i] @ query / np.linalg.norm(vectors[i]) / np.linalg.norm(query))
+        for i in chosen
+    }
+    return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+
+
+def test_a_contact_filter_is_answered_exactly_from_that_contacts_vectors(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "vectors"
+    vectors = contact_store(path, rng)
+    query = rng.standard_normal(8).astype(np.float32)
+    with open_existing(path) as store:
+
+        def no_index(*args, **kwargs):
+            raise AssertionError("a contact filter must not search the index")
+
+        monkeypatch.setattr(store, "query", no_index)
+        hits = nearest(store, query, [EPISODES], 5, where_filter(contact_id=2))
+        want = exact_top(vectors, query, range(1, 60, 3), 5)
+        assert [h.id for h in hits] == [f"episode:{i}" for i, _ in want]
+        assert [h.score for h in hits] == pytest.approx([s for _, s in want], abs=1e-5)
+        assert all(h.contact_id == 2 for h in hits)
+        both = nearest(store, query, [EPISODES], 50, where_filter(contact_id=2, type_="note"))
+        assert sorted(h.id for h in both) == sorted(f"episode:{i}" for i in range(4, 60, 6))
+        assert nearest(store, query, [EPISODES], 5, where_filter(contact_id=99)) == []
+
+
+def test_a_filter_matching_more_than_the_exact_limit_uses_the_index(tmp_path, monkeypatch):
+    import company_ai.core.vectors as vectors_module
+
+    rng = np.random.default_rng(4)
+    path = tmp_path / "vectors"
+    vectors = contact_store(path, rng)
+    query = rng.standard_normal(8).astype(np.float32)
+    monkeypatch.setattr(vectors_module, "EXACT_MAX", 19)  # each contact has 20
+    with open_existing(path) as store:
+        assert store.nearest_exact(EPISODES, query, 5, {"contact_id": 1}) is None
+        hits = nearest(store, query, [EPISODES], 5, where_filter(contact_id=1))
+    want = exact_top(vectors, query, range(0, 60, 3), 5)
+    assert [h.id for h in hits] == [f"episode:{i}" for i, _ in want]
+
+
+def test_index_settings_new_collections_and_a_collection_built_with_older_ones(tmp_path):
+    from company_ai.core.vectors import HNSW, _client, _forget_clients
+
+    path = tmp_path / "vectors"
+    with open_store(path, "test:random-8", 8) as (store, _):
+        assert {k: store.index_settings(EPISODES)[k] for k in HNSW} == HNSW
+    older = tmp_path / "older"
+    _forget_clients()
+    client = _client(older)
+    built_before = {"space": "cosine", "ef_construction": 200, "ef_search": 100}
+    collection = client.create_collection(
+        EPISODES,
+        embedding_function=None,
+        metadata={"model": "test:random-8", "dim": 8, "build": "complete"},
+        configuration={"hnsw": built_before | {"max_neighbors": 16}},
+    )
+    collection.upsert(ids=["episode:1"], embeddings=np.ones((1, 8), dtype=np.float32))
+    _forget_clients()
+    with open_store(older, "test:random-8", 8) as (store, opened):
+        assert not opened.rebuilt and EPISODES not in opened.created
+        assert store.count(EPISODES) == 1 and store.built(EPISODES)
+        settings = store.index_settings(EPISODES)
+        assert settings["ef_construction"] == 200  # fixed at creation: kept
+        assert settings["ef_search"] == HNSW["ef_search"]  # a query setting: brought up
+    with open_existing(older) as store:
+        assert store.index_settings(EPISODES)["ef_search"] == HNSW["ef_search"]
