@@ -1,5 +1,4 @@
 import base64
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -8,6 +7,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from company_ai.core.inbox import Fetched, InboundMail, Log, read_maildir
+from company_ai.resources.gmail import gmail_credentials, gmail_service
 
 GMAIL_READ_SCOPES = ["https://www.googleapis.com/auth/gmail.readonly"]
 PAGE_SIZE = 500
@@ -83,28 +83,11 @@ class InboxSource(dg.ConfigurableResource):
         return fetched
 
     def _gmail(self):
-        from googleapiclient.discovery import build
-
-        if self._http is not None:
-            return build("gmail", "v1", http=self._http, static_discovery=True)
-        if not self.gmail_token:
-            raise ValueError("the gmail inbox needs COMPANY_AI_GMAIL_TOKEN (authorized-user JSON)")
-        return build(
-            "gmail",
-            "v1",
-            credentials=self._credentials(),
-            static_discovery=True,
-            cache_discovery=False,
-        )
+        return gmail_service(self.gmail_token, GMAIL_READ_SCOPES, self._http, "inbox")
 
     def _credentials(self):
-        """The token's credentials, limited to read-only: a refresh asks Google for a
-        gmail.readonly access token, so the reader cannot send even with the shared token."""
-        from google.oauth2.credentials import Credentials
-
-        return Credentials.from_authorized_user_info(
-            json.loads(self.gmail_token), GMAIL_READ_SCOPES
-        )
+        # Read-only at every refresh: the reader cannot send, even with the shared token.
+        return gmail_credentials(self.gmail_token, GMAIL_READ_SCOPES)
 
 
 def _failed(fetched: Fetched, why: str, warn: Log) -> Fetched:

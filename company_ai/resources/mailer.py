@@ -1,5 +1,4 @@
 import base64
-import json
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -9,6 +8,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from company_ai.core.files import write_atomic
+from company_ai.resources.gmail import gmail_credentials, gmail_service
 
 # Sending needs gmail.send; asking whether a Message-ID already went out (before any resend
 # after a crash, `already_sent`) searches the mailbox, which gmail.send does not allow:
@@ -64,23 +64,7 @@ class Mailer(dg.ConfigurableResource):
         return Path(self.outbox_dir) / f"{name.strip('_')}.eml"
 
     def _gmail(self):
-        from googleapiclient.discovery import build
-
-        if self._http is not None:
-            return build("gmail", "v1", http=self._http, static_discovery=True)
-        if not self.gmail_token:
-            raise ValueError("the gmail mailer needs COMPANY_AI_GMAIL_TOKEN (authorized-user JSON)")
-        return build(
-            "gmail",
-            "v1",
-            credentials=self._credentials(),
-            static_discovery=True,
-            cache_discovery=False,
-        )
+        return gmail_service(self.gmail_token, GMAIL_SCOPES, self._http, "mailer")
 
     def _credentials(self):
-        """The token's credentials, limited to `GMAIL_SCOPES`: each refresh asks Google for an
-        access token of those scopes only, whatever else the shared token was granted."""
-        from google.oauth2.credentials import Credentials
-
-        return Credentials.from_authorized_user_info(json.loads(self.gmail_token), GMAIL_SCOPES)
+        return gmail_credentials(self.gmail_token, GMAIL_SCOPES)
