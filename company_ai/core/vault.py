@@ -548,6 +548,7 @@ def _remove_temporary_files(staging: Path) -> int:
     `write_atomic`): a stale copy may hold a note that has since gone private. The whole
     tree only after a run that did not finish writing (or on the first run); the staging
     folder itself always (a manifest written by another command, e.g. `forget`)."""
+    tops: list[tuple[str, list[str], list[str]]]
     if not (staging / WRITING).exists() and (staging / MANIFEST).exists():
         tops = [(str(staging), [], os.listdir(staging))]
     else:
