@@ -11,6 +11,7 @@ back. Stdlib only: the sync, the import and the gate read it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -63,13 +64,18 @@ class Tombstones:
             self.salt = secrets.token_bytes(32)
         return hmac.new(self.salt, text.encode(), hashlib.sha256).hexdigest()
 
-    @property
+    # Derived once, not per question: the sync asks once per contact (`bury` clears them).
+    @functools.cached_property
     def _emails(self) -> set[str]:
         return {e for p in self.people for e in p["emails"]}
 
-    @property
+    @functools.cached_property
     def _names(self) -> set[str]:
         return {n for p in self.people for n in p["names"]}
+
+    @functools.cached_property
+    def _name_sizes(self) -> set[int]:
+        return {int(n) for p in self.people for n in p["words"]}
 
     def __bool__(self) -> bool:
         return bool(self.people)
@@ -93,7 +99,7 @@ class Tombstones:
             return True
         words = _WORD.findall(text.casefold())
         names = self._names
-        for size in {int(n) for p in self.people for n in p["words"]}:
+        for size in self._name_sizes:
             for start in range(len(words) - size + 1):
                 if self.key(" ".join(words[start : start + size])) in names:
                     return True
@@ -109,6 +115,8 @@ class Tombstones:
         }
         if not any(p["emails"] == stone["emails"] for p in self.people):
             self.people.append(stone | {"since": at})
+            for derived in ("_emails", "_names", "_name_sizes"):
+                self.__dict__.pop(derived, None)
             self.save()
 
     def log(self, entry: Mapping[str, Any]) -> None:

@@ -292,3 +292,14 @@ def test_text_naming_them_is_found_in_any_case_beyond_ascii(stores):
     assert done.removed["brain_rows"] == 1
     with stores.connect("brain") as brain:
         assert [r[0] for r in brain.execute("SELECT key FROM facts")] == ["b"]
+
+
+def test_a_tombstone_answers_at_once_for_a_person_buried_after_a_question(tmp_path):
+    stones = Tombstones.load(tmp_path)
+    stones.bury(["amy@quux.example"], ["Amy Quux"], at="2026-11-30T11:00:00Z")
+    assert not stones.has(["zed@quux.example"], "Zed Quux")  # asked before Zed was buried
+    assert not stones.names_in("met zed quux at the fair")
+    stones.bury(["Zed@Quux.example"], ["Zed  Quux"], at="2026-11-30T12:00:00Z")
+    assert stones.has_email("zed@quux.example")
+    assert stones.names_in("met zed quux at the fair")
+    assert Tombstones.load(tmp_path).has(["other@x.example"], "zed quux")
