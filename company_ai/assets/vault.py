@@ -113,6 +113,7 @@ def assets(setup: Setup) -> list:
                 "formerly_private": formerly_private,
                 "private_skipped": result.private_skipped,
                 "hidden_folders": result.hidden_folders,
+                "ignored_files": result.ignored,
                 "published_notes": result.published,
                 "held_forgotten": result.held_forgotten,
             },
@@ -271,9 +272,6 @@ def assets(setup: Setup) -> list:
                 conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info
             )
             stale = count_stale(conn, now, max_age)
-        if stale:
-            # Titles can be people's names: `company-ai stale` lists them, the log counts.
-            context.log.info(f"{stale} stale pages (`company-ai stale` lists them)")
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": summary["documents"],
@@ -283,6 +281,7 @@ def assets(setup: Setup) -> list:
                 "pages_per_s": summary["pages_per_s"] or 0.0,
                 "reembedded_from": summary.get("reembedded_from", ""),
                 "model": summary["model"],
+                # A count only: titles can be people's names (`company-ai stale` lists them).
                 "stale_pages": stale,
             }
         )

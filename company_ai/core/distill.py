@@ -28,7 +28,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from company_ai.core.db import transaction
 from company_ai.core.gate import GateVerdict, judge
-from company_ai.core.vault import FrontMatterError, read_manifest, read_staged, split_front_matter
+from company_ai.core.recall import PAGES_MARK, STALE_CATEGORIES, read_mark, set_mark
+from company_ai.core.vault import (
+    FrontMatterError,
+    manifest_digest,
+    read_manifest,
+    read_staged,
+    split_front_matter,
+)
 
 TYPES = ("person", "anchor", "thread", "context", "note")
 CATEGORIES = ("context", "decision", "pattern", "constraint", "status", "goal")
@@ -370,10 +377,22 @@ def distill_staging(
     redone because a page it points at changed or went. `distill(title, path, text)`
     returns a Page (it may raise: that page is left as it was and reported); `max_pages`
     (0: no cap) bounds one run's model calls, the rest wait for the next run.
+
+    A night whose manifest and distiller are those of the last complete run (its mark in
+    `sync_marks`) compares nothing at all: its cost is two counts.
     """
-    notes: dict[str, dict] = read_manifest(staging)["notes"]
     result = DistillResult()
     version = distiller_version(source)
+    # Read before the manifest: a manifest rewritten in between is newer than the mark
+    # recorded below, so the next night compares again (never the other way round).
+    mark = f"{manifest_digest(staging)}|{version}"
+    if read_mark(conn, PAGES_MARK) == mark:  # nothing staged or distiller moved since
+        result.unchanged = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+        result.entities = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        return result
+    with transaction(conn):
+        set_mark(conn, PAGES_MARK, None)  # a run stopped midway leaves no mark behind
+    notes: dict[str, dict] = read_manifest(staging)["notes"]
     rows = sorted(
         conn.execute("SELECT title, note_path, note_hash, version, note_title FROM pages"),
         key=lambda row: row["title"],
@@ -415,6 +434,8 @@ def distill_staging(
         entries = {titles[path]: entry for path, entry in notes.items()}
         result.entities_written, result.retouched = sync_entities(conn, entries)
         result.entities = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        # Deferred or failed pages are still to do: no mark, so the next night looks again.
+        set_mark(conn, PAGES_MARK, None if result.deferred or result.failed else mark)
     result.removed = gone
     result.unsupported = unsupported_pages(conn, staging, [*result.entities_written, *behind])
     return result
@@ -495,10 +516,11 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
         )
         entity_id = conn.execute(
             "INSERT INTO entities (title, type, tags, derived_from, note_touched, distilled,"
-            " recall, markdown, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " recall, markdown, digest, reviewable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (row["title"], page.type, json.dumps(page.tags), row["note_path"],
              entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"],
-             row["digest"] or _digest(row["markdown"])),
+             row["digest"] or _digest(row["markdown"]),
+             any(o.category in STALE_CATEGORIES for o in page.observations)),
         ).lastrowid  # fmt: skip
         conn.executemany(
             "INSERT INTO observations (entity_id, position, category, text) VALUES (?, ?, ?, ?)",

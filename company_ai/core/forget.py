@@ -342,6 +342,8 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
             named, args = _mentions(["title", "body"], person.needles)
             keys = [r[0] for r in conn.execute(f"SELECT key FROM search_docs WHERE {named}", args)]
             replace_docs(conn, [], remove=sorted({*gone, *keys}))
+            # The vault night compares everything again (it would skip an unchanged one).
+            conn.execute("DELETE FROM sync_marks")
             titles = gone
             result.vector_ids += [f"page:{t}" for t in gone]
         with stores.connect(Store.RECALL) as conn:

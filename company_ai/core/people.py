@@ -21,16 +21,15 @@ ones.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.contacts import normalize_email
 from company_ai.core.db import transaction
 from company_ai.core.files import write_atomic
@@ -549,7 +548,7 @@ def sync_people(
             break
         began = clock()
         try:
-            with _cycle_collector_paused():
+            with cycle_collector_paused():
                 page = parse_page(fetch(cursor.page_token, cursor.sync_token))
         except TokenRejected as exc:
             if cursor.fresh:
@@ -576,7 +575,7 @@ def sync_people(
         for text in page.problems:
             log(text)
         report.skipped += len(page.problems)
-        with _cycle_collector_paused():
+        with cycle_collector_paused():
             report.counts.add(
                 upsert_contacts(
                     crm,
@@ -604,23 +603,6 @@ def sync_people(
     else:
         report.stopped = "page cap"
     return report
-
-
-@contextmanager
-def _cycle_collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector while a page is read and stored. A page is ~15,000
-    small dicts and lists that live until the page is stored; in a process that has
-    imported dagster (~100,000 tracked objects) they set off full collections that cost
-    more than the page's own parsing (BENCHMARKS.md). The page is a tree, freed by
-    reference counting; anything cyclic waits for the collector to resume after it."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _sweep(

@@ -16,7 +16,22 @@ from datetime import date, datetime, timedelta
 from company_ai.core.db import transaction
 from company_ai.core.retrieval import Doc, Searcher, index_model, replace_docs, update_vectors
 
-STALE_CATEGORIES = ("status", "goal")
+STALE_CATEGORIES = ("status", "goal")  # the lines that age: a page with one is `reviewable`
+PAGES_MARK, INDEX_MARK = "recall_pages", "recall_index"  # the steps in `sync_marks`
+
+
+def read_mark(conn: sqlite3.Connection, step: str) -> str | None:
+    """What `step` of the vault night last brought itself fully in line with (RECALL_V3)."""
+    row = conn.execute("SELECT mark FROM sync_marks WHERE step = ?", (step,)).fetchone()
+    return row[0] if row else None
+
+
+def set_mark(conn: sqlite3.Connection, step: str, mark: str | None) -> None:
+    """Record `mark` for `step` (inside the caller's transaction); None forgets it, so the
+    next night compares everything."""
+    conn.execute("DELETE FROM sync_marks WHERE step = ?", (step,))
+    if mark is not None:
+        conn.execute("INSERT INTO sync_marks (step, mark) VALUES (?, ?)", (step, mark))
 
 
 def entity_docs(conn: sqlite3.Connection, titles: list[str] | None = None) -> list[Doc]:
@@ -58,8 +73,18 @@ def index_entities(
     """Bring the search index in line with the entities, touching only what differs: the
     documents of entities written since they were indexed (their markdown digest moved)
     are rewritten with their full-text rows, those of deleted entities removed; then what
-    has no vector is embedded. An index of another model's vectors is re-embedded whole."""
+    has no vector is embedded. An index of another model's vectors is re-embedded whole.
+
+    An index last completed over the pages as they are now (the pages' mark) with this
+    model compares nothing at all."""
+    pages = read_mark(conn, PAGES_MARK)
+    mark = f"{pages}|{embedder.name}|{embedder.dim}" if pages and not rebuild else None
+    if mark and read_mark(conn, INDEX_MARK) == mark:
+        count = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+        return {"documents": count, "rewritten": 0, "removed": 0, "text_changed": 0,
+                "embedded": 0, "model": embedder.name, "pages_per_s": None}  # fmt: skip
     with transaction(conn):
+        set_mark(conn, INDEX_MARK, None)  # a run stopped midway leaves no mark behind
         digests = dict(
             conn.execute(
                 "SELECT e.title, e.digest FROM entities e LEFT JOIN search_docs d"
@@ -82,6 +107,8 @@ def index_entities(
     started = time.perf_counter()
     embedded = update_vectors(conn, embedder, rebuild=rebuild, sweep=False, log=log)
     took = time.perf_counter() - started
+    with transaction(conn):
+        set_mark(conn, INDEX_MARK, mark)
     summary = {
         "documents": count,
         "rewritten": len(stale),
@@ -187,10 +214,7 @@ def page_markdown(conn: sqlite3.Connection, title: str) -> str:
     return row[0]
 
 
-_STALE = (
-    "FROM entities e WHERE e.note_touched < ? AND EXISTS (SELECT 1 FROM observations o"
-    " WHERE o.entity_id = e.id AND o.category IN ('status', 'goal'))"
-)
+_STALE = "FROM entities e WHERE e.reviewable = 1 AND e.note_touched < ?"
 
 
 def count_stale(conn: sqlite3.Connection, now: datetime, max_age_days: int) -> int:

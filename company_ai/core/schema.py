@@ -472,6 +472,19 @@ RECALL_V2 = [
 ]
 
 
+RECALL_V3 = [
+    # What each step of the vault night last brought itself fully in line with (the staging
+    # manifest's digest and the distiller; for the index, that and the embedding model):
+    # a night whose inputs match does no comparison at all. A partial run deletes its mark.
+    "CREATE TABLE sync_marks (step TEXT PRIMARY KEY, mark TEXT NOT NULL)",
+    # Whether the page has status or goal lines (what ages into "stale"): counting stale
+    # pages is then a range of one partial index, not a look into every page's lines.
+    "ALTER TABLE entities ADD COLUMN reviewable INTEGER NOT NULL DEFAULT 0",
+    "UPDATE entities SET reviewable = EXISTS (SELECT 1 FROM observations o"
+    " WHERE o.entity_id = entities.id AND o.category IN ('status', 'goal'))",
+    "CREATE INDEX idx_entities_reviewable ON entities(note_touched) WHERE reviewable = 1",
+]
+
 # The memory store in PostgreSQL (`COMPANY_AI_MEMORY_URL`): the same tables, columns,
 # constraints and refusals as MEMORY_V1, in Postgres' words. Version N here is version N
 # of the SQLite store (a test holds the two lists to the same length).
@@ -550,6 +563,6 @@ MIGRATIONS: dict[str, list[list[str]]] = {
     Store.MEMORY: [MEMORY_V1, MEMORY_V2],
     Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5, OUTREACH_V6],
     Store.BRAIN: [BRAIN_V1],
-    Store.RECALL: [RECALL_V1, RECALL_V2],
+    Store.RECALL: [RECALL_V1, RECALL_V2, RECALL_V3],
     Store.OPS: [OPS_V1],
 }

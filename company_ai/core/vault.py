@@ -40,6 +40,7 @@ from pathlib import Path
 
 import yaml
 
+from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.files import write_atomic
 from company_ai.core.tombstones import Tombstones
 
@@ -144,7 +145,7 @@ class _Folder:
     links: list[str]  # symlinked subfolders, not followed; named only if the folder may be
 
 
-@dataclass(eq=False)  # compared by identity
+@dataclass(eq=False, slots=True)  # compared by identity
 class _Note:
     rel: str
     path: str  # a str, not a Path: building 100,000 Path objects costs a staging its time
@@ -155,6 +156,7 @@ class _Note:
     sha256: str | None = None
 
 
+@cycle_collector_paused()  # a walk makes a few small objects per note
 def stage_vault(
     vault: str | Path,
     staging: str | Path,
@@ -188,10 +190,6 @@ def stage_vault(
                 result.private_skipped += 1
                 memory.remember_note(_join(folder.rel, entry.name), Path(entry.path),
                                      max_note_bytes)  # fmt: skip
-    if result.private_skipped:
-        log(f"skipped {result.private_skipped} notes in private folders (not named here)")
-    if result.hidden_folders:
-        log(f"skipped {result.hidden_folders} hidden folders (.trash, .obsidian, .git, …)")
 
     candidates: list[_Note] = []
     for folder in (f for f in folders if not f.private):
@@ -257,7 +255,8 @@ def stage_vault(
         result.staged.append(rel)
 
     refused: dict[str, dict] = {}
-    shas = {_shown(n.rel): n.sha256 for n in candidates}
+    # Only a refused note needs its hash here: one with a problem, or one read and found bad.
+    shas = {_shown(n.rel): n.sha256 for n in candidates if n.problem or n.data is not None}
     for rel, reason in sorted(result.rejected.items()):
         # Keep the last good copy: an unreadable edit must not erase a published note.
         if rel in old_notes and rel not in notes and reason not in (SAME_AS_PRIVATE, INTO_PRIVATE):
@@ -284,12 +283,7 @@ def stage_vault(
         _mark(writing)
         write_manifest(staging, updated)
     writing.unlink(missing_ok=True)
-    log(
-        f"staged {len(result.staged)}, unchanged {result.unchanged}, deleted "
-        f"{len(result.deleted)}, rejected {len(result.rejected)}, refused as private "
-        f"{sum(result.formerly_private.values())}, ignored {result.ignored}"
-    )
-    return result
+    return result  # its counts are the asset's metadata: a log line each night would repeat them
 
 
 class _Memory:
@@ -472,7 +466,7 @@ def _read_note(
             note.problem = str(exc)
             return note
         note.sha256 = hashlib.sha256(note.data).hexdigest()
-    if _shown(note.rel) != note.rel:
+    if not note.rel.isascii() and _shown(note.rel) != note.rel:
         note.problem = BAD_NAME  # after hashing: a private note renamed so is still known
     return note
 
@@ -562,9 +556,16 @@ def _remove_temporary_files(staging: Path) -> int:
     return removed
 
 
+def manifest_digest(staging: str | Path) -> str:
+    """The sha256 of the manifest as written ("" when there is none): any change to what is
+    staged, by a night or by `forget`, changes it."""
+    path = Path(staging) / MANIFEST
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
 def read_manifest(staging: str | Path) -> dict:
     path = Path(staging) / MANIFEST
-    manifest = json.loads(path.read_text()) if path.is_file() else {}
+    manifest = json.loads(path.read_bytes()) if path.is_file() else {}
     for key in ("notes", "deleted", "private", "private_folders", "refused"):
         manifest.setdefault(key, {})
     manifest.setdefault("ever_private", [])

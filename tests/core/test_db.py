@@ -42,7 +42,7 @@ MIGRATION_DIGESTS = {
         "4aa8925e4f2ec69f",
     ],
     "brain": ["2de42875ffaed632"],
-    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1"],
+    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f"],
     "ops": ["1feb30494c594a54"],
 }
 
@@ -136,3 +136,28 @@ def test_a_store_locked_past_the_busy_timeout_fails_cleanly(tmp_path):
     with stores.connect("memory") as conn:
         assert conn.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
         assert not conn.in_transaction
+
+
+def test_recall_v3_marks_the_existing_pages_with_status_or_goal_lines_reviewable(tmp_path):
+    from company_ai.core.schema import RECALL_V1, RECALL_V2
+
+    path = tmp_path / "recall.db"
+    with sqlite3.connect(path) as conn:
+        for statement in [*RECALL_V1, *RECALL_V2]:
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version=2")
+        for n, category in enumerate(("status", "context", "goal")):
+            conn.execute(
+                "INSERT INTO entities (id, title, type, tags, derived_from, note_touched,"
+                " distilled, recall, markdown) VALUES (?, ?, 'note', '[]', 'x.md',"
+                " '2020-01-01', '2020-01-01', 'r', 'm')",
+                (n + 1, f"page {n}"),
+            )
+            conn.execute(
+                "INSERT INTO observations (entity_id, position, category, text)"
+                " VALUES (?, 0, ?, 't')",
+                (n + 1, category),
+            )
+    with Stores(tmp_path).connect("recall") as conn:
+        rows = conn.execute("SELECT title, reviewable FROM entities ORDER BY id").fetchall()
+        assert [tuple(r) for r in rows] == [("page 0", 1), ("page 1", 0), ("page 2", 1)]

@@ -218,6 +218,26 @@ def tamper(stores, episode_id):
         conn.execute([s for s in MEMORY_V1 if "append_only_delete" in s][0])
 
 
+def test_a_forget_makes_the_next_vault_night_compare_everything(data, vault, tmp_path, minilm):
+    from company_ai.core.distill import distill_staging, offline_page
+    from company_ai.core.recall import index_entities
+
+    stores = Stores(data)
+    _, email, _ = person(stores)
+    stage_vault(vault, tmp_path / "staging", day="2026-11-30")
+    with stores.connect("recall") as conn:
+        distill_staging(
+            conn, str(tmp_path / "staging"), day="2026-11-30", source="model:offline",
+            distill=lambda title, path, text: offline_page(path, text),
+        )  # fmt: skip
+        index_entities(conn, minilm)
+    marks = "SELECT count(*) FROM sync_marks"
+    assert count(stores, "recall", marks) == 2
+    forget(stores, email, now=NOW, log=lambda _: None)
+    # It took rows out of recall that a night with matching marks would never look at.
+    assert count(stores, "recall", marks) == 0
+
+
 def test_a_forget_reseals_its_days_so_only_a_real_tamper_changes_a_seal(stores):
     with stores.connect("crm") as crm, transaction(crm):
         for cid, email in ((1, "ada@x.example"), (2, "ben@x.example")):

@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from company_ai.core import distill as distill_module
+from company_ai.core import recall as recall_module
 from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.recall import index_entities, neighbourhood
 from company_ai.core.retrieval import keyword_search
@@ -70,6 +71,18 @@ def test_an_unchanged_night_reads_distils_and_embeds_nothing(night):
     assert (pages.notes_read, pages.distilled, pages.entities_written) == (0, [], [])
     assert pages.unchanged == 21 and pages.entities == 21
     assert (index["rewritten"], index["removed"], embedded) == (0, 0, 0)
+
+
+def test_an_unchanged_night_compares_nothing_once_both_steps_are_in_line(night, monkeypatch):
+    # The marks match: the manifest is not even parsed and no document is built.
+    def refuse(*args, **kwargs):
+        raise AssertionError("an unchanged night compared what exists")
+
+    monkeypatch.setattr(distill_module, "read_manifest", refuse)
+    monkeypatch.setattr(recall_module, "entity_docs", refuse)
+    pages, index, embedded = night.run()
+    assert (pages.unchanged, pages.entities, index["documents"], embedded) == (21, 21, 21, 0)
+    assert pages.notes_read == 0 and index["rewritten"] == 0
 
 
 def test_one_edit_redoes_one_page_and_one_vector(night, stores):
@@ -208,3 +221,7 @@ def test_a_page_left_behind_its_changed_note_is_checked_again(night, stores):
     # longer says.
     assert list(pages.failed) == ["Ada Okafor"] and pages.entities_written == []
     assert pages.unsupported == ["Ada Okafor"]
+    # A night with a page still to do leaves no mark: the next one, with nothing newly
+    # staged, distils it.
+    pages, _, embedded = night.run()
+    assert pages.distilled == ["Ada Okafor"] and embedded == 1
