@@ -23,15 +23,16 @@ def entry_of(asset: str) -> Entry:
     return next(e for e in TIMETABLE if asset in e.assets)
 
 
-def one_day(context: dg.AssetExecutionContext) -> str:
-    """The run's one partition key, or a clear refusal of a single run over a range."""
+def one_day(context: dg.AssetExecutionContext, asset: str | None = None) -> str:
+    """The run's one partition key, or a clear refusal of a single run over a range.
+    `asset` names the asset in a step of several (a multi-asset)."""
     if context.has_partition_key:
         return context.partition_key
     keys = context.partition_key_range
     raise dg.Failure(
         description=(
-            f"{context.asset_key.to_user_string()} works one day per run, and this run covers "
-            f"{keys.start}..{keys.end}. Launch a backfill of one run per partition (the "
+            f"{asset or context.asset_key.to_user_string()} works one day per run, and this "
+            f"run covers {keys.start}..{keys.end}. Launch a backfill of one run per partition (the "
             "default in the UI's Materialize dialog) instead."
         ),
         allow_retries=False,
@@ -44,10 +45,12 @@ def is_current(setup: Setup, asset: str, partition: str) -> bool:
     return partition in current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
 
 
-def require_current(context: dg.AssetExecutionContext, setup: Setup, what: str) -> str:
+def require_current(
+    context: dg.AssetExecutionContext, setup: Setup, what: str, asset: str | None = None
+) -> str:
     """The partition of a capture run, or a `Failure` if that day's moment has passed."""
-    day = one_day(context)
-    asset = context.asset_key.to_user_string()
+    asset = asset or context.asset_key.to_user_string()
+    day = one_day(context, asset)
     if not is_current(setup, asset, day):
         now_day = current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
         raise dg.Failure(

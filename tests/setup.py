@@ -32,12 +32,13 @@ SETTINGS = Settings.from_env(
 SETUP = Setup(SETTINGS, CLOCK)
 DEFS = build(SETUP)
 _assets, _checks = all_assets(SETUP)
-BUILT = {a.key.to_user_string(): a for a in _assets} | {
+BUILT = {k.to_user_string(): a for a in _assets for k in a.keys} | {
     key.name: c for c in _checks for key in c.check_keys
 }
 
 
 def named(*names: str):
-    """The built assets (or separate checks) of these names, in this order."""
+    """The built assets (or separate checks) of these names, in this order; an asset made
+    in a multi-asset gives that multi-asset."""
     found = [BUILT[name] for name in names]
     return found[0] if len(found) == 1 else found

@@ -1,13 +1,19 @@
+"""The vault night: staging, recall pages and the recall index, three assets in one step.
+
+One `multi_asset` (`vault_night`), so a night pays Dagster's per-step cost once, not three
+times (BENCHMARKS.md, issue 15); it can be subset, so each asset still materialises on its
+own (a replay of `recall_pages` for a day, say). Each asset's description below is the
+docstring of the function that makes it.
+"""
+
+import inspect
+from collections.abc import Iterator
+
 import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, OWNER, REPLAY_META, VAULT
-from company_ai.core.distill import (
-    SYSTEM_PROMPT,
-    Page,
-    distill_staging,
-    offline_page,
-)
+from company_ai.core.distill import SYSTEM_PROMPT, Page, distill_staging, offline_page
 from company_ai.core.schema import Store
 from company_ai.core.tombstones import Tombstones
 from company_ai.core.vault import stage_vault, staging_dir
@@ -17,13 +23,16 @@ from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
 from company_ai.setup import Setup
 
+STAGING, PAGES, INDEX = "vault_staging", "recall_pages", "recall_index"
+SUPPORTED = "published_pages_are_supported_by_their_notes"  # blocks the index when it fails
 
-def _staged_day(context: dg.AssetExecutionContext) -> str | None:
+
+def _staged_day(context: dg.AssetExecutionContext, asset: str) -> str | None:
     """The partition whose staging this run derives from, or None when a later staging has
     superseded it (the pages already reflect that one: a replay of this day changes
     nothing). Refuses a day whose staging was never captured."""
-    day = days.one_day(context)
-    staged = context.instance.get_materialized_partitions(dg.AssetKey("vault_staging"))
+    day = days.one_day(context, asset)
+    staged = context.instance.get_materialized_partitions(dg.AssetKey(STAGING))
     if day in staged and day == max(staged):
         return day
     if any(later > day for later in staged):
@@ -43,37 +52,40 @@ def _staged_day(context: dg.AssetExecutionContext) -> str | None:
 SUPERSEDED = {"superseded": True, "note": "a later staging holds the vault; nothing redone"}
 
 
-class RecallPagesConfig(dg.Config):
-    # At most this many model calls in one run (0: no cap); the rest wait for the next run,
-    # and every finished page is already committed (a checkpoint per page).
+class VaultNightConfig(dg.Config):
+    # recall_pages: at most this many model calls in one run (0: no cap); the rest wait for
+    # the next run, and every finished page is already committed (a checkpoint per page).
     max_pages: int = 0
-
-
-class RecallIndexConfig(dg.Config):
-    rebuild: bool = False  # drop every vector first and embed every page again
+    # recall_index: drop every vector first and embed every page again.
+    rebuild: bool = False
 
 
 WITHHELD_PAGES = "recall.db: SELECT title, problems FROM pages WHERE published = 0"
+
+CHECKS = [
+    dg.AssetCheckSpec(
+        "no_note_was_refused",
+        asset=STAGING,
+        description="Warns when a note was refused: named with its reason, or counted "
+        "by folder when it was private at the last run (a renamed private folder).",
+    ),
+    dg.AssetCheckSpec(
+        SUPPORTED,
+        asset=PAGES,
+        blocking=True,
+        description="Every number and name on every published page is in its note.",
+    ),
+    dg.AssetCheckSpec(
+        "no_page_was_withheld",
+        asset=PAGES,
+        description="Warns when a distilled page failed the fabrication check.",
+    ),
+]
 
 
 def assets(setup: Setup) -> list:
     """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
-    @dg.asset(
-        partitions_def=setup.daily,
-        group_name=VAULT,
-        kinds={"python", "markdown"},
-        owners=[OWNER],
-        metadata=CAPTURE_META,
-        check_specs=[
-            dg.AssetCheckSpec(
-                "no_note_was_refused",
-                asset="vault_staging",
-                description="Warns when a note was refused: named with its reason, or counted "
-                "by folder when it was private at the last run (a renamed private folder).",
-            )
-        ],
-    )
     def vault_staging(
         context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
     ) -> dg.MaterializeResult:
@@ -90,7 +102,7 @@ def assets(setup: Setup) -> list:
         `<data dir>/vault_staging/`. A capture: it copies the vault as it is when it runs, so
         it runs for its current day only.
         """
-        day = days.require_current(context, setup, "the vault as it is")
+        day = days.require_current(context, setup, "the vault as it is", STAGING)
         result = stage_vault(
             vault.root(),
             staging_dir(stores.data_dir),
@@ -104,6 +116,7 @@ def assets(setup: Setup) -> list:
         reasons = dict(list(result.rejected.items())[:100])
         formerly_private = sum(result.formerly_private.values())
         return dg.MaterializeResult(
+            asset_key=STAGING,
             metadata={
                 "staged": len(result.staged),
                 "unchanged": result.unchanged,
@@ -119,6 +132,7 @@ def assets(setup: Setup) -> list:
             },
             check_results=[
                 dg.AssetCheckResult(
+                    asset_key=STAGING,
                     check_name="no_note_was_refused",
                     passed=not result.rejected and not formerly_private,
                     severity=dg.AssetCheckSeverity.WARN,
@@ -132,31 +146,10 @@ def assets(setup: Setup) -> list:
             ],
         )
 
-    @dg.asset(
-        partitions_def=setup.daily,
-        group_name=VAULT,
-        kinds={"sqlite", "markdown"},
-        owners=[OWNER],
-        pool="recall_db",
-        deps=[vault_staging],
-        metadata=REPLAY_META,
-        check_specs=[
-            dg.AssetCheckSpec(
-                "published_pages_are_supported_by_their_notes",
-                asset="recall_pages",
-                blocking=True,
-                description="Every number and name on every published page is in its note.",
-            ),
-            dg.AssetCheckSpec(
-                "no_page_was_withheld",
-                asset="recall_pages",
-                description="Warns when a distilled page failed the fabrication check.",
-            ),
-        ],
-    )
     def recall_pages(
         context: dg.AssetExecutionContext,
-        config: RecallPagesConfig,
+        day: str | None,
+        config: VaultNightConfig,
         llm: LLMResource,
         stores: StoresResource,
     ) -> dg.MaterializeResult:
@@ -169,20 +162,21 @@ def assets(setup: Setup) -> list:
         or name not in its note is not published. Work proportional to change: only notes
         whose staged content, path or title changed are read and distilled (and every note
         once when the distiller's version changes); only their entities are rewritten, and
-        deleted notes leave recall. Lives in `recall.db` (`pages`, `entities`). A
-        replay of its day's staging: a day whose staging a later one superseded changes
-        nothing, and a day whose staging was never captured is refused.
+        deleted notes leave recall; a night with nothing newly staged compares nothing. Lives
+        in `recall.db` (`pages`, `entities`). A replay of its day's staging: a day whose
+        staging a later one superseded changes nothing, and a day whose staging was never
+        captured is refused. Config `max_pages` caps one run's model calls.
         """
-        day = _staged_day(context)
         if day is None:
             return dg.MaterializeResult(
+                asset_key=PAGES,
                 metadata=SUPERSEDED,
                 check_results=[
-                    dg.AssetCheckResult(check_name=name, passed=True, metadata=SUPERSEDED)
-                    for name in (
-                        "published_pages_are_supported_by_their_notes",
-                        "no_page_was_withheld",
+                    dg.AssetCheckResult(
+                        asset_key=PAGES, check_name=spec.name, passed=True, metadata=SUPERSEDED
                     )
+                    for spec in CHECKS
+                    if spec.asset_key.to_user_string() == PAGES
                 ],
             )
 
@@ -207,6 +201,7 @@ def assets(setup: Setup) -> list:
             )
         unsupported = result.unsupported
         return dg.MaterializeResult(
+            asset_key=PAGES,
             metadata={
                 "distilled": len(result.distilled),
                 "unchanged": result.unchanged,
@@ -221,13 +216,15 @@ def assets(setup: Setup) -> list:
             },
             check_results=[
                 dg.AssetCheckResult(
-                    check_name="published_pages_are_supported_by_their_notes",
+                    asset_key=PAGES,
+                    check_name=SUPPORTED,
                     passed=not unsupported,
                     # Counts, never titles: a title can be a person's name, and Dagster's
                     # event log cannot forget anyone (`company-ai forget`).
                     metadata={"offenders": len(unsupported), "where": WITHHELD_PAGES},
                 ),
                 dg.AssetCheckResult(
+                    asset_key=PAGES,
                     check_name="no_page_was_withheld",
                     passed=not result.withheld,
                     severity=dg.AssetCheckSeverity.WARN,
@@ -236,18 +233,10 @@ def assets(setup: Setup) -> list:
             ],
         )
 
-    @dg.asset(
-        partitions_def=setup.daily,
-        group_name=VAULT,
-        kinds={"sqlite"},
-        owners=[OWNER],
-        pool="recall_db",
-        deps=[recall_pages],
-        metadata=REPLAY_META,
-    )
     def recall_index(
         context: dg.AssetExecutionContext,
-        config: RecallIndexConfig,
+        day: str | None,
+        config: VaultNightConfig,
         embedder: Embedder,
         stores: StoresResource,
     ) -> dg.MaterializeResult:
@@ -256,14 +245,15 @@ def assets(setup: Setup) -> list:
         Source: the `entities` table of `recall.db`. Grain: one search document per entity
         (title, recall paragraph, observations, relations); only the documents of entities
         written since the last index are rewritten (full-text row and vector), and deleted
-        pages leave the index. Vectors are cached by text hash, so only new text is embedded,
-        shortest first in batches of one length. The embedding model's name and dimension are
-        recorded; an index of another model's vectors is re-embedded whole, and says so.
-        Lives in `recall.db` (`search_docs`, `search_fts`, `search_vectors`). A
-        replay of its day's pages, like `recall_pages`.
+        pages leave the index; an index already in line with the pages compares nothing.
+        Vectors are cached by text hash, so only new text is embedded, shortest first in
+        batches of one length. The embedding model's name and dimension are recorded; an
+        index of another model's vectors is re-embedded whole, and says so (config `rebuild`
+        re-embeds every page on purpose). Lives in `recall.db` (`search_docs`, `search_fts`,
+        `search_vectors`). A replay of its day's pages, like `recall_pages`.
         """
-        if _staged_day(context) is None:
-            return dg.MaterializeResult(metadata=SUPERSEDED)
+        if day is None:
+            return dg.MaterializeResult(asset_key=INDEX, metadata=SUPERSEDED)
         from company_ai.core.recall import count_stale, index_entities
 
         now, max_age = setup.now(), setup.settings.recall_stale_days
@@ -273,6 +263,7 @@ def assets(setup: Setup) -> list:
             )
             stale = count_stale(conn, now, max_age)
         return dg.MaterializeResult(
+            asset_key=INDEX,
             metadata={
                 "dagster/row_count": summary["documents"],
                 "rewritten": summary["rewritten"],
@@ -283,7 +274,72 @@ def assets(setup: Setup) -> list:
                 "model": summary["model"],
                 # A count only: titles can be people's names (`company-ai stale` lists them).
                 "stale_pages": stale,
-            }
+            },
         )
 
-    return [vault_staging, recall_pages, recall_index]
+    def spec(make, meta: dict, **kwargs) -> dg.AssetSpec:
+        return dg.AssetSpec(
+            make.__name__, description=inspect.getdoc(make), group_name=VAULT,
+            owners=[OWNER], metadata=meta, **kwargs,
+        )  # fmt: skip
+
+    @dg.multi_asset(
+        name="vault_night",
+        specs=[
+            spec(vault_staging, CAPTURE_META, kinds={"python", "markdown"}),
+            spec(recall_pages, REPLAY_META, kinds={"sqlite", "markdown"}, deps=[STAGING]),
+            spec(recall_index, REPLAY_META, kinds={"sqlite"}, deps=[PAGES]),
+        ],
+        check_specs=CHECKS,
+        partitions_def=setup.daily,
+        can_subset=True,
+        pool="recall_db",
+    )
+    def vault_night(
+        context: dg.AssetExecutionContext,
+        config: VaultNightConfig,
+        vault: VaultResource,
+        llm: LLMResource,
+        embedder: Embedder,
+        stores: StoresResource,
+    ) -> Iterator[dg.MaterializeResult]:
+        """The vault night in one step: staging, then pages, then the index (those selected)."""
+        selected = {key.to_user_string() for key in context.selected_asset_keys}
+        checks = context.selected_asset_check_keys
+
+        def only_selected(result: dg.MaterializeResult) -> dg.MaterializeResult:
+            key = dg.AssetKey.from_coercible(result.asset_key)
+            return dg.MaterializeResult(
+                asset_key=key,
+                metadata=result.metadata,
+                check_results=[
+                    check
+                    for check in result.check_results or []
+                    if dg.AssetCheckKey(key, check.check_name) in checks
+                ],
+            )
+
+        if STAGING in selected:
+            yield only_selected(vault_staging(context, vault, stores))
+            day = days.one_day(context, STAGING)  # staged just now: the pages derive from it
+        else:
+            day = _staged_day(context, PAGES if PAGES in selected else INDEX)
+        if PAGES in selected:
+            pages = recall_pages(context, day, config, llm, stores)
+            yield only_selected(pages)
+            blocked = any(
+                not c.passed for c in pages.check_results or [] if c.check_name == SUPPORTED
+            )
+            if blocked and INDEX in selected:
+                # The check blocks: what it failed on must not become searchable.
+                raise dg.Failure(
+                    description=(
+                        f"recall_index was not updated: the blocking check {SUPPORTED} failed, "
+                        "so pages that claim what their notes do not say stay out of search"
+                    ),
+                    allow_retries=False,
+                )
+        if INDEX in selected:
+            yield only_selected(recall_index(context, day, config, embedder, stores))
+
+    return [vault_night]

@@ -14,9 +14,9 @@ from tests.conftest import PRIVATE_CANARY
 from tests.fakes import FakeServer, Reply, ollama_chat
 from tests.setup import named
 
-(recall_index, recall_pages, vault_staging) = named("recall_index", "recall_pages", "vault_staging")
+VAULT_NIGHT = named("vault_staging")  # staging, pages and index: one multi-asset
 
-ASSETS = [vault_staging, recall_pages, recall_index]
+ASSETS = [VAULT_NIGHT]
 DAY = "2026-11-29"
 NIGHT = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)  # DAY's vault night: staging is current
 
@@ -43,7 +43,10 @@ def run(instance, res, selection=None, day=DAY):
 
 
 def metadata(result, key):
-    [mat] = result.asset_materializations_for_node(key)
+    [mat] = [
+        m for m in result.asset_materializations_for_node("vault_night")
+        if m.asset_key.to_user_string() == key
+    ]  # fmt: skip
     return {k: v.value for k, v in mat.metadata.items()}
 
 
@@ -75,13 +78,13 @@ def test_the_pipeline_stages_21_then_0_then_1(instance, tmp_path, vault, minilm)
 
 def test_nothing_downstream_reads_the_vault(instance, tmp_path, vault, minilm):
     res = resources(tmp_path, vault)
-    assert run(instance, res, selection=[vault_staging]).success
+    assert run(instance, res, selection=["vault_staging"]).success
     shutil.move(vault, tmp_path / "moved-away")  # the vault is gone after staging
-    downstream = run(instance, res, selection=[recall_pages, recall_index])
+    downstream = run(instance, res, selection=["recall_pages", "recall_index"])
     assert downstream.success
     assert metadata(downstream, "recall_pages")["entities"] == 21
     assert metadata(downstream, "recall_index")["dagster/row_count"] == 21
-    staging_again = run(instance, res, selection=[vault_staging])
+    staging_again = run(instance, res, selection=["vault_staging"])
     assert not staging_again.success  # only the gate needs the vault, and it says so
     error = staging_again.get_step_failure_events()[0].event_specific_data.error
     assert "no vault at" in str(error.cause) and "COMPANY_AI_VAULT_DIR" in str(error.cause)
@@ -127,9 +130,31 @@ def test_a_model_that_invents_facts_gets_its_pages_withheld(instance, tmp_path, 
         assert tuple(row) == ("model:qwen3:8b", 0)
 
 
+def test_a_published_page_its_note_no_longer_supports_blocks_the_index(
+    instance, tmp_path, vault, minilm
+):
+    res = resources(tmp_path, vault)
+    assert run(instance, res).success
+    note = vault / "people" / "ada-okafor.md"
+    note.write_text(note.read_text().replace("She joined in March 2023 and", "She"))
+    with FakeServer() as server:  # the model is down: the old page stays published
+        server.script("/api/chat", Reply(status=500, body={"error": "model down"}))
+        llm = LLMResource(backend="ollama", host=server.url, backoff_s=0)
+        result = run(instance, resources(tmp_path, vault, llm))
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    assert not checks["published_pages_are_supported_by_their_notes"].passed
+    assert metadata(result, "recall_pages")["model_failures"] == 21
+    # The check blocks: the index is not updated in that run, and the run says why.
+    assert not result.success and "recall_index was not updated" in failure_of(result)
+    assert not [
+        m for m in result.asset_materializations_for_node("vault_night")
+        if m.asset_key.to_user_string() == "recall_index"
+    ]  # fmt: skip
+
+
 def test_a_capped_run_defers_the_rest_to_the_next_run(instance, tmp_path, vault, minilm):
     res = resources(tmp_path, vault)
-    capped = {"ops": {"recall_pages": {"config": {"max_pages": 5}}}}
+    capped = {"ops": {"vault_night": {"config": {"max_pages": 5}}}}
     first = dg.materialize(
         ASSETS, partition_key=DAY, resources=res, instance=instance, run_config=capped
     )
@@ -166,17 +191,17 @@ def test_staging_is_a_capture_and_pages_are_a_replay_of_their_days_staging(
     pages_before = pages(tmp_path)
     clock(datetime(2026, 11, 26, 1, 0, tzinfo=UTC))
     # A past day's staging is refused: it would file today's vault under that day's name.
-    late = run(instance, res, selection=[vault_staging], day="2026-11-19")
+    late = run(instance, res, selection=["vault_staging"], day="2026-11-19")
     assert not late.success and "is a capture" in failure_of(late)
     # A day whose staging was never captured has nothing to derive pages from.
-    never = run(instance, res, selection=[recall_pages], day="2026-11-23")
+    never = run(instance, res, selection=["recall_pages"], day="2026-11-23")
     assert not never.success and "was never captured" in failure_of(never)
     assert pages(tmp_path) == pages_before, "and nothing changed"
     # A later staging supersedes the 20th: replaying its pages changes nothing.
     (vault / "notes" / "new-note.md").write_text("# A new note\n\nWritten on the 25th.\n")
     assert run(instance, res, day="2026-11-25").success
     after = pages(tmp_path)
-    replay = run(instance, res, selection=[recall_pages, recall_index], day="2026-11-20")
+    replay = run(instance, res, selection=["recall_pages", "recall_index"], day="2026-11-20")
     assert replay.success and pages(tmp_path) == after != pages_before
     assert metadata(replay, "recall_pages")["superseded"] is True
 

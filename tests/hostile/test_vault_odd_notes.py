@@ -23,7 +23,7 @@ from company_ai.resources.vault import VaultResource
 from tests.conftest import SAMPLE_VAULT
 from tests.setup import SETUP, named
 
-(recall_index, recall_pages, vault_staging) = named("recall_index", "recall_pages", "vault_staging")
+VAULT_NIGHT = named("vault_staging")  # staging, pages and index: one multi-asset
 
 DAY = "2026-11-29"
 ALIAS_BOMB = (
@@ -160,12 +160,13 @@ def test_every_odd_note_is_refused_with_a_reason_in_the_metadata_and_the_run_suc
     }
     with dg.instance_for_test() as instance:
         result = dg.materialize(
-            [vault_staging, recall_pages, recall_index], resources=res, instance=instance,
+            [VAULT_NIGHT], resources=res, instance=instance,
             partition_key=SETUP.daily.get_last_partition_key(),
         )  # fmt: skip
     assert result.success
-    [mat] = result.asset_materializations_for_node("vault_staging")
-    meta = {k: v.value for k, v in mat.metadata.items()}
+    staging, pages = result.asset_materializations_for_node("vault_night")[:2]
+    assert staging.asset_key.to_user_string() == "vault_staging"
+    meta = {k: v.value for k, v in staging.metadata.items()}
     assert meta["rejected"] == 4 and meta["published_notes"] == 23
     reasons = meta["refused_notes"]
     assert "not a regular file" in reasons["notes/pipe.md"]
@@ -175,7 +176,7 @@ def test_every_odd_note_is_refused_with_a_reason_in_the_metadata_and_the_run_suc
     [check] = [c for c in result.get_asset_check_evaluations()
                if c.check_name == "no_note_was_refused"]  # fmt: skip
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
-    [pages] = result.asset_materializations_for_node("recall_pages")
+    assert pages.asset_key.to_user_string() == "recall_pages"
     assert pages.metadata["entities"].value == 23
     assert staged_notes(tmp_path / "data" / "vault_staging")
 

@@ -18,7 +18,7 @@ from tests.conftest import PRIVATE_CANARY
 from tests.hostile.canary import find_canary
 from tests.setup import SETUP, named
 
-(recall_index, recall_pages, vault_staging) = named("recall_index", "recall_pages", "vault_staging")
+VAULT_NIGHT = named("vault_staging")  # staging, pages and index: one multi-asset
 
 DAY1, DAY2, DAY3 = "2026-11-28", "2026-11-29", "2026-11-30"
 TEMPLATE = "# Meeting Template\n\n- [status] Who came:\n- [decision] What we decided:\n"
@@ -250,13 +250,13 @@ def test_a_renamed_private_folder_leaves_no_trace_in_any_store_log_or_run(tmp_pa
     }
     day = SETUP.daily.get_last_partition_key()
     with dg.instance_for_test(temp_dir=str(home)) as instance:
-        first = dg.materialize([vault_staging], partition_key=day, resources=res,
-                               instance=instance)  # fmt: skip
+        first = dg.materialize([VAULT_NIGHT], selection=["vault_staging"], partition_key=day,
+                               resources=res, instance=instance)  # fmt: skip
         assert first.success
         (vault / "clients" / "private").rename(vault / "clients" / "legal")
         edit(vault / "clients" / "legal" / f"{canary}-settlement.md")
         second = dg.materialize(
-            [vault_staging, recall_pages, recall_index], partition_key=day, resources=res,
+            [VAULT_NIGHT], partition_key=day, resources=res,
             instance=instance,
         )  # fmt: skip
         assert second.success
