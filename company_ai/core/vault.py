@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import orjson
 import yaml
 
 from company_ai.core.bulk import cycle_collector_paused
@@ -565,7 +566,8 @@ def manifest_digest(staging: str | Path) -> str:
 
 def read_manifest(staging: str | Path) -> dict:
     path = Path(staging) / MANIFEST
-    manifest = json.loads(path.read_bytes()) if path.is_file() else {}
+    # orjson: a third of json's time on a big vault's manifest (read every night).
+    manifest = orjson.loads(path.read_bytes()) if path.is_file() else {}
     for key in ("notes", "deleted", "private", "private_folders", "refused"):
         manifest.setdefault(key, {})
     manifest.setdefault("ever_private", [])
