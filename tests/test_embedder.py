@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 import company_ai
-from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, EmbedderError, MiniLM, minilm_files
+from company_ai.core.embedding import (
+    MINILM_DIM,
+    MINILM_NAME,
+    QUICK_TEXTS,
+    EmbedderError,
+    MiniLM,
+    minilm_files,
+)
 from company_ai.resources.embedder import Embedder
 from tests.fakes import FakeServer, Reply, ollama_embed
 
@@ -24,6 +31,19 @@ def test_a_text_embeds_the_same_alone_and_in_a_padded_batch(minilm):
     alone = minilm.embed(["short"])[0]
     batched = minilm.embed(["a much longer sentence that forces padding of the short one", "short"])
     assert np.allclose(alone, batched[1], atol=1e-4)
+
+
+def test_a_process_embedding_few_single_texts_opens_only_an_unoptimised_session():
+    model = MiniLM(*minilm_files())
+    assert model._sessions == {}  # nothing opened until there is a text
+    first = model.embed(["Ada joined in March 2023"])[0]
+    assert list(model._sessions) == [(1, False)]  # a query or one edited page: no optimising
+    for _ in range(QUICK_TEXTS):
+        later = model.embed(["Ada joined in March 2023"])[0]
+    assert list(model._sessions) == [(1, False), (1, True)]  # then it pays to optimise
+    assert np.allclose(first, later, atol=1e-5)
+    model.embed(["one", "two"])  # a batch: the optimised session on every core
+    assert (0, True) in model._sessions
 
 
 def test_a_wrong_model_file_is_refused(tmp_path):

@@ -26,6 +26,7 @@ import numpy as np
 MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIM = 384
 MINILM_MAX_TOKENS = 256
+QUICK_TEXTS = 4  # single texts a process embeds before an optimised session pays off
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 # The upstream all-MiniLM-L6-v2 tokenizer.json, byte for byte (see company_ai/minilm/NOTICE).
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -72,24 +73,35 @@ class MiniLM:
         self._tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._model = model
-        # By threads (0: onnxruntime's default, every core): each opened on first use, as
-        # opening one costs ~0.2 s and a night with one edited page needs only the single.
-        self._sessions: dict[int, object] = {}
+        # By (threads, optimised); threads 0 is onnxruntime's default, every core. Each is
+        # opened on first use: a night with one edited page, or a query, needs only one.
+        self._sessions: dict[tuple[int, bool], object] = {}
         self._inputs: set[str] = set()
+        self._singles = 0  # single texts embedded so far
         self.batch_size = batch_size
 
-    def _session(self, threads: int):
-        if threads not in self._sessions:
+    def _session(self, threads: int, optimised: bool = True):
+        if (threads, optimised) not in self._sessions:
             import onnxruntime as ort
 
             options = ort.SessionOptions()
             options.log_severity_level = 3
             options.intra_op_num_threads = threads
-            self._sessions[threads] = session = ort.InferenceSession(
+            if not optimised:
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            self._sessions[threads, optimised] = session = ort.InferenceSession(
                 str(self._model), sess_options=options, providers=["CPUExecutionProvider"]
             )
             self._inputs = {i.name for i in session.get_inputs()}
-        return self._sessions[threads]
+        return self._sessions[threads, optimised]
+
+    def _single(self):
+        """The session for one text. Graph optimisation costs ~0.2 s when a session opens
+        and saves ~40 ms a text (measured, BENCHMARKS.md), so a process's first few single
+        texts (a query, a night's one edited page) run unoptimised, giving the same vectors
+        to within 2e-7, and later ones on an optimised one-thread session."""
+        self._singles += 1
+        return self._session(threads=1, optimised=self._singles > QUICK_TEXTS)
 
     def embed(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
@@ -97,7 +109,7 @@ class MiniLM:
         if len(texts) == 1:
             # A query: one short text is faster on one thread than split across cores
             # (measured: recall p50 13.5 ms against 33 ms on a busy 2-core machine).
-            return self._encode(list(texts), self._session(threads=1))
+            return self._encode(list(texts), self._single())
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Batches of similar length waste little on padding; results go back in order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
