@@ -21,11 +21,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain, count
+from operator import itemgetter
 from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.db import transaction
 from company_ai.core.gate import GateVerdict, judge
 from company_ai.core.recall import PAGES_MARK, STALE_CATEGORIES, read_mark, set_mark
@@ -392,23 +394,24 @@ def distill_staging(
         return result
     with transaction(conn):
         set_mark(conn, PAGES_MARK, None)  # a run stopped midway leaves no mark behind
-    notes: dict[str, dict] = read_manifest(staging)["notes"]
-    rows = sorted(
-        conn.execute("SELECT title, note_path, note_hash, version, note_title FROM pages"),
-        key=lambda row: row["title"],
-    )
-    by_path = {row["note_path"]: row for row in rows}
-    texts: dict[str, str] = {}
-    raw: dict[str, str] = {}
-    for path, entry in notes.items():
-        row = by_path.get(path)
-        if row is not None and row["note_hash"] == entry["sha256"] and row["note_title"]:
-            raw[path] = row["note_title"]  # the same note as when its page was written
-        else:
-            texts[path] = read_staged(staging, path)
-            raw[path] = raw_title(path, texts[path])
-    result.notes_read = len(texts)
-    titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
+    with cycle_collector_paused():  # a pass over every note and page (BENCHMARKS.md)
+        notes: dict[str, dict] = read_manifest(staging)["notes"]
+        rows = sorted(  # by title (the first column: an index is faster than a name)
+            conn.execute("SELECT title, note_path, note_hash, version, note_title FROM pages"),
+            key=itemgetter(0),
+        )
+        by_path = {row["note_path"]: row for row in rows}
+        texts: dict[str, str] = {}
+        raw: dict[str, str] = {}
+        for path, entry in notes.items():
+            row = by_path.get(path)
+            if row is not None and row["note_hash"] == entry["sha256"] and row["note_title"]:
+                raw[path] = row["note_title"]  # the same note as when its page was written
+            else:
+                texts[path] = read_staged(staging, path)
+                raw[path] = raw_title(path, texts[path])
+        result.notes_read = len(texts)
+        titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
     behind: list[str] = []  # published pages left older than their note (deferred, failed)
     for path, entry in sorted(notes.items()):
         title, row = titles[path], by_path.get(path)
@@ -432,7 +435,8 @@ def distill_staging(
     with transaction(conn):
         conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in gone])
         entries = {titles[path]: entry for path, entry in notes.items()}
-        result.entities_written, result.retouched = sync_entities(conn, entries)
+        with cycle_collector_paused():
+            result.entities_written, result.retouched = sync_entities(conn, entries)
         result.entities = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
         # Deferred or failed pages are still to do: no mark, so the next night looks again.
         set_mark(conn, PAGES_MARK, None if result.deferred or result.failed else mark)
