@@ -49,6 +49,7 @@ from company_ai.core.gate_words import (
     CONFUSABLES,
     CONNECTORS,
     CORPORATE,
+    COUNTRY_NAMES,
     CURRENCIES,
     DEMONYMS,
     ENGLISH_ENDINGS,
@@ -317,7 +318,7 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     ]
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
-        for a, b, _part in _unsupported_parts(words, index):
+        for a, b, _part in _unsupported_parts([_undot(w) for w in words], index):
             if a == 0 and start in mentions.openings and _plain_opening(words, index):
                 # A sentence-opening word the company knows as no name ("Impressive …",
                 # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
@@ -989,6 +990,8 @@ def _plain_opening(words: list[str], index: SourceIndex) -> bool:
     lower = first.lower()
     if first.isupper() or index.is_name(first):
         return False
+    if index.writes_lower(lower):
+        return True  # "Shares in Acme…": the sources use it as an ordinary word
     if len(words) > 1:
         return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
     english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
@@ -1190,7 +1193,50 @@ class SourceIndex:
     def has_acronym(self, word: str) -> bool:
         """An all-capitals word the sources hold: as written, or a longer word in title case
         ("WRENFIELD" for "Wrenfield"; IT is never "it")."""
-        return word in self.acronyms or (len(word) > 3 and _norm(word) in self.capitalised)
+        return (
+            word in self.acronyms
+            or (len(word) > 3 and _norm(word) in self.capitalised)
+            or (len(word) < 4 and ".".join(word) + "." in self.joined)  # "U.S."
+        )
+
+    def calls_otherwise(self, key: str) -> bool:
+        """Whether the sources name the country or body `key` by another of its names."""
+        for other in _ALSO_CALLED.get(key, ()):
+            if other == key:
+                continue
+            if len(other) < 4 and self.has_acronym(other.upper()):
+                return True
+            if len(other) > 3 and self.has_phrase(other):
+                return True
+        return False
+
+    def alone_as(self, given: str, surname: str) -> bool:
+        """Whether the sources write `given` alone (no capitalised word after it) and never
+        before another name without `surname`: one person, named familiarly ("Conor" and
+        "McGregor"), not two ("Priya Okonkwo" and "Tom Baker" make no "Priya Baker")."""
+        alone = False
+        for m in re.finditer(
+            rf"(?<!\w){re.escape(given)}\b((?:[ -][A-Z][\w'’-]*){{0,3}})", self.joined
+        ):
+            after = m.group(1).split()
+            if not after:
+                alone = True
+            elif surname not in after:
+                return False
+        return alone
+
+    def writes_lower(self, word: str) -> bool:
+        """Whether the sources write `word` (lower case) in lower case, as a whole word."""
+        joined = self.joined
+        at = joined.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if not (at and joined[at - 1].isalpha()) and not (
+                end < len(joined) and joined[end].isalpha()
+            ):
+                return True
+            at = joined.find(word, at + 1)
+        return False
 
     def is_name(self, word: str) -> bool:
         """Whether anyone knows `word` as a name: the CRM, the catalogue, a famous company,
@@ -1331,12 +1377,24 @@ def _offsets(segment: str, words: list[str]) -> list[int]:
     return found
 
 
+_ALSO_CALLED = {name: group for group in COUNTRY_NAMES for name in group}
+_ALSO_CALLED_FIRST = frozenset(name.split()[0] for name in _ALSO_CALLED)
+_DOTTED = re.compile(r"(?:[A-Z]\.){1,3}[A-Z]\.?")
+
+
+def _undot(word: str) -> str:
+    """An acronym written with full stops as one without: "U.S." is "US"."""
+    return word.replace(".", "") if "." in word and _DOTTED.fullmatch(word) else word
+
+
 def _known(words: list[str], index: SourceIndex) -> bool:
     """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
+    key = _name_key(words)
+    if key in _ALSO_CALLED and index.calls_otherwise(key):
+        return True
     acronyms = [w for w in words if len(w) > 1 and w.isupper()]
     if not all(index.has_acronym(a) for a in acronyms):
         return False
-    key = _name_key(words)
     if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
         return any(v in index.capitalised for v in _variants(key))
     return index.has_phrase(key)
@@ -1361,6 +1419,18 @@ def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool
 
 
 def _longest_known(
+    words: list[str], tokens: list[list[str]], i: int, index: SourceIndex
+) -> int | None:
+    """`_longest_held`, or longer: a country the sources name otherwise ("United States")."""
+    best = _longest_held(words, tokens, i, index)
+    if tokens[i][:1] and tokens[i][0] in _ALSO_CALLED_FIRST:
+        for j in range(min(len(words), i + 4), (best or i), -1):
+            if _name_key(words[i:j]) in _ALSO_CALLED and _known(words[i:j], index):
+                return j
+    return best
+
+
+def _longest_held(
     words: list[str], tokens: list[list[str]], i: int, index: SourceIndex
 ) -> int | None:
     """The largest j such that the sources know words[i:j] (`_known`), neither end being a
@@ -1439,6 +1509,8 @@ def _unsupported_parts(
             and _name_like(words[prev[0]])
             and prev[1] == a
         )
+        if pair and prev is not None and index.alone_as(words[prev[0]], words[a]):
+            continue  # "Conor McGregor" where the sources say "Conor" and "McGregor" apart
         if pair and prev is not None:
             # Both names are known, never together: the given name is the likely invention.
             lo, hi = prev[0], prev[1]
