@@ -274,6 +274,8 @@ def extract(text: str) -> Mentions:
         blocked.append((start, end))
         if value.weekday and _proposes(lowered, start, end):
             continue  # "Are you free on Thursday?" proposes a day; it claims nothing
+        if value.phrase and value.phrase.startswith(_FUTURE) and _offers(lowered, start, end):
+            continue  # "Happy to talk next week" proposes a time
         noun = _noun_after(lowered, end) if value.kind in ("number", "money") else None
         values.append((start, end, value, _hedge_before(lowered, start), noun))
     quoted: list[tuple[int, int, str]] = []
@@ -282,8 +284,13 @@ def extract(text: str) -> Mentions:
             continue
         quoted.append((m.start(1), m.end(1), _norm(m.group(1))))
         blocked.append((m.start(1), m.end(1)))
-    for m in chain(_phrase_matches(lowered), _boasts(lowered)):
+    for m in chain(
+        _phrase_matches(lowered), _boasts(lowered), _durations(lowered), _firsts(lowered)
+    ):
         kind = m.lastgroup.rsplit("_", 1)[0] if m.lastgroup else "superlative"
+        if kind in ("date", "rank"):  # the words after the preposition or determiner
+            m = _Group(m.start(kind), m.end(kind), m.group(kind), kind)
+            kind = "number" if kind == "rank" else kind
         if not skip(m.start()):
             phrases.append((m.start(), m.end(), kind, m.group()))
             if kind == "number":
@@ -417,14 +424,18 @@ _ISO_DATE = re.compile(
 )
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
-RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
-_ORDINAL = re.compile(r"(?=[tfsen])\b(" + "|".join(ORDINALS) + r")\b")
-# "last year": a past time the text asserts; the sources must say the same. (A future one,
-# "next week", proposes rather than claims.)
-_RELATIVE = re.compile(
-    r"(?=[lpye])\b(?:(?:last|past|previous|earlier this) (?:week|weekend|month|quarter"
-    r"|year|season|decade|spring|summer|autumn|winter)\b|yesterday\b)",
+RELATIVE_WORDS = frozenset(
+    ["last", "past", "previous", "yesterday", "earlier", "next", "later", "tomorrow", "end"]
 )
+_ORDINAL = re.compile(r"(?=[tfsen])\b(" + "|".join(ORDINALS) + r")\b")
+# "last year", "next month": a time the text asserts; the sources must say the same. (A
+# future one in a sentence that proposes a meeting, "free next week?", claims nothing.)
+_RELATIVE = re.compile(
+    r"(?=[lpyent])\b(?:(?:last|past|previous|earlier this|next|later this|(?:the )?end of"
+    r" (?:the|this|next)) (?:week|weekend|month|quarter|year|season|decade|spring|summer"
+    r"|autumn|winter)\b|yesterday\b|tomorrow\b)",
+)
+_FUTURE = ("next", "later", "tomorrow", "the end", "end")
 _QUARTER = re.compile(
     r"(?=[qf1-4st])\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter)"
     r"(?:,? (?:of )?(\d{4}))?\b"
@@ -714,6 +725,24 @@ def _proposes(lowered: str, start: int, end: int) -> bool:
     return not _PAST.search(lowered, opening + 1, start)
 
 
+# Words of a sentence that offers the reader a time rather than asserting one.
+_OFFER = re.compile(
+    r"\b(?:call|chat|talk|speak|meet|meeting|catch up|demo|coffee|free|available|availability"
+    r"|follow up|get back|touch base|reconnect|let's|let me know|happy to|i'll|i will|i can"
+    r"|could we|can we|shall we|would you|are you|works? for you|suit)\b"
+)
+
+
+def _offers(lowered: str, start: int, end: int) -> bool:
+    """Whether the sentence around a future time proposes it ("a call next week?") rather
+    than asserting it ("the price rises next month")."""
+    if _proposes(lowered, start, end):
+        return True
+    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n")
+    ends = [i for i in (lowered.find(c, end) for c in ".!?\n") if i >= 0]
+    return bool(_OFFER.search(lowered, opening + 1, min(ends) if ends else len(lowered)))
+
+
 _HEDGE_WORDS = re.compile(
     r"(?:^|[\s(])("
     + "|".join(re.escape(h) for h in sorted(HEDGES, key=len, reverse=True))
@@ -742,6 +771,7 @@ def _noun_after(lowered: str, end: int) -> str | None:
 # Nouns the gate compares: a number counting one of these is not supported by the same
 # number counting another ("120 people" is not "120 customers", "45 minutes" not seconds).
 COUNTED = frozenset([*TIME_UNITS.values(), *NOUN_SYNONYMS.values(), "times"])
+_TIME = frozenset(TIME_UNITS.values())
 
 
 def _canonical_noun(word: str) -> str | None:
@@ -852,6 +882,40 @@ _PHRASES = re.compile(
     )
     + ")"
 )
+# A span of time in words ("for more than a decade", "within a week"): a claim the sources
+# support by naming the same unit. (After a number it is a rate: "$5k a year".)
+_DURATION_UNITS = ("decade", "fortnight", "week", "month", "year", "centur")
+_DURATION = re.compile(
+    r"\b(?:for|than|within|after|over|nearly|almost|about|around|under|in) "
+    r"(?P<date>a (?:decade|fortnight|week|month|year|century)|decades|centuries)\b"
+)
+
+
+# "The first", "its second": a rank the sources must give (first, 1st). Not a sequence the
+# writer sets out ("the first step") nor the common idioms.
+_FIRST = re.compile(
+    r"\b(?:the|its|their|his|her|your|our|a) (?P<rank>first|second)\b(?!-hand|[ -](?:step"
+    r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)))"
+)
+_RANK_FORMS = {"first": r"\b(?:first|1st)\b", "second": r"\b(?:second|2nd)\b"}
+
+
+def _firsts(lowered: str) -> Iterable[re.Match]:
+    if "first" in lowered or "second" in lowered:
+        yield from _FIRST.finditer(lowered)
+
+
+# The sources count in a unit: "weeks", "a week", "six-week", "3 weeks" (not "last week").
+_COUNTED_IN = (
+    r"\b{stem}(?:s|ies)\b|\b(?:a|an|one|few|several|many|\d+|" + "|".join(UNITS) + r")[ -]{stem}"
+)
+
+
+def _durations(lowered: str) -> Iterable[re.Match]:
+    if any(unit in lowered for unit in _DURATION_UNITS):
+        yield from _DURATION.finditer(lowered)
+
+
 _EVIDENCE = [
     (re.compile(claim), re.compile(evidence)) for claim, evidence in RELATIONSHIPS.values()
 ]
@@ -899,6 +963,28 @@ def _phrase_matches(lowered: str) -> Iterable[re.Match]:
         if candidate.start() >= end and (m := _PHRASES.match(lowered, candidate.start())):
             end = m.end()
             yield m
+
+
+class _Group(NamedTuple):
+    """The part of a match that is the claim, shaped like the match (`start`, `end`,
+    `group`, `lastgroup`)."""
+
+    begin: int
+    finish: int
+    text: str
+    lastgroup: str = "date"
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.finish
+
+    def group(self) -> str:
+        return self.text
+
+    def span(self) -> tuple[int, int]:
+        return self.begin, self.finish
 
 
 _TRAILING_COMMON = re.compile(r"(?: (?:at|of|in|for|and|with|to|the|on|from|is|was))+$")
@@ -1260,7 +1346,9 @@ class SourceIndex:
             pool = [
                 n
                 for n, nouns in said.numbers.items()
-                if noun in nouns or n in said.bare or (noun not in COUNTED and not nouns & COUNTED)
+                if noun in nouns
+                or (n in said.bare and noun not in _TIME)  # "three years" is no bare "3"
+                or (noun not in COUNTED and not nouns & COUNTED)
             ]
         else:
             pool = said.numbers
@@ -1310,6 +1398,11 @@ class SourceIndex:
                 for form in list(forms):
                     forms |= {_swap(form, short, long), _swap(form, long, short)}
             return any(f" {f} " in self.text for f in forms)
+        if what in _RANK_FORMS:
+            return bool(re.search(_RANK_FORMS[what], self.lowered))
+        if kind == "date":  # a duration: "a decade" needs the sources to count in decades
+            stem = next(u for u in _DURATION_UNITS if u in what)
+            return bool(re.search(_COUNTED_IN.format(stem=stem), self.lowered))
         said = self.values
         if what in VAGUE_COUNTS:
             low, high = VAGUE_COUNTS[what]
