@@ -9,10 +9,13 @@ A claim is any number (integers, decimals, percentages, money, dates, years, num
 written as words) and any named thing (people, companies, products, places, titles,
 quoted names). Each is compared with the sources after normalisation, so fair
 paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` = `Acme`,
-`Grace` = `Grace Hopper`, `Welsh` = `Wales`, and a hedged number (`about 900`) may round
-its source (`897`) by up to 10 %. Greeting lines (`Hi Grace,`), the sign-off and a short
-signature below it, and any term in `allow` (the sender's own name) are never claims; nor
-is a proposed time (`next week`, or a weekday in a question: `free on Thursday?`).
+`Grace` = `Grace Hopper`, `the US` = `the United States`, and a hedged number (`about
+900`) may round its source (`897`) by up to 10 %. (A demonym and its place are two claims:
+`Welsh` needs `Welsh`, `Wales` needs `Wales`.) Greeting lines (`Hi Grace,`), the sign-off
+and a short signature below it, and any term in `allow` (the sender's own name) are never
+claims; nor is a time the text offers (`happy to talk next week`, `free on Thursday?`).
+Vague quantities (`hundreds of`, `more than a decade`), ranks (`the first`) and times said
+in words (`next month`, `last year`) are claims like numbers and dates.
 
 Two steps, separable: `extract(text)` finds what a text mentions (values, quoted names,
 capitalised runs) without looking at any source; `check(mentions, index)` keeps what the
@@ -110,7 +113,7 @@ HEDGE_RANGES = {
 SIGNATURE_LINES = 4
 # Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
 # is trusted only by the version that gave it (`GateVerdict`); others are judged again.
-GATE_VERSION = 2
+GATE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -321,7 +324,12 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     found += [
         (start, end, kind)  # type: ignore[misc]
         for start, end, kind, what in mentions.phrases
-        if not index.supports_phrase(kind, what, _noun_after(text.lower(), end))
+        if not index.supports_phrase(
+            kind,
+            what,
+            _noun_after(text.lower(), end),
+            _hedge_before(text.lower(), start) if what in VAGUE_COUNTS else None,
+        )
     ]
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
@@ -1141,26 +1149,6 @@ def _name_key(words: Sequence[str]) -> str:
 _PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
 
 
-def _variants(key: str) -> list[str]:
-    """Other forms of a one-word place or demonym: Welsh/Wales, Rwandan/Rwanda, Yemeni/Yemen."""
-    if " " in key or len(key) < 4:
-        return []
-    out = DEMONYMS.get(key, "").split()
-    if key in _PLACE_OF:
-        out.append(_PLACE_OF[key])
-    if key.endswith("ian"):
-        out += [key[:-3] + "ia", key[:-3] + "y", key[:-1]]
-    elif key.endswith("an"):
-        out.append(key[:-1])
-    elif key.endswith("ese"):
-        out.append(key[:-3])
-    elif key.endswith("i"):
-        out.append(key[:-1])
-    else:
-        out += [key + "n", key + "an", key + "i", key + "ese", key[:-1] + "ian"]
-    return out
-
-
 # A capital first, then "no word character before it": the scan skips to capitals at once.
 _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 
@@ -1272,9 +1260,7 @@ class SourceIndex:
     def has_phrase(self, key: str) -> bool:
         if not key:
             return True
-        if f" {key} " in self.text:
-            return True
-        return any(f" {v} " in self.text for v in _variants(key))
+        return f" {key} " in self.text
 
     def has_acronym(self, word: str) -> bool:
         """An all-capitals word the sources hold: as written, or a longer word in title case
@@ -1378,7 +1364,9 @@ class SourceIndex:
             for d in said.dates
         )
 
-    def supports_phrase(self, kind: str, what: str, noun: str | None = None) -> bool:
+    def supports_phrase(
+        self, kind: str, what: str, noun: str | None = None, hedge: Hedge | None = None
+    ) -> bool:
         """A phrase claim: an address, a relationship with the contact (their history must
         show it), a superlative or award, a role, a vague count or a multiple."""
         key = _norm(what)
@@ -1406,6 +1394,8 @@ class SourceIndex:
         said = self.values
         if what in VAGUE_COUNTS:
             low, high = VAGUE_COUNTS[what]
+            if hedge:  # "more than a dozen": 12 to 18
+                low, high = low * HEDGE_RANGES[hedge][0], high * HEDGE_RANGES[hedge][1]
             counted = [n for n, nouns in said.numbers.items() if not noun or noun in nouns]
             return what in self.vague or any(low <= n <= high for n in counted)
         factor = Decimal(str(MULTIPLES[what]))
@@ -1489,7 +1479,7 @@ def _known(words: list[str], index: SourceIndex) -> bool:
     if not all(index.has_acronym(a) for a in acronyms):
         return False
     if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
-        return any(v in index.capitalised for v in _variants(key))
+        return False  # a lone name the sources never capitalise ("the executive")
     return index.has_phrase(key)
 
 
