@@ -333,7 +333,10 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     ]
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
-        for a, b, _part in _unsupported_parts([_undot(w) for w in words], index):
+        dotted = "." in text[start:end]  # "U.S." is "US"
+        for a, b, _part in _unsupported_parts(
+            [_undot(w) for w in words] if dotted else words, index
+        ):
             if a == 0 and start in mentions.openings and _plain_opening(words, index):
                 # A sentence-opening word the company knows as no name ("Impressive …",
                 # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
@@ -432,16 +435,18 @@ _ISO_DATE = re.compile(
 )
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
-RELATIVE_WORDS = frozenset(
-    ["last", "past", "previous", "yesterday", "earlier", "next", "later", "tomorrow", "end"]
-)
+RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
+FUTURE_WORDS = ("next ", "later this", "end of", "tomorrow")
 _ORDINAL = re.compile(r"(?=[tfsen])\b(" + "|".join(ORDINALS) + r")\b")
 # "last year", "next month": a time the text asserts; the sources must say the same. (A
 # future one in a sentence that proposes a meeting, "free next week?", claims nothing.)
+_TIME_SPAN = r"(?:week|weekend|month|quarter|year|season|decade|spring|summer|autumn|winter)\b"
 _RELATIVE = re.compile(
-    r"(?=[lpyent])\b(?:(?:last|past|previous|earlier this|next|later this|(?:the )?end of"
-    r" (?:the|this|next)) (?:week|weekend|month|quarter|year|season|decade|spring|summer"
-    r"|autumn|winter)\b|yesterday\b|tomorrow\b)",
+    rf"(?=[lpye])\b(?:(?:last|past|previous|earlier this) {_TIME_SPAN}|yesterday\b)",
+)
+_FUTURE_TIME = re.compile(
+    rf"(?=[nlet])\b(?:(?:next|later this|(?:the )?end of (?:the|this|next)) {_TIME_SPAN}"
+    r"|tomorrow\b)",
 )
 _FUTURE = ("next", "later", "tomorrow", "the end", "end")
 _QUARTER = re.compile(
@@ -507,8 +512,10 @@ def _letter_runs(lowered: str) -> set[str]:
     return set(lowered.translate(_NOT_LETTER).split())
 
 
-def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
-    """(start, end, value) for every date, year, number, money and percentage in text."""
+def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _Value]]:
+    """(start, end, value) for every date, year, number, money and percentage in text; and
+    every relative time ("last year", "next month") unless `relative` is False (the sources'
+    are found by their words when a draft asks)."""
     # The patterns are lower-case: matching lower-cased text is several times faster than
     # IGNORECASE. (A character whose lower case is longer keeps the original's offsets.)
     text = original.lower()
@@ -541,8 +548,11 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             )
         taken.append(m.span())
         yield m.start(), m.end(), value
-    if not letters.isdisjoint(RELATIVE_WORDS):
-        for m in _RELATIVE.finditer(text):
+    times = [_RELATIVE] if relative and not letters.isdisjoint(RELATIVE_WORDS) else []
+    if relative and any(word in text for word in FUTURE_WORDS):
+        times.append(_FUTURE_TIME)
+    for pattern in times:
+        for m in pattern.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
     if "q" in text or "quarter" in letters:
@@ -919,8 +929,11 @@ _COUNTED_IN = (
 )
 
 
+_DURATION_WORDS = ("a decade", "a fortnight", "a week", "a month", "a year", "a century")
+
+
 def _durations(lowered: str) -> Iterable[re.Match]:
-    if any(unit in lowered for unit in _DURATION_UNITS):
+    if any(w in lowered for w in _DURATION_WORDS) or "decades" in lowered or "centuries" in lowered:
         yield from _DURATION.finditer(lowered)
 
 
@@ -1167,7 +1180,7 @@ class _SourceValues:
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
         self.weekdays: set[str] = set()
         self.quarters: set[tuple[int | None, int]] = set()
-        for _, end, v in _numbers(joined):
+        for _, end, v in _numbers(joined, relative=False):
             if v.kind == "date":
                 if v.phrase:
                     continue  # found by text when needed
