@@ -12,7 +12,7 @@ from company_ai.tools.gate_eval import in_part, is_aside
 
 RESEARCH = (
     "Research today:\nRedfern Clinics now employs 1,200 people across 35 clinics. Its founder"
-    " Priya Okonkwo opened the first clinic in Leeds in 2015. Shares in Redfern rose after the"
+    " Priya Okonkwo opened the first clinic in Leeds in 2015. Its shares rose after the"
     " results. The Welsh team grew. Patients wait for weeks. Priya said the year was hard."
 )
 SOURCES = ["CRM: Tom Baker <tom@redfern.example>, CFO at Redfern Clinics Ltd, Leeds.", RESEARCH]
@@ -68,7 +68,7 @@ def test_a_time_counted_in_a_unit_needs_that_unit_not_a_bare_number():
 def test_a_rank_in_lower_case_is_a_claim(fabricated, fair):
     sources = [SOURCES[0], RESEARCH.replace("the first clinic", "a clinic")]
     assert flagged(fabricated, sources)
-    assert flagged(fair, SOURCES) == []
+    assert flagged(fair, sources if "step" in fair else SOURCES) == []
 
 
 def test_a_hedged_vague_count_widens_it_the_hedged_way():
@@ -100,8 +100,10 @@ def test_a_demonym_and_its_place_are_two_claims():
 
 
 def test_a_given_name_the_sources_use_alone_for_the_same_person():
-    # "Priya" alone and "Okonkwo" with it: one person.
-    assert flagged("Priya Okonkwo opened it.") == []
+    # "Priya" alone and "Okonkwo" alone: one person, named familiarly.
+    familiar = ["Okonkwo founded Redfern. Tom Baker runs finance. Priya said it was hard."]
+    assert flagged("Priya Okonkwo founded Redfern.", familiar) == []
+    assert flagged("Priya Okonkwo founded Redfern.", [familiar[0].replace("Priya", "She")])
     # The sources write "Priya" only before another surname: two people, not one.
     sources = ["Priya Okonkwo founded it. Tom Baker runs finance. Baker said so."]
     assert flagged("Priya Baker runs finance.", sources) == ["Priya"]
