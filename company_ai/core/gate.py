@@ -291,13 +291,14 @@ def extract(text: str) -> Mentions:
         _phrase_matches(lowered), _boasts(lowered), _durations(lowered), _firsts(lowered)
     ):
         kind = m.lastgroup.rsplit("_", 1)[0] if m.lastgroup else "superlative"
-        if kind in ("date", "rank"):  # the words after the preposition or determiner
-            m = _Group(m.start(kind), m.end(kind), m.group(kind), kind)
-            kind = "number" if kind == "rank" else kind
-        if not skip(m.start()):
-            phrases.append((m.start(), m.end(), kind, m.group()))
+        # A duration or a rank is the words after its preposition or determiner.
+        claim = kind if kind in ("date", "rank") else 0
+        start, end = m.span(claim)
+        kind = "number" if kind == "rank" else kind
+        if not skip(start):
+            phrases.append((start, end, kind, m.group(claim)))
             if kind == "number":
-                blocked.append(m.span())  # "Dozens of" is a count, not a name
+                blocked.append((start, end))  # "Dozens of" is a count, not a name
     names: list[tuple[int, int, list[str], str]] = []
     openings = set()
     for start, end, words in _names(folded, blocked):
@@ -986,28 +987,6 @@ def _phrase_matches(lowered: str) -> Iterable[re.Match]:
             yield m
 
 
-class _Group(NamedTuple):
-    """The part of a match that is the claim, shaped like the match (`start`, `end`,
-    `group`, `lastgroup`)."""
-
-    begin: int
-    finish: int
-    text: str
-    lastgroup: str = "date"
-
-    def start(self) -> int:
-        return self.begin
-
-    def end(self) -> int:
-        return self.finish
-
-    def group(self) -> str:
-        return self.text
-
-    def span(self) -> tuple[int, int]:
-        return self.begin, self.finish
-
-
 _TRAILING_COMMON = re.compile(r"(?: (?:at|of|in|for|and|with|to|the|on|from|is|was))+$")
 
 
@@ -1406,7 +1385,7 @@ class SourceIndex:
             return bool(re.search(_COUNTED_IN.format(stem=stem), self.lowered))
         said = self.values
         if what in VAGUE_COUNTS:
-            low, high = VAGUE_COUNTS[what]
+            low, high = (Decimal(bound) for bound in VAGUE_COUNTS[what])
             if hedge:  # "more than a dozen": 12 to 18
                 low, high = low * HEDGE_RANGES[hedge][0], high * HEDGE_RANGES[hedge][1]
             counted = [n for n, nouns in said.numbers.items() if not noun or noun in nouns]
