@@ -4,11 +4,12 @@ are weaknesses in an outreach draft too. One test per behaviour, fabricated besi
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 
 from company_ai.core.gate import find_unsupported_claims
-from company_ai.tools.gate_eval import in_part, is_aside
+from company_ai.tools.gate_eval import PARTS, in_part, is_aside, summedits_pairs
 
 RESEARCH = (
     "Research today:\nRedfern Clinics now employs 1,200 people across 35 clinics. Its founder"
@@ -120,3 +121,19 @@ def test_the_public_sets_split_a_quarter_aside_by_a_stable_id():
     for i in ids[:200]:  # each id in exactly one part, and in the whole
         assert in_part(i, "aside") != in_part(i, "tuning")
         assert in_part(i, "whole")
+
+
+def test_summedits_pairs_keep_a_documents_pairs_in_one_part(tmp_path):
+    items = [
+        {"doc": f"document {d}", "summary": "s", "label": label, "edit_types": edits}
+        for d in range(40)
+        for label, edits in ((1, None), (0, ["entity_modification"]), (0, ["antonym_swap"]))
+    ]
+    (tmp_path / "summedits_news.json").write_text(json.dumps(items))
+    parts = {part: summedits_pairs(tmp_path, "news", part) for part in PARTS}
+    assert len(parts["whole"]) == 80  # the antonym swaps are beyond a presence check
+    aside_docs = {i["doc"] for i in parts["aside"]}
+    tuning_docs = {i["doc"] for i in parts["tuning"]}
+    assert aside_docs and tuning_docs and not aside_docs & tuning_docs
+    assert len(parts["aside"]) == 2 * len(aside_docs)  # both kept pairs of each document
+    assert len(parts["aside"]) + len(parts["tuning"]) == 80
