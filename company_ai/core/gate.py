@@ -1278,16 +1278,40 @@ class SourceIndex:
         """Whether the sources write `given` alone (no capitalised word after it) and never
         before another name without `surname`: one person, named familiarly ("Conor" and
         "McGregor"), not two ("Priya Okonkwo" and "Tom Baker" make no "Priya Baker")."""
-        alone = False
-        for m in re.finditer(
-            rf"(?<!\w){re.escape(given)}\b((?:[ -][A-Z][\w'’-]*){{0,3}})", self.joined
-        ):
-            after = m.group(1).split()
-            if not after:
-                alone = True
-            elif surname not in after:
-                return False
-        return alone
+        alone, always_before = self.given_names.get(given, (False, None))
+        return alone and (always_before is None or surname in always_before)
+
+    @functools.cached_property
+    def given_names(self) -> dict[str, tuple[bool, frozenset[str] | None]]:
+        """Each word the sources capitalise (and each shorter part of it that ends a word,
+        "O" of "O'Brien"): whether it stands alone somewhere, and the words found after it
+        wherever names follow it (None if they never do). One pass over the sources."""
+        found: dict[str, tuple[bool, frozenset[str] | None]] = {}
+        joined = self.joined
+        for m in _CAPITALISED_WORD.finditer(joined):
+            token, start = m.group(), m.start()
+            if not token[0].isupper():
+                continue
+            # The places a name may end: the token's end, or before ' ’ . - inside it.
+            cuts = [len(token)]
+            if not token.isalnum():
+                cuts = [
+                    c
+                    for c in range(1, len(token) + 1)
+                    if c == len(token) or not (token[c].isalnum() or token[c] == "_")
+                ]
+            for cut in cuts:
+                end = start + cut
+                if not _word_char(joined, end - 1):
+                    continue
+                after = _NAMES_AFTER.match(joined, end).group().split()  # type: ignore[union-attr]
+                alone, before = found.get(token[:cut], (False, None))
+                if not after:
+                    alone = True
+                else:
+                    before = frozenset(after) if before is None else before & frozenset(after)
+                found[token[:cut]] = (alone, before)
+        return found
 
     def writes_lower(self, word: str) -> bool:
         """Whether the sources write `word` (lower case) in lower case, as a whole word."""
@@ -1419,6 +1443,8 @@ class SourceIndex:
         return found
 
 
+_CAPITALISED_WORD = re.compile(r"(?<!\w)[^\W\d_][\w'’.-]*")
+_NAMES_AFTER = re.compile(r"(?:[ -][A-Z][\w'’-]*){0,3}")  # always matches, maybe empty
 _LOWER_WORD = re.compile(r"(?<![\w@./-])[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*")
 
 

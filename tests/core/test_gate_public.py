@@ -108,6 +108,10 @@ def test_a_given_name_the_sources_use_alone_for_the_same_person():
     # The sources write "Priya" only before another surname: two people, not one.
     sources = ["Priya Okonkwo founded it. Tom Baker runs finance. Baker said so."]
     assert flagged("Priya Baker runs finance.", sources) == ["Priya"]
+    # A middle name between is the same person; another surname elsewhere is not.
+    middle = ["Priya Jane Adams joined. Priya said so."]
+    assert flagged("Priya Adams joined.", middle) == []
+    assert flagged("Priya Adams joined.", [*middle, "Priya Okonkwo founded it."]) == ["Priya"]
     # "Priya" alone, but also before another surname: still two people.
     sources.append("Priya said the year was hard.")
     assert flagged("Priya Baker runs finance.", sources) == ["Priya"]
