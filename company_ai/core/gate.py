@@ -9,10 +9,13 @@ A claim is any number (integers, decimals, percentages, money, dates, years, num
 written as words) and any named thing (people, companies, products, places, titles,
 quoted names). Each is compared with the sources after normalisation, so fair
 paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` = `Acme`,
-`Grace` = `Grace Hopper`, `Welsh` = `Wales`, and a hedged number (`about 900`) may round
-its source (`897`) by up to 10 %. Greeting lines (`Hi Grace,`), the sign-off and a short
-signature below it, and any term in `allow` (the sender's own name) are never claims; nor
-is a proposed time (`next week`, or a weekday in a question: `free on Thursday?`).
+`Grace` = `Grace Hopper`, `the US` = `the United States`, and a hedged number (`about
+900`) may round its source (`897`) by up to 10 %. (A demonym and its place are two claims:
+`Welsh` needs `Welsh`, `Wales` needs `Wales`.) Greeting lines (`Hi Grace,`), the sign-off
+and a short signature below it, and any term in `allow` (the sender's own name) are never
+claims; nor is a time the text offers (`happy to talk next week`, `free on Thursday?`).
+Vague quantities (`hundreds of`, `more than a decade`), ranks (`the first`) and times said
+in words (`next month`, `last year`) are claims like numbers and dates.
 
 Two steps, separable: `extract(text)` finds what a text mentions (values, quoted names,
 capitalised runs) without looking at any source; `check(mentions, index)` keeps what the
@@ -49,6 +52,7 @@ from company_ai.core.gate_words import (
     CONFUSABLES,
     CONNECTORS,
     CORPORATE,
+    COUNTRY_NAMES,
     CURRENCIES,
     DEMONYMS,
     ENGLISH_ENDINGS,
@@ -109,7 +113,7 @@ HEDGE_RANGES = {
 SIGNATURE_LINES = 4
 # Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
 # is trusted only by the version that gave it (`GateVerdict`); others are judged again.
-GATE_VERSION = 2
+GATE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,8 @@ def extract(text: str) -> Mentions:
         blocked.append((start, end))
         if value.weekday and _proposes(lowered, start, end):
             continue  # "Are you free on Thursday?" proposes a day; it claims nothing
+        if value.phrase and value.phrase.startswith(_FUTURE) and _offers(lowered, start, end):
+            continue  # "Happy to talk next week" proposes a time
         noun = _noun_after(lowered, end) if value.kind in ("number", "money") else None
         values.append((start, end, value, _hedge_before(lowered, start), noun))
     quoted: list[tuple[int, int, str]] = []
@@ -281,12 +287,18 @@ def extract(text: str) -> Mentions:
             continue
         quoted.append((m.start(1), m.end(1), _norm(m.group(1))))
         blocked.append((m.start(1), m.end(1)))
-    for m in chain(_phrase_matches(lowered), _boasts(lowered)):
+    for m in chain(
+        _phrase_matches(lowered), _boasts(lowered), _durations(lowered), _firsts(lowered)
+    ):
         kind = m.lastgroup.rsplit("_", 1)[0] if m.lastgroup else "superlative"
-        if not skip(m.start()):
-            phrases.append((m.start(), m.end(), kind, m.group()))
+        # A duration or a rank is the words after its preposition or determiner.
+        claim = kind if kind in ("date", "rank") else 0
+        start, end = m.span(claim)
+        kind = "number" if kind == "rank" else kind
+        if not skip(start):
+            phrases.append((start, end, kind, m.group(claim)))
             if kind == "number":
-                blocked.append(m.span())  # "Dozens of" is a count, not a name
+                blocked.append((start, end))  # "Dozens of" is a count, not a name
     names: list[tuple[int, int, list[str], str]] = []
     openings = set()
     for start, end, words in _names(folded, blocked):
@@ -313,11 +325,19 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     found += [
         (start, end, kind)  # type: ignore[misc]
         for start, end, kind, what in mentions.phrases
-        if not index.supports_phrase(kind, what, _noun_after(text.lower(), end))
+        if not index.supports_phrase(
+            kind,
+            what,
+            _noun_after(text.lower(), end),
+            _hedge_before(text.lower(), start) if what in VAGUE_COUNTS else None,
+        )
     ]
     for start, end, words, before in mentions.names:
         offsets = None  # of each word in the run, found once: a long run has many parts
-        for a, b, _part in _unsupported_parts(words, index):
+        dotted = "." in text[start:end]  # "U.S." is "US"
+        for a, b, _part in _unsupported_parts(
+            [_undot(w) for w in words] if dotted else words, index
+        ):
             if a == 0 and start in mentions.openings and _plain_opening(words, index):
                 # A sentence-opening word the company knows as no name ("Impressive …",
                 # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
@@ -417,13 +437,19 @@ _ISO_DATE = re.compile(
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
 RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
+FUTURE_WORDS = ("next ", "later this", "end of", "tomorrow")
 _ORDINAL = re.compile(r"(?=[tfsen])\b(" + "|".join(ORDINALS) + r")\b")
-# "last year": a past time the text asserts; the sources must say the same. (A future one,
-# "next week", proposes rather than claims.)
+# "last year", "next month": a time the text asserts; the sources must say the same. (A
+# future one in a sentence that proposes a meeting, "free next week?", claims nothing.)
+_TIME_SPAN = r"(?:week|weekend|month|quarter|year|season|decade|spring|summer|autumn|winter)\b"
 _RELATIVE = re.compile(
-    r"(?=[lpye])\b(?:(?:last|past|previous|earlier this) (?:week|weekend|month|quarter"
-    r"|year|season|decade|spring|summer|autumn|winter)\b|yesterday\b)",
+    rf"(?=[lpye])\b(?:(?:last|past|previous|earlier this) {_TIME_SPAN}|yesterday\b)",
 )
+_FUTURE_TIME = re.compile(
+    rf"(?=[nlet])\b(?:(?:next|later this|(?:the )?end of (?:the|this|next)) {_TIME_SPAN}"
+    r"|tomorrow\b)",
+)
+_FUTURE = ("next", "later", "tomorrow", "the end", "end")
 _QUARTER = re.compile(
     r"(?=[qf1-4st])\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter)"
     r"(?:,? (?:of )?(\d{4}))?\b"
@@ -487,8 +513,10 @@ def _letter_runs(lowered: str) -> set[str]:
     return set(lowered.translate(_NOT_LETTER).split())
 
 
-def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
-    """(start, end, value) for every date, year, number, money and percentage in text."""
+def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _Value]]:
+    """(start, end, value) for every date, year, number, money and percentage in text; and
+    every relative time ("last year", "next month") unless `relative` is False (the sources'
+    are found by their words when a draft asks)."""
     # The patterns are lower-case: matching lower-cased text is several times faster than
     # IGNORECASE. (A character whose lower case is longer keeps the original's offsets.)
     text = original.lower()
@@ -521,8 +549,11 @@ def _numbers(original: str) -> Iterable[tuple[int, int, _Value]]:
             )
         taken.append(m.span())
         yield m.start(), m.end(), value
-    if not letters.isdisjoint(RELATIVE_WORDS):
-        for m in _RELATIVE.finditer(text):
+    times = [_RELATIVE] if relative and not letters.isdisjoint(RELATIVE_WORDS) else []
+    if relative and any(word in text for word in FUTURE_WORDS):
+        times.append(_FUTURE_TIME)
+    for pattern in times:
+        for m in pattern.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
     if "q" in text or "quarter" in letters:
@@ -713,6 +744,24 @@ def _proposes(lowered: str, start: int, end: int) -> bool:
     return not _PAST.search(lowered, opening + 1, start)
 
 
+# Words of a sentence that offers the reader a time rather than asserting one.
+_OFFER = re.compile(
+    r"\b(?:call|chat|talk|speak|meet|meeting|catch up|demo|coffee|free|available|availability"
+    r"|follow up|get back|touch base|reconnect|let's|let me know|happy to|i'll|i will|i can"
+    r"|could we|can we|shall we|would you|are you|works? for you|suit)\b"
+)
+
+
+def _offers(lowered: str, start: int, end: int) -> bool:
+    """Whether the sentence around a future time proposes it ("a call next week?") rather
+    than asserting it ("the price rises next month")."""
+    if _proposes(lowered, start, end):
+        return True
+    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n")
+    ends = [i for i in (lowered.find(c, end) for c in ".!?\n") if i >= 0]
+    return bool(_OFFER.search(lowered, opening + 1, min(ends) if ends else len(lowered)))
+
+
 _HEDGE_WORDS = re.compile(
     r"(?:^|[\s(])("
     + "|".join(re.escape(h) for h in sorted(HEDGES, key=len, reverse=True))
@@ -741,6 +790,7 @@ def _noun_after(lowered: str, end: int) -> str | None:
 # Nouns the gate compares: a number counting one of these is not supported by the same
 # number counting another ("120 people" is not "120 customers", "45 minutes" not seconds).
 COUNTED = frozenset([*TIME_UNITS.values(), *NOUN_SYNONYMS.values(), "times"])
+_TIME = frozenset(TIME_UNITS.values())
 
 
 def _canonical_noun(word: str) -> str | None:
@@ -851,6 +901,43 @@ _PHRASES = re.compile(
     )
     + ")"
 )
+# A span of time in words ("for more than a decade", "within a week"): a claim the sources
+# support by naming the same unit. (After a number it is a rate: "$5k a year".)
+_DURATION_UNITS = ("decade", "fortnight", "week", "month", "year", "centur")
+_DURATION = re.compile(
+    r"\b(?:for|than|within|after|over|nearly|almost|about|around|under|in) "
+    r"(?P<date>a (?:decade|fortnight|week|month|year|century)|decades|centuries)\b"
+)
+
+
+# "The first", "its second": a rank the sources must give (first, 1st). Not a sequence the
+# writer sets out ("the first step") nor the common idioms.
+_FIRST = re.compile(
+    r"\b(?:the|its|their|his|her|your|our|a) (?P<rank>first|second)\b(?!-hand|[ -](?:step"
+    r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)))"
+)
+_RANK_FORMS = {"first": r"\b(?:first|1st)\b", "second": r"\b(?:second|2nd)\b"}
+
+
+def _firsts(lowered: str) -> Iterable[re.Match]:
+    if "first" in lowered or "second" in lowered:
+        yield from _FIRST.finditer(lowered)
+
+
+# The sources count in a unit: "weeks", "a week", "six-week", "3 weeks" (not "last week").
+_COUNTED_IN = (
+    r"\b{stem}(?:s|ies)\b|\b(?:a|an|one|few|several|many|\d+|" + "|".join(UNITS) + r")[ -]{stem}"
+)
+
+
+_DURATION_WORDS = ("a decade", "a fortnight", "a week", "a month", "a year", "a century")
+
+
+def _durations(lowered: str) -> Iterable[re.Match]:
+    if any(w in lowered for w in _DURATION_WORDS) or "decades" in lowered or "centuries" in lowered:
+        yield from _DURATION.finditer(lowered)
+
+
 _EVIDENCE = [
     (re.compile(claim), re.compile(evidence)) for claim, evidence in RELATIONSHIPS.values()
 ]
@@ -989,6 +1076,8 @@ def _plain_opening(words: list[str], index: SourceIndex) -> bool:
     lower = first.lower()
     if first.isupper() or index.is_name(first):
         return False
+    if index.writes_lower(lower):
+        return True  # "Shares in Acme…": the sources use it as an ordinary word
     if len(words) > 1:
         return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
     english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
@@ -1052,26 +1141,6 @@ def _name_key(words: Sequence[str]) -> str:
 _PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
 
 
-def _variants(key: str) -> list[str]:
-    """Other forms of a one-word place or demonym: Welsh/Wales, Rwandan/Rwanda, Yemeni/Yemen."""
-    if " " in key or len(key) < 4:
-        return []
-    out = DEMONYMS.get(key, "").split()
-    if key in _PLACE_OF:
-        out.append(_PLACE_OF[key])
-    if key.endswith("ian"):
-        out += [key[:-3] + "ia", key[:-3] + "y", key[:-1]]
-    elif key.endswith("an"):
-        out.append(key[:-1])
-    elif key.endswith("ese"):
-        out.append(key[:-3])
-    elif key.endswith("i"):
-        out.append(key[:-1])
-    else:
-        out += [key + "n", key + "an", key + "i", key + "ese", key[:-1] + "ian"]
-    return out
-
-
 # A capital first, then "no word character before it": the scan skips to capitals at once.
 _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 
@@ -1090,7 +1159,7 @@ class _SourceValues:
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
         self.weekdays: set[str] = set()
         self.quarters: set[tuple[int | None, int]] = set()
-        for _, end, v in _numbers(joined):
+        for _, end, v in _numbers(joined, relative=False):
             if v.kind == "date":
                 if v.phrase:
                     continue  # found by text when needed
@@ -1183,14 +1252,79 @@ class SourceIndex:
     def has_phrase(self, key: str) -> bool:
         if not key:
             return True
-        if f" {key} " in self.text:
-            return True
-        return any(f" {v} " in self.text for v in _variants(key))
+        return f" {key} " in self.text
 
     def has_acronym(self, word: str) -> bool:
         """An all-capitals word the sources hold: as written, or a longer word in title case
         ("WRENFIELD" for "Wrenfield"; IT is never "it")."""
-        return word in self.acronyms or (len(word) > 3 and _norm(word) in self.capitalised)
+        return (
+            word in self.acronyms
+            or (len(word) > 3 and _norm(word) in self.capitalised)
+            or (len(word) < 4 and ".".join(word) + "." in self.joined)  # "U.S."
+        )
+
+    def calls_otherwise(self, key: str) -> bool:
+        """Whether the sources name the country or body `key` by another of its names."""
+        for other in _ALSO_CALLED.get(key, ()):
+            if other == key:
+                continue
+            if len(other) < 4 and self.has_acronym(other.upper()):
+                return True
+            if len(other) > 3 and self.has_phrase(other):
+                return True
+        return False
+
+    def alone_as(self, given: str, surname: str) -> bool:
+        """Whether the sources write `given` alone (no capitalised word after it) and never
+        before another name without `surname`: one person, named familiarly ("Conor" and
+        "McGregor"), not two ("Priya Okonkwo" and "Tom Baker" make no "Priya Baker")."""
+        alone, always_before = self.given_names.get(given, (False, None))
+        return alone and (always_before is None or surname in always_before)
+
+    @functools.cached_property
+    def given_names(self) -> dict[str, tuple[bool, frozenset[str] | None]]:
+        """Each word the sources capitalise (and each shorter part of it that ends a word,
+        "O" of "O'Brien"): whether it stands alone somewhere, and the words found after it
+        wherever names follow it (None if they never do). One pass over the sources."""
+        found: dict[str, tuple[bool, frozenset[str] | None]] = {}
+        joined = self.joined
+        for m in _CAPITALISED_WORD.finditer(joined):
+            token, start = m.group(), m.start()
+            if not token[0].isupper():
+                continue
+            # The places a name may end: the token's end, or before ' ’ . - inside it.
+            cuts = [len(token)]
+            if not token.isalnum():
+                cuts = [
+                    c
+                    for c in range(1, len(token) + 1)
+                    if c == len(token) or not (token[c].isalnum() or token[c] == "_")
+                ]
+            for cut in cuts:
+                end = start + cut
+                if not _word_char(joined, end - 1):
+                    continue
+                after = _NAMES_AFTER.match(joined, end).group().split()  # type: ignore[union-attr]
+                alone, before = found.get(token[:cut], (False, None))
+                if not after:
+                    alone = True
+                else:
+                    before = frozenset(after) if before is None else before & frozenset(after)
+                found[token[:cut]] = (alone, before)
+        return found
+
+    def writes_lower(self, word: str) -> bool:
+        """Whether the sources write `word` (lower case) in lower case, as a whole word."""
+        joined = self.joined
+        at = joined.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if not (at and joined[at - 1].isalpha()) and not (
+                end < len(joined) and joined[end].isalpha()
+            ):
+                return True
+            at = joined.find(word, at + 1)
+        return False
 
     def is_name(self, word: str) -> bool:
         """Whether anyone knows `word` as a name: the CRM, the catalogue, a famous company,
@@ -1214,7 +1348,9 @@ class SourceIndex:
             pool = [
                 n
                 for n, nouns in said.numbers.items()
-                if noun in nouns or n in said.bare or (noun not in COUNTED and not nouns & COUNTED)
+                if noun in nouns
+                or (n in said.bare and noun not in _TIME)  # "three years" is no bare "3"
+                or (noun not in COUNTED and not nouns & COUNTED)
             ]
         else:
             pool = said.numbers
@@ -1244,7 +1380,9 @@ class SourceIndex:
             for d in said.dates
         )
 
-    def supports_phrase(self, kind: str, what: str, noun: str | None = None) -> bool:
+    def supports_phrase(
+        self, kind: str, what: str, noun: str | None = None, hedge: Hedge | None = None
+    ) -> bool:
         """A phrase claim: an address, a relationship with the contact (their history must
         show it), a superlative or award, a role, a vague count or a multiple."""
         key = _norm(what)
@@ -1264,9 +1402,16 @@ class SourceIndex:
                 for form in list(forms):
                     forms |= {_swap(form, short, long), _swap(form, long, short)}
             return any(f" {f} " in self.text for f in forms)
+        if what in _RANK_FORMS:
+            return bool(re.search(_RANK_FORMS[what], self.lowered))
+        if kind == "date":  # a duration: "a decade" needs the sources to count in decades
+            stem = next(u for u in _DURATION_UNITS if u in what)
+            return bool(re.search(_COUNTED_IN.format(stem=stem), self.lowered))
         said = self.values
         if what in VAGUE_COUNTS:
-            low, high = VAGUE_COUNTS[what]
+            low, high = (Decimal(bound) for bound in VAGUE_COUNTS[what])
+            if hedge:  # "more than a dozen": 12 to 18
+                low, high = low * HEDGE_RANGES[hedge][0], high * HEDGE_RANGES[hedge][1]
             counted = [n for n, nouns in said.numbers.items() if not noun or noun in nouns]
             return what in self.vague or any(low <= n <= high for n in counted)
         factor = Decimal(str(MULTIPLES[what]))
@@ -1298,6 +1443,8 @@ class SourceIndex:
         return found
 
 
+_CAPITALISED_WORD = re.compile(r"(?<!\w)[^\W\d_][\w'’.-]*")
+_NAMES_AFTER = re.compile(r"(?:[ -][A-Z][\w'’-]*){0,3}")  # always matches, maybe empty
 _LOWER_WORD = re.compile(r"(?<![\w@./-])[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*")
 
 
@@ -1331,14 +1478,26 @@ def _offsets(segment: str, words: list[str]) -> list[int]:
     return found
 
 
+_ALSO_CALLED = {name: group for group in COUNTRY_NAMES for name in group}
+_ALSO_CALLED_FIRST = frozenset(name.split()[0] for name in _ALSO_CALLED)
+_DOTTED = re.compile(r"(?:[A-Z]\.){1,3}[A-Z]\.?")
+
+
+def _undot(word: str) -> str:
+    """An acronym written with full stops as one without: "U.S." is "US"."""
+    return word.replace(".", "") if "." in word and _DOTTED.fullmatch(word) else word
+
+
 def _known(words: list[str], index: SourceIndex) -> bool:
     """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
+    key = _name_key(words)
+    if key in _ALSO_CALLED and index.calls_otherwise(key):
+        return True
     acronyms = [w for w in words if len(w) > 1 and w.isupper()]
     if not all(index.has_acronym(a) for a in acronyms):
         return False
-    key = _name_key(words)
     if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
-        return any(v in index.capitalised for v in _variants(key))
+        return False  # a lone name the sources never capitalise ("the executive")
     return index.has_phrase(key)
 
 
@@ -1361,6 +1520,18 @@ def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool
 
 
 def _longest_known(
+    words: list[str], tokens: list[list[str]], i: int, index: SourceIndex
+) -> int | None:
+    """`_longest_held`, or longer: a country the sources name otherwise ("United States")."""
+    best = _longest_held(words, tokens, i, index)
+    if tokens[i][:1] and tokens[i][0] in _ALSO_CALLED_FIRST:
+        for j in range(min(len(words), i + 4), (best or i), -1):
+            if _name_key(words[i:j]) in _ALSO_CALLED and _known(words[i:j], index):
+                return j
+    return best
+
+
+def _longest_held(
     words: list[str], tokens: list[list[str]], i: int, index: SourceIndex
 ) -> int | None:
     """The largest j such that the sources know words[i:j] (`_known`), neither end being a
@@ -1439,6 +1610,8 @@ def _unsupported_parts(
             and _name_like(words[prev[0]])
             and prev[1] == a
         )
+        if pair and prev is not None and index.alone_as(words[prev[0]], words[a]):
+            continue  # "Conor McGregor" where the sources say "Conor" and "McGregor" apart
         if pair and prev is not None:
             # Both names are known, never together: the given name is the likely invention.
             lo, hi = prev[0], prev[1]

@@ -242,6 +242,16 @@ DEMONYMS = {
     "australian": "australia",
     "canadian": "canada",
 }
+# A country or body under its other names: "the US" is "the United States" and "America"
+# (a short form counts only in capitals: "us" is a pronoun).
+COUNTRY_NAMES = (
+    ("us", "usa", "united states", "united states of america", "america"),
+    ("uk", "united kingdom", "britain", "great britain"),
+    ("uae", "united arab emirates", "emirates"),
+    ("eu", "european union"),
+    ("un", "united nations"),
+    ("netherlands", "holland"),
+)
 # More places: a sentence-opening place is a name even where it is also an English word.
 PLACES |= set(
     """

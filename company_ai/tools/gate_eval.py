@@ -13,10 +13,12 @@ SummEdits pairs a presence check is meant to catch (entity modifications, insert
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from company_ai.core.gate import find_unsupported_claims, judge
 from company_ai.core.research import page_text
@@ -177,9 +179,25 @@ def gate_scores(cases: list[Case]) -> Scores:
 EXTRINSIC = {"Factual Hallucination", "Non-factual Hallucination"}
 
 
-def entfa_scores(path: Path) -> tuple[Scores, Scores]:
-    """(gate, naive baseline) at the entity level on EntFA."""
-    docs = json.loads(path.read_text())
+# The public sets are split once, before any tuning, into a tuning part and an aside part
+# (about a quarter) that is never looked at while tuning: by a sha256 of a stable id, the
+# EntFA source article or the SummEdits document (so a document's pairs stay together).
+Part = Literal["tuning", "aside", "whole"]
+PARTS: tuple[Part, ...] = ("tuning", "aside", "whole")
+
+
+def is_aside(stable_id: str) -> bool:
+    """Whether the example with this id is in the aside part (a quarter of the ids)."""
+    return hashlib.sha256(stable_id.encode()).digest()[0] < 64
+
+
+def in_part(stable_id: str, part: Part) -> bool:
+    return part == "whole" or is_aside(stable_id) == (part == "aside")
+
+
+def entfa_scores(path: Path, part: Part = "whole") -> tuple[Scores, Scores]:
+    """(gate, naive baseline) at the entity level on EntFA, on one part of it."""
+    docs = [d for d in json.loads(path.read_text()) if in_part(d["source"], part)]
     gate_pred, naive_pred, truth = [], [], []
     for doc in docs:
         claims = find_unsupported_claims(doc["prediction"], [doc["source"]])
@@ -228,17 +246,25 @@ SUMMEDITS_EDITS = {"entity_modification", "hallucinated_fact_insertion"}
 SUMMEDITS_DOMAINS = ("news", "podcast", "qmsumm", "samsum")
 
 
-def summedits_scores(folder: Path) -> dict[str, Scores]:
-    """Per domain: the consistent pairs and the inconsistent pairs whose edits include an
-    entity modification or an inserted fact (the rest are beyond any presence check)."""
+def summedits_pairs(folder: Path, domain: str, part: Part = "whole") -> list[dict]:
+    """One domain's pairs a presence check is meant to judge: the consistent ones and the
+    inconsistent ones whose edits include an entity modification or an inserted fact (the
+    rest are beyond any presence check), on one part (split by document)."""
+    items = json.loads((folder / f"summedits_{domain}.json").read_text())
+    return [
+        i
+        for i in items
+        if (i["label"] == 1 or (i["label"] == 0 and SUMMEDITS_EDITS & set(i["edit_types"] or ())))
+        and in_part(i["doc"], part)
+    ]
+
+
+def summedits_scores(folder: Path, part: Part = "whole") -> dict[str, Scores]:
+    """Per domain, on one part: a pair is flagged when any claim of its summary is
+    unsupported by its document; positives are the inconsistent pairs."""
     out = {}
     for domain in SUMMEDITS_DOMAINS:
-        items = json.loads((folder / f"summedits_{domain}.json").read_text())
-        kept = [
-            i
-            for i in items
-            if i["label"] == 1 or (i["label"] == 0 and SUMMEDITS_EDITS & set(i["edit_types"] or ()))
-        ]
+        kept = summedits_pairs(folder, domain, part)
         predicted = [bool(find_unsupported_claims(i["summary"], [i["doc"]])) for i in kept]
         out[domain] = score(predicted, [i["label"] == 0 for i in kept])
     return out

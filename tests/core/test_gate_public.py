@@ -1,0 +1,143 @@
+"""Gate version 3 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
+are weaknesses in an outreach draft too. One test per behaviour, fabricated beside fair."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from company_ai.core.gate import find_unsupported_claims
+from company_ai.tools.gate_eval import PARTS, in_part, is_aside, summedits_pairs
+
+RESEARCH = (
+    "Research today:\nRedfern Clinics now employs 1,200 people across 35 clinics. Its founder"
+    " Priya Okonkwo opened the first clinic in Leeds in 2015. Its shares rose after the"
+    " results. The Welsh team grew. Patients wait for weeks. Priya said the year was hard."
+)
+SOURCES = ["CRM: Tom Baker <tom@redfern.example>, CFO at Redfern Clinics Ltd, Leeds.", RESEARCH]
+
+
+def flagged(text: str, sources: list[str] = SOURCES) -> list[str]:
+    return [c.text for c in find_unsupported_claims(text, sources)]
+
+
+@pytest.mark.parametrize(
+    ("fabricated", "fair"),
+    [
+        ("Redfern opens in York next month.", "Happy to talk next month."),
+        ("Its price rises later this week.", "Could we speak later this week?"),
+        ("Redfern will list by the end of the year.", "I'll follow up next week."),
+        ("Redfern Dock launches tomorrow.", "Are you free tomorrow?"),
+    ],
+)
+def test_a_future_time_is_a_claim_unless_the_sentence_offers_it(fabricated, fair):
+    assert flagged(fabricated)
+    assert flagged(fair) == []
+    assert flagged(fabricated, [*SOURCES, fabricated]) == []  # said by a source
+
+
+@pytest.mark.parametrize(
+    ("fabricated", "fair"),
+    [
+        ("Redfern has grown for more than a decade.", "Patients wait for more than a week."),
+        ("Redfern opened within a month.", "Patients wait for about a week."),
+        ("Redfern has served Leeds for decades.", "Redfern has 1,200 people."),
+    ],
+)
+def test_a_duration_in_words_needs_its_unit_counted_in_a_source(fabricated, fair):
+    assert flagged(fabricated)
+    assert flagged(fair) == []
+    # A unit the sources name without counting in it ("the year") supports no duration.
+    assert flagged("Priya has led it for a year.") == ["a year"]
+
+
+def test_a_time_counted_in_a_unit_needs_that_unit_not_a_bare_number():
+    sources = ["Redfern has 3 sites and won 3 awards. It hired 3."]
+    assert flagged("Redfern has grown for three years.", sources) == ["three"]
+    assert flagged("Redfern hired three.", sources) == []
+
+
+@pytest.mark.parametrize(
+    ("fabricated", "fair"),
+    [
+        ("Redfern was the first clinic to try it.", "The first step is a short call."),
+        ("It is their second office.", "Redfern opened its first clinic in Leeds."),
+    ],
+)
+def test_a_rank_in_lower_case_is_a_claim(fabricated, fair):
+    sources = [SOURCES[0], RESEARCH.replace("the first clinic", "a clinic")]
+    assert flagged(fabricated, sources)
+    assert flagged(fair, sources if "step" in fair else SOURCES) == []
+
+
+def test_a_hedged_vague_count_widens_it_the_hedged_way():
+    sources = ["Redfern runs 14 clinics."]
+    assert flagged("Redfern runs more than a dozen clinics.", sources) == []
+    assert flagged("Redfern runs a dozen clinics.", sources) == ["a dozen"]
+    assert flagged("Redfern runs fewer than a dozen clinics.", sources) == ["a dozen"]
+
+
+def test_a_sentence_opening_word_the_sources_write_in_lower_case_is_no_name():
+    assert flagged("Shares in Redfern rose.") == []
+    assert flagged("Stocks in Redfern rose.") == ["Stocks"]  # never written by the sources
+    assert flagged("Former CFO Tom Baker agreed.") == ["Former"]
+
+
+def test_a_country_under_another_of_its_names_and_dotted_acronyms():
+    sources = ["The US and the UK signed it. The United Nations agreed."]
+    assert flagged("The United States signed it, as did Britain and the UN.", sources) == []
+    assert flagged("The U.S. and the U.K. signed it.", sources) == []
+    assert flagged("The U.S. and France signed it.", ["The UK signed it."]) == ["U.S", "France"]
+    # A short form counts only in capitals: "us" is a pronoun.
+    assert flagged("The United States signed it.", ["Write to us."]) == ["United States"]
+
+
+def test_a_demonym_and_its_place_are_two_claims():
+    assert flagged("The Welsh team grew.") == []
+    assert flagged("The team in Wales grew.") == ["Wales"]
+    assert flagged("The Scottish team grew.", [*SOURCES, "It opened in Scotland."]) == ["Scottish"]
+
+
+def test_a_given_name_the_sources_use_alone_for_the_same_person():
+    # "Priya" alone and "Okonkwo" alone: one person, named familiarly.
+    familiar = ["Okonkwo founded Redfern. Tom Baker runs finance. Priya said it was hard."]
+    assert flagged("Priya Okonkwo founded Redfern.", familiar) == []
+    assert flagged("Priya Okonkwo founded Redfern.", [familiar[0].replace("Priya", "She")])
+    # The sources write "Priya" only before another surname: two people, not one.
+    sources = ["Priya Okonkwo founded it. Tom Baker runs finance. Baker said so."]
+    assert flagged("Priya Baker runs finance.", sources) == ["Priya"]
+    # A middle name between is the same person; another surname elsewhere is not.
+    middle = ["Priya Jane Adams joined. Priya said so."]
+    assert flagged("Priya Adams joined.", middle) == []
+    assert flagged("Priya Adams joined.", [*middle, "Priya Okonkwo founded it."]) == ["Priya"]
+    # "Priya" alone, but also before another surname: still two people.
+    sources.append("Priya said the year was hard.")
+    assert flagged("Priya Baker runs finance.", sources) == ["Priya"]
+
+
+def test_the_public_sets_split_a_quarter_aside_by_a_stable_id():
+    ids = [f"document {i}" for i in range(4000)]
+    aside = [i for i in ids if is_aside(i)]
+    assert 0.22 < len(aside) / len(ids) < 0.28
+    assert all(is_aside(i) == (hashlib.sha256(i.encode()).digest()[0] < 64) for i in ids[:50])
+    for i in ids[:200]:  # each id in exactly one part, and in the whole
+        assert in_part(i, "aside") != in_part(i, "tuning")
+        assert in_part(i, "whole")
+
+
+def test_summedits_pairs_keep_a_documents_pairs_in_one_part(tmp_path):
+    items = [
+        {"doc": f"document {d}", "summary": "s", "label": label, "edit_types": edits}
+        for d in range(40)
+        for label, edits in ((1, None), (0, ["entity_modification"]), (0, ["antonym_swap"]))
+    ]
+    (tmp_path / "summedits_news.json").write_text(json.dumps(items))
+    parts = {part: summedits_pairs(tmp_path, "news", part) for part in PARTS}
+    assert len(parts["whole"]) == 80  # the antonym swaps are beyond a presence check
+    aside_docs = {i["doc"] for i in parts["aside"]}
+    tuning_docs = {i["doc"] for i in parts["tuning"]}
+    assert aside_docs and tuning_docs and not aside_docs & tuning_docs
+    assert len(parts["aside"]) == 2 * len(aside_docs)  # both kept pairs of each document
+    assert len(parts["aside"]) + len(parts["tuning"]) == 80
