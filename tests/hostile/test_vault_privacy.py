@@ -146,6 +146,10 @@ def test_a_published_note_copied_into_a_private_folder_leaves_staging_and_recall
     assert not (staging / "notes" / "projects" / "soc2-audit.md").exists()
     assert distill(stores, staging, day=DAY2).removed == ["SOC 2 Audit"]
     assert len(titles(stores)) == 20
+    # The private copy gone, the public note (never re-read: unchanged) publishes again.
+    (vault / "private" / "soc2-audit.md").unlink()
+    recovered = stage(vault, staging, day=DAY3)
+    assert recovered.staged == ["projects/soc2-audit.md"] and recovered.rejected == {}
 
 
 def test_hidden_folders_are_ignored_unless_asked_for(vault, tmp_path):
