@@ -379,21 +379,24 @@ def _vault_staging(stores: Stores, person: Person, result: Forgotten, now: str) 
 
 
 def _vectors(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[str, int]:
-    from company_ai.core.vectors import COLLECTIONS, open_existing, vectors_dir
+    from company_ai.core.vectors import COLLECTIONS, VectorStore, erase, vectors_dir
 
     path = vectors_dir(stores.data_dir)
     if not (path / "chroma.sqlite3").is_file():
         return {"vectors": 0}
-    removed, count = set(), 0
-    with open_existing(path, write=True) as store:
-        for name in COLLECTIONS:
-            where = {"contact_id": {"$in": person.contact_ids}} if person.contact_ids else None
-            ids = set(store.metadata(name, where)) if where else set()
-            ids |= set(store.metadata_of(name, result.vector_ids))
-            count += store.delete(name, sorted(ids))
-            removed |= ids
-    _purge_chroma_log(path / "chroma.sqlite3", sorted(removed | set(result.vector_ids)))
-    return {"vectors": count}
+    where = {"contact_id": {"$in": person.contact_ids}} if person.contact_ids else None
+
+    def theirs(store: VectorStore) -> dict[str, set[str]]:
+        return {
+            name: {*(store.metadata(name, where) if where else ()),
+                   *store.metadata_of(name, result.vector_ids)}
+            for name in COLLECTIONS
+        }  # fmt: skip
+
+    removed = erase(path, theirs)
+    gone = {i for ids in removed.values() for i in ids}
+    _purge_chroma_log(path / "chroma.sqlite3", sorted(gone | set(result.vector_ids)))
+    return {"vectors": sum(map(len, removed.values()))}
 
 
 def _purge_chroma_log(path: Path, ids: list[str]) -> None:

@@ -27,11 +27,15 @@ the demo) is never served from memory.
 from __future__ import annotations
 
 import fcntl
+import io
 import os
+import pickle
 import shutil
+import sqlite3
+import struct
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +63,9 @@ READ_PAGE = 20_000  # rows per metadata read (Chroma binds one SQL variable per 
 # scoring them exactly: Chroma's index searched with a small allowed set wanders the graph
 # (1.8 s at 745,000 vectors), while reading and scoring a few thousand takes milliseconds.
 EXACT_MAX = 20_000
+# Chroma writes a collection's index files only once this many changes have gathered since
+# it loaded them (its default); until then the changes live in its log.
+SYNC_THRESHOLD = 1000
 
 
 class VectorStoreError(RuntimeError):
@@ -241,14 +248,19 @@ class VectorStore:
         return dict(self._collections[name].configuration_json.get("hnsw") or {})
 
     def _tune(self, name: str) -> None:
-        """Bring a collection's query-time setting (ef_search) to `HNSW`'s."""
-        if self.index_settings(name).get("ef_search") != HNSW["ef_search"]:
+        """Bring a collection's mutable settings (ef_search, and the sync threshold an
+        interrupted `erase` may have left at 1) to ours."""
+        held = self.index_settings(name)
+        wanted = {"ef_search": HNSW["ef_search"], "sync_threshold": SYNC_THRESHOLD}
+        self._configure(name, **{k: v for k, v in wanted.items() if held.get(k) != v})
+
+    def _configure(self, name: str, **hnsw: int) -> None:
+        if hnsw:
             # Chroma reads the collection's whole configuration back first and calls the
             # "embedding function: none" it finds there legacy; the value is still set.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
-                update = {"hnsw": {"ef_search": HNSW["ef_search"]}}
-                self._collections[name].modify(configuration=update)
+                self._collections[name].modify(configuration={"hnsw": hnsw})
 
     def probe(self) -> None:
         """Read every collection's index once, so a damaged file fails here, not mid-run."""
@@ -260,6 +272,151 @@ class VectorStore:
                     probe = np.zeros((1, dim), dtype=np.float32)
                     probe[0, 0] = 1.0
                     collection.query(query_embeddings=probe, n_results=1, include=["distances"])
+
+
+def erase(
+    path: Path, select: Callable[[VectorStore], Mapping[str, Iterable[str]]]
+) -> dict[str, list[str]]:
+    """Remove vectors for good (`forget`); `select` names them, by collection, in the open
+    store. Returns what it removed.
+
+    Chroma's delete only marks a vector in the index, and below its sync threshold not even
+    that reaches the files (the change waits in its log, which `forget` then purges, so the
+    vector would come back). So the collections are opened again with threshold 1: opening
+    writes every waiting change to the files (the id map then knows each vector's label), and
+    the deletion goes there at once; the removed embeddings are then zeroed in the files.
+    Raises VectorStoreError when the files still hold any of them.
+    """
+    with _locked(path, exclusive=True):
+        with _open_existing(path) as store:
+            chosen = {name: sorted(set(ids)) for name, ids in select(store).items()}
+            doomed = {name: ids for name, ids in chosen.items() if ids}
+            for name in doomed:
+                store._configure(name, sync_threshold=1)
+        segments = _segments(path)
+        with _open_existing(path) as store:
+            labels = {name: _labels(segments[name], ids) for name, ids in doomed.items()}
+            for name, ids in doomed.items():
+                store.delete(name, ids)
+                store._configure(name, sync_threshold=SYNC_THRESHOLD)
+        for name, ids in doomed.items():
+            _zero_erased(segments[name], labels[name], ids)
+    return doomed
+
+
+# The index files. Chroma keeps each collection's HNSW index (its fork of hnswlib) in
+# `<store>/<segment id>/`: header.bin, data_level0.bin (per element: links, vector, label),
+# length.bin, link_lists.bin, and the id map in index_metadata.pickle. Two things in them
+# would keep what must not be kept:
+# - A collection whose changes have not reached the files yet (fewer than SYNC_THRESHOLD) is
+#   created afresh at every opening, readers' too, and hnswlib writes its new buffers whole
+#   without clearing them: whatever the process had in that memory before (a page title, a
+#   query) lands in the files. Only elements below the header's count are ever read, so
+#   `_scrub` zeroes everything past them whenever a store is closed.
+# - A deleted vector is only marked: its embedding stays. `erase` zeroes it.
+_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # hnswlib's header, persistence version 1
+_DELETED = 0x01  # the mark in the third byte of an element's link-count word
+
+
+@dataclass(frozen=True)
+class _Layout:
+    count: int  # elements in use
+    size: int  # bytes per element in data_level0.bin
+    vector: int  # offset of an element's vector
+    label: int  # offset of its label (8 bytes, the element's last)
+
+
+def _layout(segment: Path) -> _Layout | None:
+    header = segment / "header.bin"
+    if not header.is_file():
+        return None
+    raw = header.read_bytes()
+    fields = _HEADER.unpack(raw) if len(raw) == _HEADER.size else (None,) * 7
+    version, links_at, _capacity, count, size, label, vector = fields[:7]
+    if version != 1 or links_at != 0 or not 0 < vector < label == size - 8:
+        raise VectorStoreError(
+            f"the index files in {segment} are not laid out as this version knows them "
+            "(hnswlib persistence version 1), so they cannot be cleared of what they must "
+            "not keep: check the chromadb version against uv.lock"
+        )
+    return _Layout(count, size, vector, label)
+
+
+def _scrub(path: Path) -> None:
+    """Zero every index file's bytes past its elements in use (see above)."""
+    if not path.is_dir():
+        return
+    for segment in path.iterdir():
+        layout = _layout(segment) if segment.is_dir() else None
+        if layout is not None:
+            _zero_from(segment / "data_level0.bin", layout.count * layout.size)
+            _zero_from(segment / "length.bin", layout.count * 4)
+
+
+def _zero_from(path: Path, start: int) -> None:
+    if not path.is_file() or path.stat().st_size <= start:
+        return
+    with path.open("r+b") as f:
+        f.seek(start)
+        tail = f.read()
+        if tail.count(0) != len(tail):
+            f.seek(start)
+            f.write(bytes(len(tail)))
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _segments(path: Path) -> dict[str, Path]:
+    """Each collection's index folder, from Chroma's catalogue."""
+    conn = sqlite3.connect(f"file:{path / 'chroma.sqlite3'}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT c.name, s.id FROM segments s JOIN collections c ON c.id = s.collection "
+            "WHERE s.scope = 'VECTOR'"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {name: path / segment for name, segment in rows}
+
+
+class _PlainData(pickle.Unpickler):
+    """Reads Chroma's id map, which is plain data; anything else is refused, not run."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise VectorStoreError(f"{module}.{name} in a vector index's id map: refused")
+
+
+def _id_map(segment: Path) -> dict[str, int]:
+    pickled = segment / "index_metadata.pickle"
+    if not pickled.is_file():
+        return {}
+    return dict(_PlainData(io.BytesIO(pickled.read_bytes())).load().get("id_to_label") or {})
+
+
+def _labels(segment: Path, ids: Sequence[str]) -> set[int]:
+    known = _id_map(segment)
+    return {known[i] for i in ids if i in known}
+
+
+def _zero_erased(segment: Path, labels: set[int], ids: Sequence[str]) -> None:
+    """Zero the embeddings (and lengths) of the erased elements; check none is left."""
+    if set(ids) & set(_id_map(segment)):
+        raise VectorStoreError(f"the index in {segment} still maps erased ids after deletion")
+    layout = _layout(segment)
+    if not labels or layout is None or layout.count == 0:
+        return
+    data = np.memmap(segment / "data_level0.bin", dtype=np.uint8, mode="r+")
+    rows = data[: layout.count * layout.size].reshape(layout.count, layout.size)
+    found = np.ascontiguousarray(rows[:, layout.label :]).view("<u8").ravel()
+    hit = np.flatnonzero(np.isin(found, np.fromiter(labels, dtype=np.uint64)))
+    if not (rows[hit, 2] & _DELETED).all():
+        raise VectorStoreError(f"the index in {segment} holds erased vectors not marked deleted")
+    rows[hit, layout.vector : layout.label] = 0
+    data.flush()
+    del rows, data
+    lengths = np.memmap(segment / "length.bin", dtype="<f4", mode="r+")
+    lengths[hit] = 0
+    lengths.flush()
 
 
 def _client(path: Path) -> Any:
@@ -372,6 +529,7 @@ def _open_store(
         yield store, opened
     finally:
         _forget_clients()
+        _scrub(path)
 
 
 @contextmanager
@@ -401,3 +559,4 @@ def _open_existing(path: Path) -> Iterator[VectorStore]:
         yield store
     finally:
         _forget_clients()
+        _scrub(path)

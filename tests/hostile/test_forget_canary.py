@@ -17,6 +17,15 @@ from company_ai.core.sample import store_messages
 from company_ai.core.snapshots import take_snapshot
 from company_ai.core.times import to_iso, utc_now
 from company_ai.core.timetable import current_partitions
+from company_ai.core.vectors import (
+    COLLECTIONS,
+    SYNC_THRESHOLD,
+    Vector,
+    _id_map,
+    _segments,
+    open_existing,
+    vectors_dir,
+)
 from company_ai.days import entry_of
 from company_ai.definitions import resources
 from company_ai.settings import Settings
@@ -105,6 +114,24 @@ def run_graph(root, settings: Settings) -> None:
         assert result.success
 
 
+def their_vectors(data, cid: int) -> list[tuple[str, Vector]]:
+    """The canary's vectors, with every collection's waiting changes first written to its
+    index files (Chroma does so once a thousand gather): the deletion must reach them."""
+    path = vectors_dir(data)
+    with open_existing(path, write=True) as store:
+        for name in COLLECTIONS:
+            store._configure(name, sync_threshold=1)
+    with open_existing(path, write=True) as store:
+        found = [
+            (name, v)
+            for name in COLLECTIONS
+            for v in store.vectors(name, list(store.metadata(name, {"contact_id": cid})))
+        ]
+        for name in COLLECTIONS:
+            store._configure(name, sync_threshold=SYNC_THRESHOLD)
+    return found
+
+
 def scan(*roots) -> dict[str, list[str]]:
     return {c: find_canary(c, *roots) for c in (NAME, EMAIL, OTHER)}
 
@@ -125,8 +152,15 @@ def test_a_forgotten_canary_leaves_no_trace_and_the_next_snapshot_is_clean(demo,
     assert any("crm.db" in p for p in before[EMAIL]) and before[OTHER]
     assert any("/exports/" in p for p in before[NAME]), before[NAME]
     assert any("recall.db" in p for p in before[NAME]), before[NAME]
+    theirs = their_vectors(data, cid)
+    assert theirs
 
     assert main(["--data-dir", str(data), "forget", OTHER]) == 0
+    segments = _segments(vectors_dir(data))
+    with open_existing(vectors_dir(data)) as store:
+        for name, vector in theirs:
+            assert vector.id not in _id_map(segments[name])
+            assert vector.id not in [h[0] for h in store.query(name, vector.embedding, 3)]
     after = scan(data, home)
     leftover = {c: [p for p in paths if "/snapshots/" not in p] for c, paths in after.items()}
     assert leftover == {NAME: [], EMAIL: [], OTHER: []}
