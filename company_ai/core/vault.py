@@ -29,7 +29,6 @@ hashes of their paths, names, contents and folders, never by name.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -575,9 +574,9 @@ def read_manifest(staging: str | Path) -> dict:
 
 
 def write_manifest(staging: str | Path, manifest: dict) -> None:
-    write_atomic(
-        Path(staging) / MANIFEST, json.dumps(manifest, sort_keys=True).encode(), durable=False
-    )
+    # orjson: a tenth of json's time, on every night that stages a change.
+    raw = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)
+    write_atomic(Path(staging) / MANIFEST, raw, durable=False)
 
 
 def read_staged(staging: str | Path, rel: str) -> str:

@@ -99,8 +99,14 @@ def yesterday(hour: int) -> datetime:
     return datetime.combine(utc_now().date() - timedelta(days=1), time(hour), UTC)
 
 
+def noon() -> datetime:
+    """The graph runs at today's noon: at the real time, a run between midnight and the
+    vault's 00:30 tick would find yesterday's vault day not yet current."""
+    return datetime.combine(utc_now().date(), time(12), UTC)
+
+
 def run_graph(root, settings: Settings) -> None:
-    now, tz = utc_now(), settings.timezone
+    now, tz = noon(), settings.timezone
     replay = yesterday(0).date().isoformat()
     keys: dict[str, list] = {}
     for asset in ASSETS:
@@ -136,7 +142,8 @@ def scan(*roots) -> dict[str, list[str]]:
     return {c: find_canary(c, *roots) for c in (NAME, EMAIL, OTHER)}
 
 
-def test_a_forgotten_canary_leaves_no_trace_and_the_next_snapshot_is_clean(demo, tmp_path):
+def test_a_forgotten_canary_leaves_no_trace_and_the_next_snapshot_is_clean(demo, tmp_path, clock):
+    clock(noon())
     root = tmp_path / "demo"
     shutil.copytree(demo[0], root)
     vault = shutil.copytree(SAMPLE_VAULT, tmp_path / "vault")
