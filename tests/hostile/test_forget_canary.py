@@ -100,8 +100,8 @@ def yesterday(hour: int) -> datetime:
 
 
 def noon() -> datetime:
-    """The graph runs at today's noon: at the real time, a run between midnight and the
-    vault's 00:30 tick would find yesterday's vault day not yet current."""
+    """The graph runs at today's noon, not at the real time: which days its captures take
+    as current then never depends on when the suite runs."""
     return datetime.combine(utc_now().date(), time(12), UTC)
 
 
