@@ -353,6 +353,8 @@ class DistillResult:
     entities_written: list[str] = field(default_factory=list)  # titles (re)written in recall
     retouched: int = 0  # entities whose note's touched date alone moved
     unsupported: list[str] = field(default_factory=list)  # published pages failing the check
+    # title -> digest of a page the gate passed this run, against the note as staged now
+    judged: dict[str, str] = field(default_factory=dict)
 
 
 def distiller_version(source: str) -> str:
@@ -427,7 +429,7 @@ def distill_staging(
             texts[path] = read_staged(staging, path)
             result.notes_read += 1
         if not _distil_one(
-            conn, title, path, entry, texts[path], day, distill, source, result, log
+            conn, title, path, entry, texts[path], raw[path], day, distill, source, result, log
         ):
             behind += [row["title"]] if row is not None else []
 
@@ -441,11 +443,15 @@ def distill_staging(
         # Deferred or failed pages are still to do: no mark, so the next night looks again.
         set_mark(conn, PAGES_MARK, None if result.deferred or result.failed else mark)
     result.removed = gone
-    result.unsupported = unsupported_pages(conn, staging, [*result.entities_written, *behind])
+    result.unsupported = unsupported_pages(
+        conn, staging, [*result.entities_written, *behind], result.judged
+    )
     return result
 
 
-def _distil_one(conn, title, path, entry, text, day, distill, source, result, log) -> bool:
+def _distil_one(
+    conn, title, path, entry, text, own_title, day, distill, source, result, log
+) -> bool:
     """Distil one note and store its page (one transaction: a checkpoint); False when the
     model failed (the page is left as it was)."""
     try:
@@ -459,10 +465,13 @@ def _distil_one(conn, title, path, entry, text, day, distill, source, result, lo
         title, page, derived_from=path, distilled=day, note_hash=note_hash, source=source
     )
     problems = page_verdict(markdown, text).labels()
+    digest = _digest(markdown)
     if problems:
         result.withheld[title] = problems
         # Not the title or the claims: they can name people, and a log is kept for good.
         log(f"withheld a page: {len(problems)} unsupported claims (recall.db, published = 0)")
+    else:
+        result.judged[title] = digest
     with transaction(conn):
         conn.execute(
             "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
@@ -476,7 +485,7 @@ def _distil_one(conn, title, path, entry, text, day, distill, source, result, lo
             " note_title = excluded.note_title, digest = excluded.digest",
             (title, path, note_hash, day, source, page.model_dump_json(), markdown,
              int(not problems), json.dumps(problems), distiller_version(source),
-             raw_title(path, text), _digest(markdown)),
+             own_title, digest),
         )  # fmt: skip
     result.distilled.append(title)
     return True
@@ -543,20 +552,29 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
     return written, len(redated)
 
 
-def unsupported_pages(conn: sqlite3.Connection, staging: str, titles: list[str]) -> list[str]:
+def unsupported_pages(
+    conn: sqlite3.Connection,
+    staging: str,
+    titles: list[str],
+    judged: dict[str, str] | None = None,
+) -> list[str]:
     """The fabrication check again over the published pages among `titles`, against their
     notes as staged now: `distill_staging` passes those written this run and those whose
     note changed since they were written (a deferred or failed page keeps its old text).
     Every other page was judged against this very note when it was written, and the
-    verdict is a function of the two texts (a new gate is a new `DISTILLER_VERSION`)."""
+    verdict is a function of the two texts (a new gate is a new `DISTILLER_VERSION`); so
+    is a page in `judged` (title -> digest) whose published text is the one the gate
+    passed this run, against the note as staged now."""
     notes = read_manifest(staging)["notes"] if titles else {}
     offenders = []
     for title in sorted(set(titles)):
         row = conn.execute(
-            "SELECT derived_from, markdown FROM entities WHERE title = ?", (title,)
+            "SELECT derived_from, markdown, digest FROM entities WHERE title = ?", (title,)
         ).fetchone()
         if row is None:
             continue  # deleted or withheld: not published
+        if (judged or {}).get(title) == row[2]:
+            continue
         source = read_staged(staging, row[0]) if row[0] in notes else ""
         if not page_verdict(row[1], source).passed:
             offenders.append(title)

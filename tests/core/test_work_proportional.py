@@ -85,6 +85,19 @@ def test_an_unchanged_night_compares_nothing_once_both_steps_are_in_line(night, 
     assert pages.notes_read == 0 and index["rewritten"] == 0
 
 
+def test_each_page_written_is_judged_by_the_gate_once(stores, vault, tmp_path, minilm, monkeypatch):
+    judged = []
+
+    def counting(markdown, note):
+        judged.append(markdown.split("\n# ", 1)[-1].split("\n", 1)[0])
+        return distill_module.judge({"page": distill_module.claim_text(markdown)}, [note])
+
+    monkeypatch.setattr(distill_module, "page_verdict", counting)
+    pages, _, _ = Night(stores, vault, tmp_path, minilm).run()
+    assert len(pages.entities_written) == 21
+    assert sorted(judged) == sorted(pages.distilled)  # not again for the blocking check
+
+
 def test_one_edit_redoes_one_page_and_one_vector(night, stores):
     edit(night.vault / ADA, "weekly architecture review", "fortnightly zephyrine review")
     pages, index, embedded = night.run()

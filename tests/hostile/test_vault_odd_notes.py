@@ -12,10 +12,17 @@ import threading
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from company_ai.core.distill import RECALL_MAX, distill_staging, offline_page
 from company_ai.core.recall import neighbourhood, page_markdown
-from company_ai.core.vault import stage_vault, staged_notes
+from company_ai.core.vault import (
+    MAX_FRONT_MATTER_DEPTH,
+    FrontMatterError,
+    split_front_matter,
+    stage_vault,
+    staged_notes,
+)
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
@@ -100,6 +107,19 @@ def test_front_matter_nested_5000_deep_or_an_alias_bomb_is_refused(vault, tmp_pa
     assert "nests deeper than" in result.rejected["notes/deep.md"]
     assert "YAML alias" in result.rejected["notes/bomb.md"]
     assert len(result.staged) == 21
+
+
+def test_front_matter_nesting_is_held_to_its_limit_in_any_form():
+    def nested(levels, block):
+        if block:  # a: / b: / c: ... one mapping inside the next
+            return "".join(f"{'  ' * i}k{i}:\n" for i in range(levels)) + "  " * levels + "x"
+        return "x: " + "[" * (levels - 1) + "]" * (levels - 1)
+
+    for block in (True, False):
+        meta, _ = split_front_matter(f"---\n{nested(MAX_FRONT_MATTER_DEPTH, block)}\n---\nok")
+        assert meta
+        with pytest.raises(FrontMatterError, match="nests deeper"):
+            split_front_matter(f"---\n{nested(MAX_FRONT_MATTER_DEPTH + 1, block)}\n---\nno")
 
 
 def test_a_named_pipe_is_refused_without_blocking_the_run(vault, tmp_path):
