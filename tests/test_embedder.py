@@ -37,13 +37,22 @@ def test_a_process_embedding_few_single_texts_opens_only_an_unoptimised_session(
     model = MiniLM(*minilm_files())
     assert model._sessions == {}  # nothing opened until there is a text
     first = model.embed(["Ada joined in March 2023"])[0]
-    assert list(model._sessions) == [(1, False)]  # a query or one edited page: no optimising
+    assert list(model._sessions) == [False]  # a query or one edited page: no optimising
     for _ in range(QUICK_TEXTS):
         later = model.embed(["Ada joined in March 2023"])[0]
-    assert list(model._sessions) == [(1, False), (1, True)]  # then it pays to optimise
+    assert list(model._sessions) == [False, True]  # then it pays to optimise
     assert np.allclose(first, later, atol=1e-5)
-    model.embed(["one", "two"])  # a batch: the optimised session on every core
-    assert (0, True) in model._sessions
+    model.embed(["one", "two"])  # a batch: the same optimised session, on every core
+    assert list(model._sessions) == [False, True]
+
+
+def test_batches_run_side_by_side_and_each_vector_lands_at_its_text(minilm):
+    texts = [f"note {i}: " + "the supplier review moved again " * (i % 7) for i in range(41)]
+    assert minilm.workers >= 1 and len(texts) > 2 * minilm.batch_size
+    together = minilm.embed(texts)
+    alone = np.stack([minilm.embed([text])[0] for text in texts])
+    assert np.allclose(together, alone, atol=1e-4)
+    assert len({round(float(v[0]), 5) for v in together}) > 30  # not one vector repeated
 
 
 def test_a_wrong_model_file_is_refused(tmp_path):
