@@ -14,6 +14,10 @@
    of the same vectors: p50 and p99 over `--queries` query vectors (noisy copies of
    random stored vectors), the index's recall@10 against the exact answer, and a
    filtered query (one contact) p50.
+With `--erase STORE`: on a copy of a kept store, `erase` (what `forget` runs) of one
+contact's vectors, timed, then whether they are gone from the index files and answers,
+and what a reader's opening (which ends by clearing the index files' unused bytes) costs.
+
 3. `age_store` over the collection at its cap (cap = N): the stored days are drawn from
    each importance's live window (an aged store), and the pass runs one day later, so
    what crossed the archive line overnight moves (a few per cent); and the store's size on
@@ -38,7 +42,16 @@ from company_ai.core.db import Stores
 from company_ai.core.embedding import load_minilm
 from company_ai.core.memories import nearest, where_filter
 from company_ai.core.sample import load_sample
-from company_ai.core.vectors import EPISODES, KNOWLEDGE, Vector, open_store
+from company_ai.core.vectors import (
+    EPISODES,
+    KNOWLEDGE,
+    Vector,
+    _id_map,
+    _segments,
+    erase,
+    open_existing,
+    open_store,
+)
 
 DIM = 384
 TYPES = ("research", "company", "outreach", "response", "engagement", "note", "scoring")
@@ -250,6 +263,37 @@ def age(store, n: int, age_days: int) -> None:
           f"archived {result.archived[EPISODES]:,})")  # fmt: skip
 
 
+def erase_contact(kept: Path) -> None:
+    path = Path(tempfile.mkdtemp(prefix="bench-erase-")) / "vectors"
+    started = time.perf_counter()
+    shutil.copytree(kept, path)
+    print(f"copied {kept} ({disk_size(path) / 2**20:,.0f} MiB) in "
+          f"{time.perf_counter() - started:.0f} s")  # fmt: skip
+    try:
+        with open_existing(path) as store:
+            count = store.count(EPISODES)
+            contact = next(iter(store.metadata_of(EPISODES, ["episode:0"]).values()))["contact_id"]
+            theirs = store.vectors(
+                EPISODES, list(store.metadata(EPISODES, {"contact_id": contact}))
+            )
+        started = time.perf_counter()
+        removed = erase(path, lambda store: {EPISODES: [v.id for v in theirs]})
+        took = time.perf_counter() - started
+        print(f"[{count:,}] erase of one contact's {len(removed[EPISODES])} vectors: {took:.1f} s")
+        started = time.perf_counter()
+        with open_existing(path):
+            pass
+        opened = time.perf_counter() - started
+        with open_existing(path) as store:
+            answers = [h[0] for v in theirs for h in store.query(EPISODES, v.embedding, 3)]
+        ids = {v.id for v in theirs}
+        mapped = ids & set(_id_map(_segments(path)[EPISODES]))
+        print(f"[{count:,}] afterwards: {len(ids & set(answers))} of them in answers, "
+              f"{len(mapped)} in the id map; a reader's open + close {opened:.2f} s")  # fmt: skip
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -260,6 +304,7 @@ def main() -> None:
     parser.add_argument("--resume", type=Path, help="measure a store an interrupted build left")
     parser.add_argument("--build", type=Path, help="add --chunk more vectors to this store, stop")
     parser.add_argument("--chunk", type=int, default=200_000)
+    parser.add_argument("--erase", type=Path, help="time erasing a contact from a copy of this")
     # 1 (the recorded run): the stored ages reach each live window's edge, which is still
     # kept, so that pass moves nothing; 2 or more moves what crossed the line meanwhile.
     parser.add_argument(
@@ -268,6 +313,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.build:
         build_chunk(args.sizes[0], args.build, args.chunk)
+        return
+    if args.erase:
+        erase_contact(args.erase)
         return
     if not args.skip_embedding:
         embedding_throughput(args.texts)
