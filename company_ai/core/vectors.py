@@ -254,7 +254,7 @@ class VectorStore:
         wanted = {"ef_search": HNSW["ef_search"], "sync_threshold": SYNC_THRESHOLD}
         self._configure(name, **{k: v for k, v in wanted.items() if held.get(k) != v})
 
-    def _configure(self, name: str, **hnsw: int) -> None:
+    def _configure(self, name: str, **hnsw: Any) -> None:
         if hnsw:
             # Chroma reads the collection's whole configuration back first and calls the
             # "embedding function: none" it finds there legacy; the value is still set.
