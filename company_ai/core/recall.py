@@ -79,10 +79,11 @@ def index_entities(
     model compares nothing at all."""
     pages = read_mark(conn, PAGES_MARK)
     mark = f"{pages}|{embedder.name}|{embedder.dim}" if pages and not rebuild else None
+    summary = {"documents": 0, "rewritten": 0, "removed": 0, "text_changed": 0,
+               "embedded": 0, "model": embedder.name, "pages_per_s": None}  # fmt: skip
     if mark and read_mark(conn, INDEX_MARK) == mark:
-        count = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
-        return {"documents": count, "rewritten": 0, "removed": 0, "text_changed": 0,
-                "embedded": 0, "model": embedder.name, "pages_per_s": None}  # fmt: skip
+        summary["documents"] = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+        return summary
     with transaction(conn):
         set_mark(conn, INDEX_MARK, None)  # a run stopped midway leaves no mark behind
         digests = dict(
@@ -109,13 +110,12 @@ def index_entities(
     took = time.perf_counter() - started
     with transaction(conn):
         set_mark(conn, INDEX_MARK, mark)
-    summary = {
+    summary |= {
         "documents": count,
         "rewritten": len(stale),
         "removed": len(gone),
         "text_changed": changed,
         "embedded": embedded,
-        "model": embedder.name,
         "pages_per_s": round(embedded / took, 1) if embedded else None,
     }
     if previous and previous != (embedder.name, embedder.dim):
