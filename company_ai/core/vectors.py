@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import pickle
 import shutil
@@ -42,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from company_ai.core.files import write_atomic
 
 EPISODES, KNOWLEDGE, ARCHIVE = "episodes", "knowledge", "archive"
 LIVE = (EPISODES, KNOWLEDGE)
@@ -66,6 +69,7 @@ EXACT_MAX = 20_000
 # Chroma writes a collection's index files only once this many changes have gathered since
 # it loaded them (its default); until then the changes live in its log.
 SYNC_THRESHOLD = 1000
+ERASING = ".erasing.json"  # the labels an `erase` is removing, until it has zeroed them
 
 
 class VectorStoreError(RuntimeError):
@@ -288,6 +292,7 @@ def erase(
     Raises VectorStoreError when the files still hold any of them.
     """
     with _locked(path, exclusive=True):
+        _finish_erasing(path)
         with _open_existing(path) as store:
             chosen = {name: sorted(set(ids)) for name, ids in select(store).items()}
             doomed = {name: ids for name, ids in chosen.items() if ids}
@@ -296,12 +301,27 @@ def erase(
         segments = _segments(path)
         with _open_existing(path) as store:
             labels = {name: _labels(segments[name], ids) for name, ids in doomed.items()}
+            # The labels (numbers, nothing personal) first: an erase cut short after the
+            # deletion finds its vectors no more, and the next one zeroes them from here.
+            held = {name: sorted(ls) for name, ls in labels.items()}
+            write_atomic(path / ERASING, json.dumps(held).encode())
             for name, ids in doomed.items():
                 store.delete(name, ids)
                 store._configure(name, sync_threshold=SYNC_THRESHOLD)
         for name, ids in doomed.items():
             _zero_erased(segments[name], labels[name], ids)
+        (path / ERASING).unlink()
     return doomed
+
+
+def _finish_erasing(path: Path) -> None:
+    """Zero what an erase cut short had deleted but not yet zeroed (see `erase`)."""
+    if (path / ERASING).is_file():
+        segments = _segments(path)
+        for name, labels in json.loads((path / ERASING).read_text()).items():
+            if name in segments:
+                _zero_erased(segments[name], set(labels), (), only_deleted=True)
+        (path / ERASING).unlink()
 
 
 # The index files. Chroma keeps each collection's HNSW index (its fork of hnswlib) in
@@ -398,8 +418,11 @@ def _labels(segment: Path, ids: Sequence[str]) -> set[int]:
     return {known[i] for i in ids if i in known}
 
 
-def _zero_erased(segment: Path, labels: set[int], ids: Sequence[str]) -> None:
-    """Zero the embeddings (and lengths) of the erased elements; check none is left."""
+def _zero_erased(
+    segment: Path, labels: set[int], ids: Sequence[str], *, only_deleted: bool = False
+) -> None:
+    """Zero the embeddings (and lengths) of the erased elements; check none is left
+    (`only_deleted`: zero those of them marked deleted, leave the rest)."""
     if set(ids) & set(_id_map(segment)):
         raise VectorStoreError(f"the index in {segment} still maps erased ids after deletion")
     layout = _layout(segment)
@@ -409,6 +432,8 @@ def _zero_erased(segment: Path, labels: set[int], ids: Sequence[str]) -> None:
     rows = data[: layout.count * layout.size].reshape(layout.count, layout.size)
     found = np.ascontiguousarray(rows[:, layout.label :]).view("<u8").ravel()
     hit = np.flatnonzero(np.isin(found, np.fromiter(labels, dtype=np.uint64)))
+    if only_deleted:
+        hit = hit[(rows[hit, 2] & _DELETED) != 0]
     if not (rows[hit, 2] & _DELETED).all():
         raise VectorStoreError(f"the index in {segment} holds erased vectors not marked deleted")
     rows[hit, layout.vector : layout.label] = 0

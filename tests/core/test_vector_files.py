@@ -6,8 +6,10 @@ import pickle
 import numpy as np
 import pytest
 
+from company_ai.core import vectors as vectors_module
 from company_ai.core.vectors import (
     EPISODES,
+    ERASING,
     KNOWLEDGE,
     SYNC_THRESHOLD,
     Vector,
@@ -78,6 +80,29 @@ def test_an_erased_vector_leaves_no_embedding_id_or_answer_behind(tmp_path, coun
             assert vid not in [hit[0] for hit in store.query(EPISODES, vectors[vid], 3)]
         for vid in (key(4), key(7), key(count - 2)):  # the rest still found
             assert store.query(EPISODES, vectors[vid], 1)[0][0] == vid
+
+
+def test_an_erase_cut_short_after_the_deletion_is_zeroed_by_the_next(tmp_path, monkeypatch):
+    path = tmp_path / "vectors"
+    vectors = build(path, 1500)
+    doomed = [key(5), key(6)]
+    real = vectors_module._zero_erased
+
+    def cut(*args, **kwargs):
+        raise KeyboardInterrupt  # killed between the deletion and the zeroing
+
+    monkeypatch.setattr(vectors_module, "_zero_erased", cut)
+    with pytest.raises(KeyboardInterrupt):
+        erase(path, lambda store: {EPISODES: doomed})
+    stored = stored_vectors(path)
+    assert (stored @ unit(vectors[key(5)]) > 0.999).any()  # deleted, still in the file
+    monkeypatch.setattr(vectors_module, "_zero_erased", real)
+    assert erase(path, lambda store: {EPISODES: []}) == {}  # a forget run again finds none
+    stored = stored_vectors(path)
+    for vid in doomed:
+        assert not (stored @ unit(vectors[vid]) > 0.999).any()
+    assert (stored @ unit(vectors[key(7)]) > 0.999).sum() == 1
+    assert not (path / ERASING).exists()
 
 
 def test_bytes_past_the_elements_in_use_are_cleared_when_a_store_closes(tmp_path):
