@@ -1553,9 +1553,10 @@ def _known(words: list[str], index: SourceIndex) -> bool:
     if not all(index.has_acronym(a) for a in acronyms):
         return False
     if len(words) == 1 and not acronyms and " " not in key:
+        if key in index.capitalised and index.has_phrase(key):
+            return True
         # A people in the singular or the plural is one claim ("Indian" and "Indians").
-        forms = [key, *_people_forms(key)]
-        return any(f in index.capitalised and index.has_phrase(f) for f in forms)
+        return any(f in index.capitalised and index.has_phrase(f) for f in _people_forms(key))
     return index.has_phrase(key)
 
 
