@@ -1235,7 +1235,7 @@ def _nouns_after_both(lowered: str) -> set[str]:
     nouns = set()
     at = lowered.find("both ")
     while at >= 0:
-        following = None if at and lowered[at - 1].isalpha() else _NOUN.match(lowered, at + 4)
+        following = _NOUN.match(lowered, at + 4)  # (no English word ends in "both")
         if following and (noun := _canonical_noun(following.group(1))):
             nouns.add(noun)
         at = lowered.find("both ", at + 5)
@@ -1556,17 +1556,19 @@ def _known(words: list[str], index: SourceIndex) -> bool:
         if key in index.capitalised and index.has_phrase(key):
             return True
         # A people in the singular or the plural is one claim ("Indian" and "Indians").
-        return any(f in index.capitalised and index.has_phrase(f) for f in _people_forms(key))
+        other = _other_number(key)
+        return other is not None and other in index.capitalised and index.has_phrase(other)
     return index.has_phrase(key)
 
 
-def _people_forms(key: str) -> list[str]:
-    """The other number of a people's name: "indians" for "indian", and back."""
+def _other_number(key: str) -> str | None:
+    """The other number of a people's name: "indians" for "indian", and back; None for
+    any other word."""
     if key in DEMONYMS:
-        return [key + "s"]
+        return key + "s"
     if key.endswith("s") and key[:-1] in DEMONYMS:
-        return [key[:-1]]
-    return []
+        return key[:-1]
+    return None
 
 
 def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool]]:
