@@ -9,9 +9,11 @@ A claim is any number (integers, decimals, percentages, money, dates, years, num
 written as words) and any named thing (people, companies, products, places, titles,
 quoted names). Each is compared with the sources after normalisation, so fair
 paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` = `Acme`,
-`Grace` = `Grace Hopper`, `the US` = `the United States`, and a hedged number (`about
-900`) may round its source (`897`) by up to 10 %. (A demonym and its place are two claims:
-`Welsh` needs `Welsh`, `Wales` needs `Wales`.) Greeting lines (`Hi Grace,`), the sign-off
+`Grace` = `Grace Hopper`, `the US` = `the United States`, `Indian` = `Indians`, `two men`
+= `both men`, a hedged number (`about 900`) may round its source (`897`) by up to 10 % and
+a large round figure (`£11,000`) may round it at its own precision (`£11,072`). (A demonym
+and its place are two claims: `Welsh` needs `Welsh`, `Wales` needs `Wales`; and a rank
+needs a rank: `fourth` is not `four`.) Greeting lines (`Hi Grace,`), the sign-off
 and a short signature below it, and any term in `allow` (the sender's own name) are never
 claims; nor is a time the text offers (`happy to talk next week`, `free on Thursday?`).
 Vague quantities (`hundreds of`, `more than a decade`), ranks (`the first`) and times said
@@ -113,7 +115,7 @@ HEDGE_RANGES = {
 SIGNATURE_LINES = 4
 # Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
 # is trusted only by the version that gave it (`GateVerdict`); others are judged again.
-GATE_VERSION = 3
+GATE_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,16 @@ _FUTURE_TIME = re.compile(
     r"|tomorrow\b)",
 )
 _FUTURE = ("next", "later", "tomorrow", "the end", "end")
+_WITHIN = re.compile(r"(?:the )?end of ((?:next|this) .+)")
+
+
+def _time_forms(phrase: str) -> tuple[str, ...]:
+    """The relative times a source may say for `phrase`: the phrase, or the time that holds
+    it ("the end of next week" falls within "next week")."""
+    within = _WITHIN.fullmatch(phrase)
+    return (phrase, within.group(1)) if within else (phrase,)
+
+
 _QUARTER = re.compile(
     r"(?=[qf1-4st])\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter)"
     r"(?:,? (?:of )?(\d{4}))?\b"
@@ -498,6 +510,7 @@ class _Value(NamedTuple):  # a tuple: made for every number of every text, fast 
     phrase: str | None = None  # a relative time: "last year"
     currency: str | None = None  # "USD" for "$", "dollars", "USD 5"
     quarter: int | None = None  # "Q3", "third quarter"
+    ordinal: bool = False  # a rank ("fourth", "4th"): a count ("four") does not support it
 
 
 # Every character but a-z as a space (after `_letter_runs` made the rest ASCII).
@@ -565,7 +578,7 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
     if not letters.isdisjoint(ORDINALS):
         for m in _ORDINAL.finditer(text):
             taken.append(m.span())
-            yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]))
+            yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]), ordinal=True)
     dated = _Spans(taken)
     digits = []
     for m in _DIGITS.finditer(text):
@@ -597,7 +610,7 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
             elif not scale and not m["ord"] and 1900 <= base <= 2099 and "." not in m["num"]:
                 yield m.start(), m.end(), _Value("date", date=(int(base), None, None))
             else:
-                yield m.start(), m.end(), _Value("number", base)
+                yield m.start(), m.end(), _Value("number", base, ordinal=bool(m["ord"]))
     if letters.isdisjoint(WORD_NUMBERS):
         return
     numbered = _Spans(taken + digits)
@@ -1148,6 +1161,10 @@ _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 _ASCII_RUN = re.compile(r"[A-Za-z0-9_'.-]+")
 
 
+_TWO = Decimal(2)
+_YEAR_ONLY = frozenset([None])  # the nouns of a year said alone ("in 2025"): it counts nothing
+
+
 class _SourceValues:
     """Every value the sources say, by kind; a number with the nouns it counts."""
 
@@ -1159,6 +1176,7 @@ class _SourceValues:
         self.dates: set[tuple[int | None, int | None, int | None]] = set()
         self.weekdays: set[str] = set()
         self.quarters: set[tuple[int | None, int]] = set()
+        self.ordinals: set[Decimal] = set()  # ranks: "third", "4th"
         for _, end, v in _numbers(joined, relative=False):
             if v.kind == "date":
                 if v.phrase:
@@ -1177,6 +1195,8 @@ class _SourceValues:
             elif v.kind == "money":
                 self.money.add((v.currency, v.value))  # type: ignore[arg-type]
             else:
+                if v.ordinal:  # "the fifth person" also counts five; "five" ranks nothing
+                    self.ordinals.add(v.value)  # type: ignore[arg-type]
                 nouns = self.numbers.setdefault(v.value, set())  # type: ignore[arg-type]
                 position = end
                 for step in range(3):  # "65 regional depots", "three second-half goals"
@@ -1188,7 +1208,49 @@ class _SourceValues:
                     if not following:
                         break
                     position = following.end()
+        self.both = _nouns_after_both(lowered)  # "both men" counts two men
         self.years = {d[0] for d in self.dates if d[0]}
+
+    def counting(self, noun: str | None) -> Iterable[Decimal]:
+        """The numbers that may count `noun` ("18 warehouses" needs 18 of them: not 18 %, nor
+        18 people); all of them when there is no noun. Nouns the gate cannot compare
+        ("residents", "fans") are taken as the same thing counted, by any number that counts
+        something (a year said alone counts nothing)."""
+        if not noun:
+            return self.numbers
+        counts = [
+            n
+            for n, nouns in self.numbers.items()
+            if noun in nouns
+            or (n in self.bare and noun not in _TIME)  # "three years" is no bare "3"
+            or (noun not in COUNTED and nouns != _YEAR_ONLY and not nouns & COUNTED)
+        ]
+        if noun in self.both:
+            counts.append(_TWO)
+        return counts
+
+
+def _nouns_after_both(lowered: str) -> set[str]:
+    """The nouns "both" counts in a lower-case text: {"men"} for "Both men remain"."""
+    nouns = set()
+    at = lowered.find("both ")
+    while at >= 0:
+        following = _NOUN.match(lowered, at + 4)  # (no English word ends in "both")
+        if following and (noun := _canonical_noun(following.group(1))):
+            nouns.add(noun)
+        at = lowered.find("both ", at + 5)
+    return nouns
+
+
+def _rounded_half(target: Decimal) -> Decimal:
+    """Half the place a large round figure is rounded to ("11,000" to the thousand: 500), so
+    that it is supported by the figure it rounds ("£11,072"); 0 for any other number. Only
+    figures of at least two significant digits, rounded to the thousand or coarser: within
+    5 % of their source, never a count a reader would take as exact ("810 people")."""
+    sign, digits, exponent = target.normalize().as_tuple()
+    if not isinstance(exponent, int) or exponent < 3 or len(digits) < 2:
+        return Decimal(0)
+    return Decimal(5).scaleb(exponent - 1)
 
 
 class SourceIndex:
@@ -1338,35 +1400,30 @@ class SourceIndex:
         if value.kind == "date":
             return self._supports_date(value)
         said = self.values
+        if value.ordinal:  # "a fourth title" needs a fourth, not "four titles"
+            return value.value in said.ordinals
         if value.kind == "percent":
             pool: Iterable[Decimal] = said.percents
         elif value.kind == "money":
             pool = [n for c, n in said.money if c == value.currency or not c or not value.currency]
-        elif noun:
-            # "18 warehouses" needs 18 of them: not 18 %, nor 18 people. Nouns the gate
-            # cannot compare ("residents", "fans") are taken as the same thing counted.
-            pool = [
-                n
-                for n, nouns in said.numbers.items()
-                if noun in nouns
-                or (n in said.bare and noun not in _TIME)  # "three years" is no bare "3"
-                or (noun not in COUNTED and not nouns & COUNTED)
-            ]
         else:
-            pool = said.numbers
+            pool = said.counting(noun)
         target = value.value
         if target is None:
             return False
         if hedge is True:
             hedge = "approx"
         if not hedge or not target:
-            return target in pool
+            if target in pool:
+                return True
+            half = _rounded_half(target)
+            return bool(half) and any(target - half <= n < target + half for n in pool)
         low, high = HEDGE_RANGES[hedge]
         return any(low * target <= n <= high * target for n in pool)
 
     def _supports_date(self, value: _Value) -> bool:
         if value.phrase:
-            return f" {value.phrase} " in self.text
+            return any(f" {form} " in self.text for form in _time_forms(value.phrase))
         said = self.values
         if value.weekday:
             return value.weekday in said.weekdays
@@ -1412,8 +1469,7 @@ class SourceIndex:
             low, high = (Decimal(bound) for bound in VAGUE_COUNTS[what])
             if hedge:  # "more than a dozen": 12 to 18
                 low, high = low * HEDGE_RANGES[hedge][0], high * HEDGE_RANGES[hedge][1]
-            counted = [n for n, nouns in said.numbers.items() if not noun or noun in nouns]
-            return what in self.vague or any(low <= n <= high for n in counted)
+            return what in self.vague or any(low <= n <= high for n in said.counting(noun))
         factor = Decimal(str(MULTIPLES[what]))
         return (
             factor in self.multiples
@@ -1496,9 +1552,23 @@ def _known(words: list[str], index: SourceIndex) -> bool:
     acronyms = [w for w in words if len(w) > 1 and w.isupper()]
     if not all(index.has_acronym(a) for a in acronyms):
         return False
-    if len(words) == 1 and not acronyms and " " not in key and key not in index.capitalised:
-        return False  # a lone name the sources never capitalise ("the executive")
+    if len(words) == 1 and not acronyms and " " not in key:
+        if key in index.capitalised and index.has_phrase(key):
+            return True
+        # A people in the singular or the plural is one claim ("Indian" and "Indians").
+        other = _other_number(key)
+        return other is not None and other in index.capitalised and index.has_phrase(other)
     return index.has_phrase(key)
+
+
+def _other_number(key: str) -> str | None:
+    """The other number of a people's name: "indians" for "indian", and back; None for
+    any other word."""
+    if key in DEMONYMS:
+        return key + "s"
+    if key.endswith("s") and key[:-1] in DEMONYMS:
+        return key[:-1]
+    return None
 
 
 def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool]]:

@@ -124,7 +124,11 @@ VAGUE_COUNTS = {
 # Words that multiply: "doubled" is 2x, "in half" 0.5x.
 MULTIPLES = {
     **dict.fromkeys("double doubled doubles doubling twice two-fold twofold".split(), 2),
-    **dict.fromkeys("triple tripled triples tripling threefold three-fold thrice".split(), 3),
+    **dict.fromkeys(
+        "triple tripled triples tripling treble trebled trebles trebling threefold three-fold"
+        " thrice".split(),
+        3,
+    ),
     **dict.fromkeys("quadruple quadrupled quadrupling fourfold four-fold".split(), 4),
     **dict.fromkeys(["halved", "halving", "in half", "by half", "half as"], 0.5),
 }

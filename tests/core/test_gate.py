@@ -202,6 +202,8 @@ VERDICTS_OF_VERSION = {
     2: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
     # Version 3 moved verdicts on public data (EntFA, SummEdits), none on the labelled drafts.
     3: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # So did version 4 (ranks, rounding, "both", peoples in the plural…): none here either.
+    4: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 

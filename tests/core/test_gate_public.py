@@ -1,4 +1,4 @@
-"""Gate version 3 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
+"""Gate versions 3 and 4 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
 are weaknesses in an outreach draft too. One test per behaviour, fabricated beside fair."""
 
 from __future__ import annotations
@@ -141,3 +141,65 @@ def test_summedits_pairs_keep_a_documents_pairs_in_one_part(tmp_path):
     assert aside_docs and tuning_docs and not aside_docs & tuning_docs
     assert len(parts["aside"]) == 2 * len(aside_docs)  # both kept pairs of each document
     assert len(parts["aside"]) + len(parts["tuning"]) == 80
+
+
+# --- gate version 4 (session 20) -----------------------------------------------------------
+
+
+def test_a_rank_needs_a_rank_in_the_sources_not_a_count():
+    assert flagged("Redfern opened its fourth clinic.", ["Redfern opened four clinics."]) == [
+        "fourth"
+    ]
+    assert flagged("Redfern opened its fourth clinic.", ["Redfern opened its 4th clinic."]) == []
+    assert flagged("Redfern opened its 4th clinic.", ["Redfern opened four clinics."]) == ["4th"]
+    # A rank still tells the count: "the fifth clinic" means five of them.
+    assert flagged("Redfern runs five clinics.", ["Redfern opened its fifth clinic."]) == []
+
+
+def test_treble_multiplies_by_three_like_triple():
+    assert flagged("Orders trebled last year.", ["Orders rose last year."]) == ["trebled"]
+    assert flagged("Orders trebled last year.", ["Orders tripled last year."]) == []
+    assert flagged("Orders trebled last year.", ["Orders rose 200% last year."]) == []
+
+
+def test_a_vague_count_is_counted_like_a_number_and_never_by_a_year():
+    barred = ["Figures showed 13 of 34 staff were barred."]  # 13 counts no named noun
+    assert flagged("More than a dozen teachers were barred.", barred) == []
+    assert flagged("Dozens of teachers were barred.", barred) == ["Dozens"]
+    # A year said alone counts nothing: "thousands of agents" needs thousands of something.
+    year = ["Redfern grew in 2025. It serves 504 travel agents."]
+    assert flagged("Thousands of travel agents rely on Redfern.", year) == ["Thousands"]
+    assert flagged("Hundreds of travel agents rely on Redfern.", year) == []
+
+
+def test_both_counts_two_of_the_noun_after_it():
+    held = ["A man was arrested, and another man was held. Both men remain in custody."]
+    assert flagged("Two men were arrested.", held) == []
+    assert flagged("Two women were arrested.", held) == ["Two"]
+    assert flagged("The men were held in cell 2.", held) == ["2"]  # a two counting nothing
+
+
+def test_the_end_of_a_time_falls_within_it():
+    sources = ["The embargo should be lifted next week, and the price rises this month."]
+    assert flagged("The embargo is lifted by the end of next week.", sources) == []
+    assert flagged("The price rises at the end of this month.", sources) == []
+    assert flagged("The embargo is lifted by the end of next month.", sources) == [
+        "the end of next month"
+    ]
+
+
+def test_a_people_in_the_singular_is_the_people_in_the_plural():
+    assert flagged("Indian nurses returned home.", ["About 10,000 Indians work there."]) == []
+    assert flagged("Indians returned home.", ["An Indian nurse returned."]) == []
+    assert flagged("Welsh nurses returned.", ["About 10,000 Indians work there."]) == ["Welsh"]
+    assert flagged("Evan agreed.", ["Evans agreed."]) == ["Evan"]  # only a people's name
+
+
+def test_a_large_round_figure_may_round_its_source():
+    spent = ["She used £11,072 of NHS cash. Redfern raised $1,234,000 and has 805 staff."]
+    assert flagged("She used £11,000 of NHS money.", spent) == []
+    assert flagged("Redfern raised $1.2M.", spent) == []
+    assert [c.strip() for c in flagged("She used £12,000 of NHS money.", spent)] == ["£12,000"]
+    # Not a count a reader takes as exact, nor a figure of one significant digit.
+    assert flagged("Redfern has 810 staff.", spent) == ["810"]
+    assert flagged("Redfern raised $1M.", spent) == ["$1M"]
