@@ -255,7 +255,7 @@ class VectorStore:
         """Bring a collection's mutable settings (ef_search, and the sync threshold an
         interrupted `erase` may have left at 1) to ours."""
         held = self.index_settings(name)
-        wanted: dict[str, Any] = {"ef_search": HNSW["ef_search"], "sync_threshold": SYNC_THRESHOLD}
+        wanted = {"ef_search": HNSW["ef_search"], "sync_threshold": SYNC_THRESHOLD}
         self._configure(name, **{k: v for k, v in wanted.items() if held.get(k) != v})
 
     def _configure(self, name: str, **hnsw: Any) -> None:
