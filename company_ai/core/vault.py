@@ -53,6 +53,7 @@ DEFAULT_PRIVATE_FOLDERS = ("private", "journal")
 DEFAULT_MAX_NOTE_BYTES = 1_000_000
 NOTE_SUFFIX = ".md"
 MAX_FRONT_MATTER_DEPTH = 50
+TOO_DEEP = f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels"
 SAME_AS_PRIVATE = "the same content as a note in a private folder"
 INTO_PRIVATE = "a symlink into a private folder"
 NOT_REGULAR = "not a regular file (a named pipe or device)"
@@ -72,7 +73,6 @@ def _load_front_matter(source: str) -> object:
     """Safe YAML without aliases (a 500-byte alias bomb expands to gigabytes once read) and
     without deep nesting (5,000 levels exhaust the composer's recursion). Both are refused
     from the parser's events (a flat loop) before anything is composed."""
-    too_deep = FrontMatterError(f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels")
     depth = 0
     try:
         for event in yaml.parse(source, Loader=_LOADER):
@@ -81,13 +81,13 @@ def _load_front_matter(source: str) -> object:
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_FRONT_MATTER_DEPTH:
-                    raise too_deep
+                    raise FrontMatterError(TOO_DEEP)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError as exc:
         # libyaml stops at 1,000 levels itself, reading ahead of the events
         if "maximum nesting depth" in str(getattr(exc, "problem", "")):
-            raise too_deep from None
+            raise FrontMatterError(TOO_DEEP) from None
         raise
     return yaml.load(source, Loader=_LOADER)
 

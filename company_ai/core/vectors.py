@@ -423,7 +423,7 @@ def _zero_erased(
 ) -> None:
     """Zero the embeddings (and lengths) of the erased elements; check none is left
     (`only_deleted`: zero those of them marked deleted, leave the rest)."""
-    if set(ids) & set(_id_map(segment)):
+    if ids and set(ids) & set(_id_map(segment)):
         raise VectorStoreError(f"the index in {segment} still maps erased ids after deletion")
     layout = _layout(segment)
     if not labels or layout is None or layout.count == 0:
@@ -451,6 +451,13 @@ def _client(path: Path) -> Any:
     return chromadb.PersistentClient(
         path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
     )
+
+
+def _close(path: Path) -> None:
+    """Every opening ends here: Chroma's clients dropped, then its index files cleared of
+    what hnswlib leaves past their elements (see `_scrub`)."""
+    _forget_clients()
+    _scrub(path)
 
 
 def _forget_clients() -> None:
@@ -553,8 +560,7 @@ def _open_store(
                 opened.created.add(name)
         yield store, opened
     finally:
-        _forget_clients()
-        _scrub(path)
+        _close(path)
 
 
 @contextmanager
@@ -583,5 +589,4 @@ def _open_existing(path: Path) -> Iterator[VectorStore]:
     try:
         yield store
     finally:
-        _forget_clients()
-        _scrub(path)
+        _close(path)

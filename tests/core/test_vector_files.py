@@ -13,6 +13,7 @@ from company_ai.core.vectors import (
     KNOWLEDGE,
     SYNC_THRESHOLD,
     Vector,
+    VectorStore,
     VectorStoreError,
     _id_map,
     _layout,
@@ -82,22 +83,30 @@ def test_an_erased_vector_leaves_no_embedding_id_or_answer_behind(tmp_path, coun
             assert store.query(EPISODES, vectors[vid], 1)[0][0] == vid
 
 
-def test_an_erase_cut_short_after_the_deletion_is_zeroed_by_the_next(tmp_path, monkeypatch):
+@pytest.mark.parametrize("killed", ["before the deletion", "before the zeroing"])
+def test_an_erase_cut_short_is_finished_by_the_next(tmp_path, monkeypatch, killed):
     path = tmp_path / "vectors"
     vectors = build(path, 1500)
     doomed = [key(5), key(6)]
-    real = vectors_module._zero_erased
 
     def cut(*args, **kwargs):
-        raise KeyboardInterrupt  # killed between the deletion and the zeroing
+        raise KeyboardInterrupt  # the process killed there
 
-    monkeypatch.setattr(vectors_module, "_zero_erased", cut)
-    with pytest.raises(KeyboardInterrupt):
-        erase(path, lambda store: {EPISODES: doomed})
+    where = (
+        (VectorStore, "delete")
+        if killed == "before the deletion"
+        else (vectors_module, "_zero_erased")
+    )
+    with monkeypatch.context() as patched:
+        patched.setattr(*where, cut)
+        with pytest.raises(KeyboardInterrupt):
+            erase(path, lambda store: {EPISODES: doomed})
+    assert (path / ERASING).exists()
     stored = stored_vectors(path)
-    assert (stored @ unit(vectors[key(5)]) > 0.999).any()  # deleted, still in the file
-    monkeypatch.setattr(vectors_module, "_zero_erased", real)
-    assert erase(path, lambda store: {EPISODES: []}) == {}  # a forget run again finds none
+    assert (stored @ unit(vectors[key(5)]) > 0.999).any()  # still in the file
+    # A forget run again selects what is still there: none, once the deletion was made.
+    left = [vid for vid in doomed if killed == "before the deletion"]
+    assert erase(path, lambda store: {EPISODES: left}) == ({EPISODES: left} if left else {})
     stored = stored_vectors(path)
     for vid in doomed:
         assert not (stored @ unit(vectors[vid]) > 0.999).any()
@@ -105,7 +114,8 @@ def test_an_erase_cut_short_after_the_deletion_is_zeroed_by_the_next(tmp_path, m
     assert not (path / ERASING).exists()
 
 
-def test_bytes_past_the_elements_in_use_are_cleared_when_a_store_closes(tmp_path):
+@pytest.mark.parametrize("opener", ["reader", "writer"])
+def test_bytes_past_the_elements_in_use_are_cleared_when_a_store_closes(tmp_path, opener):
     path = tmp_path / "vectors"
     vectors = build(path, 20)
     # Written to the files now (threshold 1): 20 elements (one deleted) in files made for 100.
@@ -119,7 +129,9 @@ def test_bytes_past_the_elements_in_use_are_cleared_when_a_store_closes(tmp_path
         with (segment / name).open("r+b") as f:
             f.seek(start + 8)
             f.write(CANARY)
-    with open_existing(path) as store:
+    opened = open_existing(path) if opener == "reader" else open_store(path, "test:random", DIM)
+    with opened as store:
+        store = store if opener == "reader" else store[0]
         assert store.query(EPISODES, vectors[key(3)], 1)[0][0] == key(3)
     assert CANARY not in index_bytes(path)
     data = (segment / "data_level0.bin").read_bytes()
