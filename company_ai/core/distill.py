@@ -415,6 +415,7 @@ def distill_staging(
         result.notes_read = len(texts)
         titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
     behind: list[str] = []  # published pages left older than their note (deferred, failed)
+    night = _Night(conn, day, distill, source, version, result, log)
     for path, entry in sorted(notes.items()):
         title, row = titles[path], by_path.get(path)
         key = (title, entry["sha256"], version)  # what the page must have been made from
@@ -428,9 +429,7 @@ def distill_staging(
         if path not in texts:
             texts[path] = read_staged(staging, path)
             result.notes_read += 1
-        if not _distil_one(
-            conn, title, path, entry, texts[path], raw[path], day, distill, source, result, log
-        ):
+        if not night.page(title, path, entry["sha256"], texts[path], raw[path]):
             behind += [row["title"]] if row is not None else []
 
     gone = sorted({row["title"] for row in rows} - set(titles.values()))
@@ -449,46 +448,59 @@ def distill_staging(
     return result
 
 
-def _distil_one(
-    conn, title, path, entry, text, own_title, day, distill, source, result, log
-) -> bool:
-    """Distil one note and store its page (one transaction: a checkpoint); False when the
-    model failed (the page is left as it was)."""
-    try:
-        page = distill(title, path, text)
-    except Exception as exc:  # a model failure costs this page, not the night
-        result.failed[title] = f"{type(exc).__name__}: {exc}"
-        log(f"could not distil {path}: {result.failed[title]}")
-        return False
-    note_hash = entry["sha256"]
-    markdown = render_markdown(
-        title, page, derived_from=path, distilled=day, note_hash=note_hash, source=source
-    )
-    problems = page_verdict(markdown, text).labels()
-    digest = _digest(markdown)
-    if problems:
-        result.withheld[title] = problems
-        # Not the title or the claims: they can name people, and a log is kept for good.
-        log(f"withheld a page: {len(problems)} unsupported claims (recall.db, published = 0)")
-    else:
-        result.judged[title] = digest
-    with transaction(conn):
-        conn.execute(
-            "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
-            " markdown, published, problems, version, note_title, digest)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
-            " note_hash = excluded.note_hash, distilled = excluded.distilled,"
-            " generated_by = excluded.generated_by, page = excluded.page,"
-            " markdown = excluded.markdown, published = excluded.published,"
-            " problems = excluded.problems, version = excluded.version,"
-            " note_title = excluded.note_title, digest = excluded.digest",
-            (title, path, note_hash, day, source, page.model_dump_json(), markdown,
-             int(not problems), json.dumps(problems), distiller_version(source),
-             own_title, digest),
+@dataclass(frozen=True)
+class _Night:
+    """What every page of one run is distilled with."""
+
+    conn: sqlite3.Connection
+    day: str
+    distill: Callable[[str, str, str], Page]
+    source: str
+    version: str
+    result: DistillResult
+    log: Callable[[str], None]
+
+    def page(self, title: str, path: str, note_hash: str, text: str, own_title: str) -> bool:
+        """Distil one note and store its page (one transaction: a checkpoint); False when
+        the model failed (the page is left as it was)."""
+        result = self.result
+        try:
+            page = self.distill(title, path, text)
+        except Exception as exc:  # a model failure costs this page, not the night
+            result.failed[title] = f"{type(exc).__name__}: {exc}"
+            self.log(f"could not distil {path}: {result.failed[title]}")
+            return False
+        markdown = render_markdown(
+            title, page, derived_from=path, distilled=self.day, note_hash=note_hash,
+            source=self.source,
         )  # fmt: skip
-    result.distilled.append(title)
-    return True
+        problems = page_verdict(markdown, text).labels()
+        digest = _digest(markdown)
+        if problems:
+            result.withheld[title] = problems
+            # Not the title or the claims: they can name people, and a log is kept for good.
+            self.log(
+                f"withheld a page: {len(problems)} unsupported claims (recall.db, published = 0)"
+            )
+        else:
+            result.judged[title] = digest
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
+                " markdown, published, problems, version, note_title, digest)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
+                " note_hash = excluded.note_hash, distilled = excluded.distilled,"
+                " generated_by = excluded.generated_by, page = excluded.page,"
+                " markdown = excluded.markdown, published = excluded.published,"
+                " problems = excluded.problems, version = excluded.version,"
+                " note_title = excluded.note_title, digest = excluded.digest",
+                (title, path, note_hash, self.day, self.source, page.model_dump_json(),
+                 markdown, int(not problems), json.dumps(problems), self.version, own_title,
+                 digest),
+            )  # fmt: skip
+        result.distilled.append(title)
+        return True
 
 
 def _digest(markdown: str) -> str:
