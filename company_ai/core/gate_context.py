@@ -27,8 +27,10 @@ the work stays linear in the draft and in the sources.
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
@@ -54,6 +56,9 @@ class _Item(NamedTuple):
     supported_by: Callable[[SourceIndex], bool]
     memo: tuple  # what it claims, the same for the same claim: its passages are found once
     key: str  # the name's key ("" for a value)
+    # A lower-case word every passage holding it contains ("" for a value: a passage with a
+    # value); None when there is none to rely on (another name of a country, an acronym).
+    hint: str | None
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -75,6 +80,8 @@ class Passages:
         self.joined = index.joined
         self.allow = index.allow
         self.spans = sentences(self.joined)
+        self.starts = [a for a, _ in self.spans]
+        self.lowered = index.lowered if len(index.lowered) == len(self.joined) else None
         self._indexes: dict[int, SourceIndex] = {}
         self._held: dict[tuple, frozenset[int]] = {}
         self._subjects: dict[int, list[tuple[str, ...]]] = {}
@@ -87,12 +94,35 @@ class Passages:
         return found
 
     def holding(self, item: _Item) -> frozenset[int]:
-        """The passages that support `item` on their own."""
+        """The passages that support `item` on their own (only those that may are indexed)."""
         found = self._held.get(item.memo)
         if found is None:
-            found = frozenset(i for i in range(len(self.spans)) if item.supported_by(self.index(i)))
+            found = frozenset(i for i in self._candidates(item) if item.supported_by(self.index(i)))
             self._held[item.memo] = found
         return found
+
+    def _candidates(self, item: _Item) -> Iterable[int]:
+        if item.hint is None or self.lowered is None:
+            return range(len(self.spans))
+        if not item.hint:
+            return self._valued
+        return self._containing(item.hint)
+
+    @functools.cached_property
+    def _valued(self) -> list[int]:
+        """The passages that say a value, or "both" (which counts two): one scan."""
+        found = {self._at(start) for start, _, _ in gate._numbers(self.joined, relative=False)}
+        return sorted(found | self._containing("both"))
+
+    def _containing(self, word: str) -> set[int]:
+        found, at = set(), self.lowered.find(word)  # type: ignore[union-attr]
+        while at >= 0:
+            found.add(self._at(at))
+            at = self.lowered.find(word, at + 1)  # type: ignore[union-attr]
+        return found
+
+    def _at(self, pos: int) -> int:
+        return bisect_right(self.starts, pos) - 1
 
     def subjects(self, i: int) -> list[tuple[str, ...]]:
         """The words of each name passage i mentions (a sentence-opening word that is no
@@ -100,12 +130,13 @@ class Passages:
         found = self._subjects.get(i)
         if found is None:
             a, b = self.spans[i]
-            mentions = gate.extract(self.joined[a:b])
+            text = self.joined[a:b]
             index = self.index(i)
             found = [
                 tuple(gate._name_key(words).split())
-                for start, _, words, _ in mentions.names
-                if not (start in mentions.openings and gate._plain_opening(words, index))
+                for start, _, words in gate._names(text, [])
+                if not any(w.lower() in gate.DATE_WORDS for w in words)  # "March", "Monday"
+                and not (gate._sentence_start(text, start) and gate._plain_opening(words, index))
             ]
             self._subjects[i] = found
         return found
@@ -159,26 +190,42 @@ def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_It
             return i.supports_value(value, hedge, noun)
 
         cls = "date" if value.kind == "date" else "number"
-        items.append(_Item(start, end, cls, value_held, ("v", value, hedge, noun), ""))
-    allowed = {gate._name_key(a.split()) for a in index.allow}
+        items.append(_Item(start, end, cls, value_held, ("v", value, hedge, noun), "", ""))
+    allowed = {word for a in index.allow for word in gate._name_key(a.split()).split()}
     for start, end, words, _ in mentions.names:
         if start in mentions.openings and gate._plain_opening(words, index):
             if len(words) == 1:
                 continue  # "Impressive growth…": an ordinary word
             start = end - len(" ".join(words[1:]))
             words = words[1:]
+        while len(words) > 1 and words[0].lower() in gate.CONNECTORS:
+            start = end - len(" ".join(words[1:]))  # "of the Commission": "Commission"
+            words = words[1:]
         if "." in text[start:end]:
             words = [gate._undot(w) for w in words]
         key = gate._name_key(words)
-        if not key or key in reader or key in allowed or _is_place(key):
+        if not key or key in reader or set(key.split()) <= allowed or _is_place(key):
             continue
 
         def name_held(i: SourceIndex, words=words) -> bool:
             return next(iter(gate._unsupported_parts(words, i)), None) is None
 
-        items.append(_Item(start, end, "name", name_held, ("n", tuple(words)), key))
+        items.append(_Item(start, end, "name", name_held, ("n", tuple(words)), key, _hint(words)))
     items.sort(key=lambda item: item.start)
     return [item for item in items if item.supported_by(index)]
+
+
+def _hint(words: list[str]) -> str | None:
+    """The first word of a name's key ("redfern" for "the Redfern Clinics"), which every
+    passage holding the name holds too, in lower case; None where the sources may write it
+    otherwise (an acronym, another name of a country, an accent or an apostrophe)."""
+    key = gate._name_key(words)
+    first = key.split(" ", 1)[0]
+    if not first.isascii() or not first.isalpha() or first in gate._ALSO_CALLED_FIRST:
+        return None
+    if not any(w.lower().startswith(first) and not w.isupper() for w in words):
+        return None
+    return first
 
 
 def _is_place(key: str) -> bool:
@@ -186,12 +233,15 @@ def _is_place(key: str) -> bool:
     return key in gate.PLACES or key in gate.DEMONYMS or key in gate._PLACE_OF
 
 
-def _reader(text: str) -> set[str]:
+def _reader(mentions: Mentions) -> set[str]:
     """The name keys of a greeting line ("Hi Priya and team,"): the reader is no claim."""
-    first = text.lstrip().split("\n", 1)[0]
+    text = mentions.folded or mentions.text
+    skipped = len(text) - len(text.lstrip())
+    first = text[skipped:].split("\n", 1)[0]
     if not gate.GREETING.match(first):
         return set()
-    return {gate._name_key(words) for _, _, words, _ in gate.extract(first).names}
+    end = skipped + len(first)
+    return {gate._name_key(words) for start, _, words, _ in mentions.names if start < end}
 
 
 def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int]]:
@@ -200,7 +250,7 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     if len(mentions.values) + len(mentions.names) < 2:
         return []  # the common case for a short text: nothing to pair
     text = mentions.folded or mentions.text
-    items = _items(mentions, index, _reader(text))
+    items = _items(mentions, index, _reader(mentions))
     if len(items) < 2:
         return []
     found: list[tuple[int, int]] = []
@@ -211,12 +261,19 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
             inside.append(items[at])
             at += 1
         mine = [tuple(item.key.split()) for item in inside if item.key]
+        # listed[k]: the items from the one opening item k's list ("Ana, Bob and Carl") on
+        listed = list(range(len(inside)))
+        for k in range(1, len(inside)):
+            a, b = inside[k - 1], inside[k]
+            if a.key and b.key and _LIST.fullmatch(text[a.end : b.start]):
+                listed[k] = listed[k - 1]
         for k, a in enumerate(inside):
-            for b in inside[k + 1 : k + 1 + REACH]:
+            for j in range(k + 1, min(len(inside), k + 1 + REACH)):
+                b = inside[j]
                 if (a.cls, b.cls) not in PAIRS and (b.cls, a.cls) not in PAIRS:
                     continue
-                if a.key and b.key and (a.key == b.key or _LIST.fullmatch(text[a.end : b.start])):
-                    continue  # the same name twice, or a list ("Ana, Bob and Carl")
+                if a.key == b.key or listed[j] <= k:
+                    continue  # the same name twice, or one list ties nothing together
                 if not _passages(index).together(a, b, mine):
                     found.append((a.start, b.end))
     return found
