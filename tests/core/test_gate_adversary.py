@@ -3,7 +3,9 @@ aside quarter, and the misattribution class added after the first fifteen."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import random
 from collections import Counter
 
 import pytest
@@ -74,3 +76,12 @@ def test_misattributions_hold_only_supported_claims_the_check_ties_together(fabr
             )
         ]
         assert bool(pairs) == fabricated, (case.key, case.body)
+
+
+def test_a_rival_has_facts_of_its_own():
+    world = gate_adversary.make_world(4, random.Random(1))
+    f = world.people[0]
+    same = [dataclasses.replace(o, people=f.people) for o in world.others(f)]
+    assert gate_adversary.rival(f, gate_adversary.World([f, *same]), random.Random(2)) is None
+    o = gate_adversary.rival(f, world, random.Random(2))
+    assert o is not None and (o.people, o.growth, o.sites) != (f.people, f.growth, f.sites)

@@ -54,6 +54,13 @@ def test_a_fact_pinned_on_no_one_may_be_anyone_s():
     assert misattributed("Acme grew 41%.", [*pinned, *unpinned]) == []
 
 
+def test_a_subject_s_own_products_are_no_other_subject():
+    # "led by Redfern Dock": Redfern's product, not another company the 41% belongs to.
+    sources = ["Redfern Clinics employs 120 people.", "Revenue grew 41%, led by Redfern Dock."]
+    assert misattributed("Redfern Clinics grew 41%.", sources) == []
+    assert misattributed("Globex grew 41%.", [*sources, "Globex employs 9."]) == ["Globex grew 41%"]
+
+
 def test_the_window_lets_a_pair_span_neighbouring_sentences(monkeypatch):
     sources = ["Globex is based in Leeds. Its revenue rose 12% as Hooli watched."]
     assert misattributed("Globex grew 12%.", sources) == ["Globex grew 12%"]
@@ -132,7 +139,8 @@ def test_passages_are_looked_for_only_where_a_claim_may_be_yet_all_are_found():
 
     cases = [(c.text, c.sources, ALLOW) for c in labelled_drafts()[:80]]
     cases += [(c.body, c.sources, SENDER) for c in adversarial_drafts() if not c.aside][::4]
-    cases += [("The EU Commission and the European Union's Council met O'Brien.", RIVALS, ())]
+    cases += [("The European Union's Commission met O'Brien in 2024.", RIVALS, ())]
+    cases += [("Globex hired two men in 2024.", ["Globex hired both men.", "In 2024."], ())]
     hinted = 0
     for text, sources, allow in cases:
         index = SourceIndex([*sources, "The EU Commission met O'Brien; Zürich grew 5%."], allow)
@@ -142,3 +150,22 @@ def test_passages_are_looked_for_only_where_a_claim_may_be_yet_all_are_found():
             assert passages.holding(item) == every, (text, item)
             hinted += item.hint is not None
     assert hinted > 100
+
+
+def test_a_claim_held_only_across_passages_cannot_be_placed_and_pairs_with_nothing():
+    # "Conor McGregor": "Conor" alone in one sentence, "McGregor" in another (the gate's
+    # rule for a familiar given name); no one passage holds the name to pair it.
+    sources = ["Conor won the bout. McGregor was paid 41% more.", "Globex grew 41%."]
+    assert gate.find_unsupported_claims("Conor McGregor got 41%.", sources) == []
+    assert misattributed("Conor McGregor got 41%.", sources) == []
+    assert misattributed("McGregor got 41%.", sources) == []
+    assert misattributed("Conor got 41%.", sources) == ["Conor got 41%"]
+
+
+def test_the_benchmark_scores_the_check_only_when_asked():
+    from company_ai.tools.gate_eval import unsupported
+
+    assert unsupported("Globex cut costs by 41%.", RIVALS) == []
+    assert [c.kind for c in unsupported("Globex cut costs by 41%.", RIVALS, together=True)] == [
+        "misattributed"
+    ]
