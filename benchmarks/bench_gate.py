@@ -5,13 +5,17 @@ to fool it (the aside quarter), on EntFA and on SummEdits.
     .venv/bin/python benchmarks/bench_gate.py --entfa ../shared/data/entfa/train.json
     .venv/bin/python benchmarks/bench_gate.py --tuning   # also the part the gate was tuned on
     .venv/bin/python benchmarks/bench_gate.py --aside    # EntFA, SummEdits: aside and whole too
+    .venv/bin/python benchmarks/bench_gate.py --together # also with the co-occurrence check
 
 EntFA and SummEdits are split once into a tuning part and an aside part (about a quarter,
 by a sha256 of the source article or document: `gate_eval.is_aside`). By default only the
 tuning part is scored; `--aside` adds the aside part and the whole set, to be run once
 after the last change to the gate (looking at the aside part while tuning spoils it).
 
-Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+`--together` repeats every figure with the co-occurrence check of `core/gate_context.py`
+(claims one sentence ties together must share a source passage), which the gate does not
+run; on EntFA it gives the gate's figure with every claim and, as before, with the presence
+claims only. Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import platform
 import time
 from pathlib import Path
 
+from company_ai.core import gate_context
 from company_ai.core.gate import SourceIndex, check, extract, find_unsupported_claims
 from company_ai.tools.gate_eval import (
     ALLOW,
@@ -58,6 +63,9 @@ def main() -> None:
         help="also score EntFA's and SummEdits' aside part and whole set (once, at the end)",
     )
     parser.add_argument("--no-speed", action="store_true", help="the accuracy figures only")
+    parser.add_argument(
+        "--together", action="store_true", help="also with the co-occurrence check (gate_context)"
+    )
     args = parser.parse_args()
 
     print(
@@ -73,24 +81,33 @@ def main() -> None:
     print(f"labelled drafts: {gate_scores(cases).line()}")
     if not args.no_speed:
         speed(cases, args.repeat)
-    adversarial(args.tuning)
+        if args.together:
+            speed_together(cases, args.repeat)
     parts = PARTS if args.aside else PARTS[:1]
-    if args.entfa.is_file():
-        for part in parts:
-            gate, naive = entfa_scores(args.entfa, part)
-            print(f"EntFA {part}, gate (own extractor): {gate.line()}")
-            print(f"EntFA {part}, naive baseline (gold entity spans): {naive.line()}")
-    else:
-        print(f"EntFA: {args.entfa} not found; skipped")
-    if args.summedits.is_dir():
-        for part in parts:
-            summedits(args.summedits, part)
-    else:
-        print(f"SummEdits: {args.summedits} not found; skipped")
+    for together in (False, True) if args.together else (False,):
+        if together:
+            print("--- with the co-occurrence check (gate_context) ---")
+            print(f"labelled drafts: {gate_scores(cases, together=True).line()}")
+        adversarial(args.tuning, together)
+        if args.entfa.is_file():
+            for part in parts:
+                gate, naive = entfa_scores(args.entfa, part, together=together)
+                if together:
+                    print(f"EntFA {part}, gate, every claim (misattributed too): {gate.line()}")
+                    continue  # the presence claims only: the figures above
+                print(f"EntFA {part}, gate (own extractor): {gate.line()}")
+                print(f"EntFA {part}, naive baseline (gold entity spans): {naive.line()}")
+        else:
+            print(f"EntFA: {args.entfa} not found; skipped")
+        if args.summedits.is_dir():
+            for part in parts:
+                summedits(args.summedits, part, together)
+        else:
+            print(f"SummEdits: {args.summedits} not found; skipped")
 
 
-def summedits(folder: Path, part: Part) -> None:
-    by_domain = summedits_scores(folder, part)
+def summedits(folder: Path, part: Part, together: bool = False) -> None:
+    by_domain = summedits_scores(folder, part, together=together)
     for domain, s in by_domain.items():
         print(
             f"SummEdits {part} {domain}: balanced accuracy {balanced_accuracy(s):.3f}, {s.line()}"
@@ -122,18 +139,32 @@ def speed(cases: list, repeat: int) -> None:
     long_draft(cases[0].sources, repeat)
 
 
-def adversarial(tuning: bool) -> None:
+def adversarial(tuning: bool, together: bool = False) -> None:
     """Drafts written to fool the gate: the aside quarter (never tuned on) first."""
     for part, aside in (("aside quarter", True), ("tuning part", False)):
         if not aside and not tuning:
             continue
-        total, by_class = adversarial_scores(aside)
+        total, by_class = adversarial_scores(aside, together=together)
         print(
             f"adversarial drafts, {part}: recall {total.recall:.3f}, false alarms"
             f" {total.false_alarm_rate:.3f}, {total.line()}"
         )
         for name, s in by_class.items():
             print(f"  {name}: caught {s.tp}/{s.tp + s.fn}, false alarms {s.fp}/{s.fp + s.tn}")
+
+
+def speed_together(cases: list, repeat: int) -> None:
+    """Drafts a second with the co-occurrence check, sources indexed per draft."""
+    started = time.process_time()
+    for _ in range(repeat):
+        for case in cases:
+            gate_context.find_unsupported_claims(case.text, case.sources, allow=ALLOW)
+    elapsed = time.process_time() - started
+    n = repeat * len(cases)
+    print(
+        f"speed with the co-occurrence check: {n / elapsed:,.0f} drafts/s"
+        f" ({elapsed / n * 1e6:.0f} µs a draft, sources indexed per draft, one core)"
+    )
 
 
 def long_draft(sources: list[str], repeat: int) -> None:

@@ -99,6 +99,7 @@ Kind = Literal[
     "relationship",
     "superlative",
     "role",
+    "misattributed",  # two supported claims no source passage holds together (gate_context)
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 # A hedged number ("about 900") is supported by a source within this fraction of it, on

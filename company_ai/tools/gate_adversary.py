@@ -1054,6 +1054,110 @@ CLASSES: dict[str, dict[bool, dict[str, Variant]]] = {
     },
 }
 
+# Classes added after the first fifteen were measured take their variants in turn and
+# compose their drafts apart (their own count, their own random stream), so that the first
+# fifteen classes' drafts stay exactly as they were measured.
+_FIRST_CLASSES = frozenset(CLASSES)
+
+
+def rival(f: Facts, w: World, r: random.Random) -> Facts | None:
+    """Another company the research mentions beside the contact's, with different facts."""
+    rivals = [
+        o
+        for o in w.others(f)
+        if o.short.split()[0] != f.short.split()[0]
+        and o.people != f.people
+        and o.growth != f.growth
+        and o.sites != f.sites
+        and o.raised != f.raised
+        and o.office_city not in (f.office_city, f.contact.city)
+    ]
+    return r.choice(rivals) if rivals else None
+
+
+def rival_findings(o: Facts) -> tuple[str, ...]:
+    """What the day's research says about the rival: its own facts, each with its name."""
+    return (
+        f"{o.short} now employs {o.people:,} people across {o.sites} {o.site_noun}.",
+        f"{o.short} grew revenue {o.growth}% last year.",
+        f"{o.short} raised {o.currency}{o.raised:,} in {o.raised_year}.",
+        f"{o.short} opened an office in {o.office_city}.",
+        f"{o.contact.name} is {o.title} of {o.short}, maker of {o.product}.",
+    )
+
+
+def misattribution(
+    write: Callable[[Facts, Facts], str],
+) -> Variant:
+    """A variant whose sources also hold a rival's facts and whose sentence `write`s about
+    the contact (`f`) and the rival (`o`)."""
+
+    def variant(f: Facts, w: World, r: random.Random) -> Piece | None:
+        o = rival(f, w, r)
+        return P(write(f, o), findings=rival_findings(o)) if o else None
+
+    return variant
+
+
+CLASSES["misattribution"] = {
+    True: {
+        "people-of-rival": misattribution(
+            lambda f, o: f"I saw that {f.short} now employs {o.people:,} people."
+        ),
+        "growth-of-rival": misattribution(
+            lambda f, o: f"{f.short} growing revenue {o.growth}% last year is impressive."
+        ),
+        "raised-by-rival": misattribution(
+            lambda f, o: (
+                f"{f.short} raising {money(o.raised, o.currency)} in {o.raised_year}"
+                " must have been a milestone."
+            )
+        ),
+        "office-of-rival": misattribution(
+            lambda f, o: f"{f.short} opening an office in {o.office_city} is a big step."
+        ),
+        "leader-of-rival": misattribution(
+            lambda f, o: f"I gather {o.contact.name} runs things at {f.short}."
+        ),
+        "product-of-rival": misattribution(lambda f, o: f"{f.short} built {o.product}, I hear."),
+        "sites-of-rival": misattribution(
+            lambda f, o: f"{o.sites} {o.site_noun} is a lot for {f.short} to run."
+        ),
+        "rival-gets-own": misattribution(
+            lambda f, o: f"{o.short} now employs {f.people:,} people, I read."
+        ),
+    },
+    False: {
+        "people-own": misattribution(
+            lambda f, o: f"I saw that {f.short} now employs {f.people:,} people."
+        ),
+        "growth-of-rival-right": misattribution(
+            lambda f, o: f"{o.short} growing revenue {o.growth}% last year is impressive."
+        ),
+        "raised-own": misattribution(
+            lambda f, o: (
+                f"Raising {money(f.raised, f.currency)} in {f.raised_year} must have"
+                " been a milestone."
+            )
+        ),
+        "office-of-rival-right": misattribution(
+            lambda f, o: (
+                f"{o.short} opening an office in {o.office_city} shows the sector is growing."
+            )
+        ),
+        "leader-of-rival-right": misattribution(
+            lambda f, o: f"I gather {o.contact.name} runs things at {o.short}."
+        ),
+        "product-own": misattribution(lambda f, o: f"{f.product} looks like a neat product."),
+        "sites-of-rival-right": misattribution(
+            lambda f, o: f"{o.sites} {o.site_noun} is a lot for {o.short} to run."
+        ),
+        "both-right": misattribution(
+            lambda f, o: f"{f.short} has {f.people:,} people and {o.short} {o.people:,}."
+        ),
+    },
+}
+
 PITCHES = (
     "We help finance teams close the month without the spreadsheet chase.",
     "We take the manual steps out of supplier onboarding.",
@@ -1087,13 +1191,16 @@ def adversarial_drafts(contacts: int = 40, seed: int = 2026) -> list[Case]:
     world = make_world(contacts, rng)
     aside = aside_variants()
     cases: list[Case] = []
+    later: list[Case] = []  # the classes added after the first fifteen: see `_FIRST_CLASSES`
     for f in world.people:
         dossier = base_dossier(f, rng)
         findings = research(f)
         for name, labels in CLASSES.items():
             for fabricated, variants in labels.items():
+                first = name in _FIRST_CLASSES
+                made = cases if first else later
                 order = list(variants)
-                start = (f.contact.id + len(cases)) % len(order)
+                start = (f.contact.id + len(made)) % len(order)
                 for variant in order[start:] + order[:start]:
                     piece = variants[variant](
                         f, world, random.Random(f"{seed}/{f.contact.id}/{variant}")
@@ -1102,7 +1209,8 @@ def adversarial_drafts(contacts: int = 40, seed: int = 2026) -> list[Case]:
                         break
                 else:
                     continue
-                cases.append(
+                stream = rng if first else random.Random(f"{seed}/{f.contact.id}/{name}/{variant}")
+                made.append(
                     compose(
                         f,
                         name,
@@ -1111,11 +1219,11 @@ def adversarial_drafts(contacts: int = 40, seed: int = 2026) -> list[Case]:
                         piece,
                         dossier,
                         findings,
-                        rng,
+                        stream,
                         (name, fabricated, variant) in aside,
                     )
                 )
-    return cases
+    return cases + later
 
 
 def compose(

@@ -9,6 +9,8 @@ naive baseline (an entity is flagged if its lower-cased text is not in the sourc
 `adversarial_scores()` scores the drafts written to fool the gate (`gate_adversary`), the
 tuning part and the aside quarter apart; `summedits_scores()` the balanced accuracy on the
 SummEdits pairs a presence check is meant to catch (entity modifications, inserted facts).
+Each takes `together=True` to score the gate with the co-occurrence check of
+`core/gate_context.py` (measured, not run by the gate).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from company_ai.core.gate import find_unsupported_claims, judge
+from company_ai.core import gate_context
+from company_ai.core.gate import Claim, SourceIndex, check, extract
 from company_ai.core.research import page_text
 from company_ai.core.sample import CITIES, FIRST, LAST, TITLES, iter_sample
 from company_ai.tools.company_pages import MONTH_NAMES, company_facts, company_page
@@ -171,8 +174,21 @@ def score(predicted: list[bool], truth: list[bool]) -> Scores:
     )
 
 
-def gate_scores(cases: list[Case]) -> Scores:
-    predicted = [bool(find_unsupported_claims(c.text, c.sources, allow=ALLOW)) for c in cases]
+def unsupported(
+    text: str,
+    sources: list[str],
+    allow: tuple[str, ...] = (),
+    known: tuple[str, ...] = (),
+    *,
+    together: bool = False,
+) -> list[Claim]:
+    """The gate's claims on `text`; with `together`, the co-occurrence check's too."""
+    index = SourceIndex(sources, allow, known=known)
+    return (gate_context.check_together if together else check)(extract(text), index)
+
+
+def gate_scores(cases: list[Case], *, together: bool = False) -> Scores:
+    predicted = [bool(unsupported(c.text, c.sources, ALLOW, together=together)) for c in cases]
     return score(predicted, [c.fabricated for c in cases])
 
 
@@ -195,12 +211,16 @@ def in_part(stable_id: str, part: Part) -> bool:
     return part == "whole" or is_aside(stable_id) == (part == "aside")
 
 
-def entfa_scores(path: Path, part: Part = "whole") -> tuple[Scores, Scores]:
-    """(gate, naive baseline) at the entity level on EntFA, on one part of it."""
+def entfa_scores(
+    path: Path, part: Part = "whole", *, together: bool = False
+) -> tuple[Scores, Scores]:
+    """(gate, naive baseline) at the entity level on EntFA, on one part of it. With
+    `together`, a misattributed pair overlapping an entity flags it too (EntFA's positives
+    are extrinsic entities only, so such a flag on an intrinsic one is a false alarm)."""
     docs = [d for d in json.loads(path.read_text()) if in_part(d["source"], part)]
     gate_pred, naive_pred, truth = [], [], []
     for doc in docs:
-        claims = find_unsupported_claims(doc["prediction"], [doc["source"]])
+        claims = unsupported(doc["prediction"], [doc["source"]], together=together)
         source = doc["source"].lower()
         for ent in doc["entities"]:
             truth.append(ent["label"] in EXTRINSIC)
@@ -223,7 +243,7 @@ def title_case_words(count: int, seed: int = 0) -> list[str]:
     ]
 
 
-def adversarial_scores(aside: bool) -> tuple[Scores, dict[str, Scores]]:
+def adversarial_scores(aside: bool, *, together: bool = False) -> tuple[Scores, dict[str, Scores]]:
     """(all, by perturbation class) on the aside quarter (`aside=True`) or the tuning part
     of the drafts written to fool the gate; a draft is flagged if any claim is unsupported."""
     from company_ai.tools.gate_adversary import ALLOW as SENDER_ALLOW
@@ -231,7 +251,13 @@ def adversarial_scores(aside: bool) -> tuple[Scores, dict[str, Scores]]:
 
     known = known_names()
     cases = [c for c in adversarial_drafts() if c.aside == aside]
-    flagged = [not judge(c.parts, c.sources, SENDER_ALLOW, known=known).passed for c in cases]
+    flagged = [
+        any(
+            unsupported(t, c.sources, SENDER_ALLOW, known, together=together)
+            for t in c.parts.values()
+        )
+        for c in cases
+    ]
     by_class = {
         name: score(
             [f for f, c in zip(flagged, cases, strict=True) if c.perturbation == name],
@@ -259,13 +285,15 @@ def summedits_pairs(folder: Path, domain: str, part: Part = "whole") -> list[dic
     ]
 
 
-def summedits_scores(folder: Path, part: Part = "whole") -> dict[str, Scores]:
+def summedits_scores(
+    folder: Path, part: Part = "whole", *, together: bool = False
+) -> dict[str, Scores]:
     """Per domain, on one part: a pair is flagged when any claim of its summary is
     unsupported by its document; positives are the inconsistent pairs."""
     out = {}
     for domain in SUMMEDITS_DOMAINS:
         kept = summedits_pairs(folder, domain, part)
-        predicted = [bool(find_unsupported_claims(i["summary"], [i["doc"]])) for i in kept]
+        predicted = [bool(unsupported(i["summary"], [i["doc"]], together=together)) for i in kept]
         out[domain] = score(predicted, [i["label"] == 0 for i in kept])
     return out
 

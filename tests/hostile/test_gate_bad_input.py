@@ -3,7 +3,9 @@ never asserted here)."""
 
 from __future__ import annotations
 
+from company_ai.core import gate_context
 from company_ai.core.gate import GateVerdict, judge
+from company_ai.core.gate_context import find_unsupported_claims as find_together
 
 DRAFT = {
     "subject": "Redfern, a question",
@@ -11,6 +13,12 @@ DRAFT = {
 }
 ALLOW = ["Sam Rivers"]
 SOURCE = "Redfern Clinics: revenue grew 41% last year. Priya Okonkwo is its CFO."
+FILLER = (
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor"
+    " incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud"
+    " exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure"
+    " dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat, ünïcödé 12.\n"
+)
 
 
 def verdict(parts, sources) -> GateVerdict:
@@ -32,13 +40,7 @@ def test_empty_sources_reject_every_claim_and_nothing_else():
 
 
 def test_a_five_megabyte_source_gets_a_verdict():
-    filler = (
-        "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor"
-        " incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud"
-        " exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure"
-        " dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat, ünïcödé 12.\n"
-    )
-    huge = filler * (5_000_000 // len(filler) + 1) + SOURCE
+    huge = FILLER * (5_000_000 // len(FILLER) + 1) + SOURCE
     assert len(huge) > 5_000_000
     assert verdict(DRAFT, [huge]).passed
     assert not verdict({"body": "Revenue grew 42% last year."}, [huge]).passed
@@ -69,3 +71,35 @@ def test_one_long_line_gets_a_verdict():
     assert len(line) > 200_000 and "\n" not in line
     assert verdict({"body": line}, [SOURCE]).passed
     assert not verdict({"body": line + " Globex 43%"}, [SOURCE]).passed
+
+
+def test_the_co_occurrence_check_on_bad_input_gets_a_verdict(monkeypatch):
+    """`gate_context`: a 5 MB source, a 200,000-character line full of pairs; each source
+    passage indexed at most once, each claim paired with at most `REACH` others."""
+    built, pairs = [], []
+    index_of, together = gate_context.Passages.index, gate_context.Passages.together
+    monkeypatch.setattr(
+        gate_context.Passages,
+        "index",
+        lambda self, i: (i in self._indexes or built.append(i)) and 0 or index_of(self, i),
+    )
+    monkeypatch.setattr(
+        gate_context.Passages,
+        "together",
+        lambda self, a, b, mine: pairs.append(1) or together(self, a, b, mine),
+    )
+    rivals = "Globex grew 43% last year.\n"
+    huge = FILLER * (5_000_000 // len(FILLER) + 1) + SOURCE + "\n" + rivals
+    assert len(huge) > 5_000_000
+    found = find_together("Hi Priya,\n\nRedfern Clinics grew 43%.\n", [huge], allow=ALLOW)
+    assert [(c.kind, c.text) for c in found] == [("misattributed", "Redfern Clinics grew 43%")]
+    assert built and len(built) == len(set(built))  # every passage indexed once at most
+    line = " ".join(["Redfern Clinics grew 41% and Priya Okonkwo"] * 5_000)
+    assert len(line) > 200_000 and "\n" not in line
+    pairs.clear()
+    assert find_together(line, [SOURCE]) == []
+    items = line.count("Redfern") + line.count("41%") + line.count("Priya")
+    assert 0 < len(pairs) <= gate_context.REACH * items
+    assert [c.kind for c in find_together(line + " Priya Okonkwo got 43%", [SOURCE, rivals])] == [
+        "misattributed"
+    ]

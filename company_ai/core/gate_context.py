@@ -1,0 +1,298 @@
+"""Claims that belong together: a true fact pinned on the wrong subject (measured, not on).
+
+The presence gate (`gate.check`) asks of each claim whether the sources hold it anywhere,
+so "Globex cut costs by 41%" passes sources saying that Initech cut costs by 41% and Globex
+grew 12%. This check asks more of the claims one sentence ties together (a name with a
+number, two names, a name with a date): that one source passage, a sentence or a few
+neighbouring ones, holds them together.
+
+    >>> find_unsupported_claims(
+    ...     "Globex cut costs by 41%.", ["Initech cut costs by 41%. Globex grew 12%."]
+    ... )
+    [Claim(text='Globex cut costs by 41%', kind='misattributed', start=0, end=23)]
+
+A pair no passage holds is a `misattributed` claim spanning both parts, but only where the
+sources pin the fact on another subject: every passage holding one part names someone else
+(a passage that says "It opened an office in Lyon" pins Lyon on nobody). Names in a list
+("Ana, Bob and Carl"), places, peoples, quoted words, the reader named in the greeting and
+the sender (`allow`) pair with nothing.
+
+The gate does not run this check: measured on SummEdits it lowered balanced accuracy (see
+BENCHMARKS.md, "The gate: claims that belong together"). It is called on its own, as
+`find_unsupported_claims` or `check_together` here, by `benchmarks/bench_gate.py
+--together`. The sources' passages are indexed only when a sentence holds two claims that
+pair, each passage at most once; each claim pairs with at most `REACH` claims after it, so
+the work stays linear in the draft and in the sources.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import weakref
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+from company_ai.core import gate
+from company_ai.core.gate import Claim, Mentions, SourceIndex
+
+# Which classes of claim pair up: "name", "number" (numbers, money, percentages), "date".
+PAIRS = frozenset({("name", "number"), ("name", "name"), ("name", "date")})
+# How many neighbouring source sentences a pair may span (1: one sentence).
+WINDOW = 1
+# Each claim pairs with at most this many claims after it in its sentence: linear time.
+REACH = 4
+_LIST = re.compile(r"[ ,]*(?:(?:and|or|&|as well as) +)?(?:the +)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*[ \t]+(?=[\"“'‘(\[]?[A-Z0-9])|\n+")
+
+
+class _Item(NamedTuple):
+    """A supported claim that may pair: its span, class and how to test a passage."""
+
+    start: int
+    end: int
+    cls: str
+    supported_by: Callable[[SourceIndex], bool]
+    memo: tuple  # what it claims, the same for the same claim: its passages are found once
+    key: str  # the name's key ("" for a value)
+    # A lower-case word every passage holding it contains ("" for a value: a passage with a
+    # value); None when there is none to rely on (another name of a country, an acronym).
+    hint: str | None
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence or line of `text`, in one scan."""
+    spans, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+class Passages:
+    """The sources cut into sentences, each indexed on its own when first asked."""
+
+    def __init__(self, index: SourceIndex) -> None:
+        self.joined = index.joined
+        self.allow = index.allow
+        self.spans = sentences(self.joined)
+        self.starts = [a for a, _ in self.spans]
+        self.lowered = index.lowered if len(index.lowered) == len(self.joined) else None
+        self._indexes: dict[int, SourceIndex] = {}
+        self._held: dict[tuple, frozenset[int]] = {}
+        self._subjects: dict[int, list[tuple[str, ...]]] = {}
+
+    def index(self, i: int) -> SourceIndex:
+        found = self._indexes.get(i)
+        if found is None:
+            a, b = self.spans[i]
+            found = self._indexes[i] = SourceIndex([self.joined[a:b]], self.allow)
+        return found
+
+    def holding(self, item: _Item) -> frozenset[int]:
+        """The passages that support `item` on their own (only those that may are indexed)."""
+        found = self._held.get(item.memo)
+        if found is None:
+            found = frozenset(i for i in self._candidates(item) if item.supported_by(self.index(i)))
+            self._held[item.memo] = found
+        return found
+
+    def _candidates(self, item: _Item) -> Iterable[int]:
+        if item.hint is None or self.lowered is None:
+            return range(len(self.spans))
+        if not item.hint:
+            return self._valued
+        return self._containing(item.hint)
+
+    @functools.cached_property
+    def _valued(self) -> list[int]:
+        """The passages that say a value, or "both" (which counts two): one scan."""
+        found = {self._at(start) for start, _, _ in gate._numbers(self.joined, relative=False)}
+        return sorted(found | self._containing("both"))
+
+    def _containing(self, word: str) -> set[int]:
+        found, at = set(), self.lowered.find(word)  # type: ignore[union-attr]
+        while at >= 0:
+            found.add(self._at(at))
+            at = self.lowered.find(word, at + 1)  # type: ignore[union-attr]
+        return found
+
+    def _at(self, pos: int) -> int:
+        return bisect_right(self.starts, pos) - 1
+
+    def subjects(self, i: int) -> list[tuple[str, ...]]:
+        """The words of each name passage i mentions (a sentence-opening word that is no
+        name left out)."""
+        found = self._subjects.get(i)
+        if found is None:
+            a, b = self.spans[i]
+            text = self.joined[a:b]
+            index = self.index(i)
+            found = [
+                tuple(gate._name_key(words).split())
+                for start, _, words in gate._names(text, [])
+                if not any(w.lower() in gate.DATE_WORDS for w in words)  # "March", "Monday"
+                and not (gate._sentence_start(text, start) and gate._plain_opening(words, index))
+            ]
+            self._subjects[i] = found
+        return found
+
+    def together(self, a: _Item, b: _Item, mine: list[tuple[str, ...]]) -> bool:
+        """Whether the sources may tie `a` to `b`: a passage (or a window of `WINDOW`)
+        holds both; or neither is a name whose partner is pinned, in every passage holding
+        it, on a subject that is none of `mine` (the sentence's names, as words)."""
+        held_a, held_b = self.holding(a), self.holding(b)
+        if not held_a or not held_b:
+            return True  # supported only across passages: it cannot be placed
+        if any(i + d in held_b for i in held_a for d in range(1 - WINDOW, WINDOW)):
+            return True
+        return not any(
+            name.key and all(self._elsewhere(i, mine) for i in held)
+            for name, held in ((a, held_b), (b, held_a))
+        )
+
+    def _elsewhere(self, i: int, mine: list[tuple[str, ...]]) -> bool:
+        return any(words and not any(_same(words, m) for m in mine) for words in self.subjects(i))
+
+
+def _same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two names may name one subject: the same first word ("Redfern Clinics",
+    "Redfern Dock"), or one inside the other ("Globex", "the Globex Group")."""
+    if a[0] == b[0]:
+        return True
+    short, long = sorted((a, b), key=len)
+    return f" {' '.join(short)} " in f" {' '.join(long)} "
+
+
+_PASSAGES: weakref.WeakKeyDictionary[SourceIndex, Passages] = weakref.WeakKeyDictionary()
+
+
+def _passages(index: SourceIndex) -> Passages:
+    found = _PASSAGES.get(index)
+    if found is None:
+        found = _PASSAGES[index] = Passages(index)
+    return found
+
+
+def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_Item]:
+    """The text's claims the sources support that may pair, in text order."""
+    text = mentions.folded or mentions.text
+    items: list[_Item] = []
+    for start, end, value, hedge, noun in mentions.values:
+        if value.weekday or value.phrase:
+            continue  # a weekday or "last year" is the writer's time, tied to no one
+
+        def value_held(i: SourceIndex, value=value, hedge=hedge, noun=noun) -> bool:
+            return i.supports_value(value, hedge, noun)
+
+        cls = "date" if value.kind == "date" else "number"
+        items.append(_Item(start, end, cls, value_held, ("v", value, hedge, noun), "", ""))
+    allowed = {word for a in index.allow for word in gate._name_key(a.split()).split()}
+    for start, end, words, _ in mentions.names:
+        if start in mentions.openings and gate._plain_opening(words, index):
+            if len(words) == 1:
+                continue  # "Impressive growth…": an ordinary word
+            start = end - len(" ".join(words[1:]))
+            words = words[1:]
+        while len(words) > 1 and words[0].lower() in gate.CONNECTORS:
+            start = end - len(" ".join(words[1:]))  # "of the Commission": "Commission"
+            words = words[1:]
+        if "." in text[start:end]:
+            words = [gate._undot(w) for w in words]
+        key = gate._name_key(words)
+        if not key or key in reader or set(key.split()) <= allowed or _is_place(key):
+            continue
+
+        def name_held(i: SourceIndex, words=words) -> bool:
+            return next(iter(gate._unsupported_parts(words, i)), None) is None
+
+        items.append(_Item(start, end, "name", name_held, ("n", tuple(words)), key, _hint(words)))
+    items.sort(key=lambda item: item.start)
+    return [item for item in items if item.supported_by(index)]
+
+
+def _hint(words: list[str]) -> str | None:
+    """The first word of a name's key ("redfern" for "the Redfern Clinics"), which every
+    passage holding the name holds too, in lower case; None where the sources may write it
+    otherwise (an acronym, another name of a country, an accent or an apostrophe)."""
+    key = gate._name_key(words)
+    first = key.split(" ", 1)[0]
+    if not first.isascii() or not first.isalpha() or first in gate._ALSO_CALLED_FIRST:
+        return None
+    if not any(w.lower().startswith(first) and not w.isupper() for w in words):
+        return None
+    return first
+
+
+def _is_place(key: str) -> bool:
+    """A place or a people: where something happens, rarely whom a fact is about."""
+    return key in gate.PLACES or key in gate.DEMONYMS or key in gate._PLACE_OF
+
+
+def _reader(mentions: Mentions) -> set[str]:
+    """The name keys of a greeting line ("Hi Priya and team,"): the reader is no claim."""
+    text = mentions.folded or mentions.text
+    skipped = len(text) - len(text.lstrip())
+    first = text[skipped:].split("\n", 1)[0]
+    if not gate.GREETING.match(first):
+        return set()
+    end = skipped + len(first)
+    return {gate._name_key(words) for start, _, words, _ in mentions.names if start < end}
+
+
+def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int]]:
+    """The [start, end) spans (in `mentions.folded`) of the pairs of supported claims that
+    one sentence ties together and no source passage holds together."""
+    if len(mentions.values) + len(mentions.names) < 2:
+        return []  # the common case for a short text: nothing to pair
+    text = mentions.folded or mentions.text
+    items = _items(mentions, index, _reader(mentions))
+    if len(items) < 2:
+        return []
+    found: list[tuple[int, int]] = []
+    at = 0
+    for _, end in sentences(text):
+        inside = []
+        while at < len(items) and items[at].start < end:
+            inside.append(items[at])
+            at += 1
+        mine = [tuple(item.key.split()) for item in inside if item.key]
+        # listed[k]: the items from the one opening item k's list ("Ana, Bob and Carl") on
+        listed = list(range(len(inside)))
+        for k in range(1, len(inside)):
+            a, b = inside[k - 1], inside[k]
+            if a.key and b.key and _LIST.fullmatch(text[a.end : b.start]):
+                listed[k] = listed[k - 1]
+        for k, a in enumerate(inside):
+            for j in range(k + 1, min(len(inside), k + 1 + REACH)):
+                b = inside[j]
+                if (a.cls, b.cls) not in PAIRS and (b.cls, a.cls) not in PAIRS:
+                    continue
+                if a.key == b.key or listed[j] <= k:
+                    continue  # the same name twice, or one list ties nothing together
+                if not _passages(index).together(a, b, mine):
+                    found.append((a.start, b.end))
+    return found
+
+
+def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:
+    """`gate.check`, and the pairs the sources do not hold together (`misattributed`)."""
+    claims = gate.check(mentions, index)
+    origin = mentions.origin
+    for s, e in misattributed(mentions, index):
+        if origin is not None:
+            s, e = origin[s], origin[e - 1] + 1
+        claims.append(Claim(mentions.text[s:e], "misattributed", s, e))
+    claims.sort(key=lambda c: (c.start, c.end))
+    return claims
+
+
+def find_unsupported_claims(
+    text: str, sources: Sequence[str], *, allow: Iterable[str] = (), known: Iterable[str] = ()
+) -> list[Claim]:
+    """`gate.find_unsupported_claims` with the co-occurrence check."""
+    return check_together(gate.extract(text), SourceIndex(sources, allow, known=known))

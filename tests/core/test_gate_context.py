@@ -1,0 +1,171 @@
+"""The co-occurrence check (`core/gate_context.py`): claims one sentence ties together must
+be held together by one source passage. Each rule: a fabricated draft beside a fair one."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from company_ai.core import gate, gate_context
+from company_ai.core.gate import SourceIndex, extract
+from company_ai.core.gate_context import check_together, find_unsupported_claims
+
+RIVALS = [
+    "Initech cut costs by 41% in 2024. Globex grew 12% after opening in March 2023.",
+    "Carl Mendes met Bob Ames at the fair. Ana Silva leads Hooli.",
+    "Umbrella Corp sued Zapier. Globex bought Stripe.",
+]
+
+
+def misattributed(text: str, sources: list[str] = RIVALS, **kw) -> list[str]:
+    found = find_unsupported_claims(text, sources, **kw)
+    assert all(c.kind == "misattributed" for c in found), found  # nothing else is unsupported
+    return [c.text for c in found]
+
+
+@pytest.mark.parametrize(
+    ("fabricated", "fair", "pair"),
+    [
+        # A number on another company's name.
+        ("Globex cut costs by 41%.", "Initech cut costs by 41%.", "Globex cut costs by 41%"),
+        # A date on another company's name.
+        ("Initech opened in March 2023.", "Globex opened in March 2023.", None),
+        # A person tied to a person the sources tie to someone else.
+        ("Ana Silva met Bob Ames.", "Carl Mendes met Bob Ames.", "Ana Silva met Bob Ames"),
+        # A company tied to another company's counterpart.
+        ("Globex sued Zapier.", "Umbrella Corp sued Zapier.", "Globex sued Zapier"),
+    ],
+)
+def test_claims_one_sentence_ties_together_need_one_passage(fabricated, fair, pair):
+    assert misattributed(fabricated) == [pair or fabricated.rstrip(".")]
+    assert misattributed(fair) == []
+    # Each claim alone is supported: the presence gate passes both.
+    assert gate.find_unsupported_claims(fabricated, RIVALS) == []
+
+
+def test_a_fact_pinned_on_no_one_may_be_anyone_s():
+    # "It grew 41%": the gate cannot tell whom "it" means, so the 41% may be Acme's.
+    unpinned = ["Acme Ltd now employs 120 people. Last year it grew 41%."]
+    assert misattributed("Acme grew 41%.", unpinned) == []
+    pinned = ["Acme Ltd now employs 120 people.", "Initech grew 41% in 2024."]
+    assert misattributed("Acme grew 41%.", pinned) == ["Acme grew 41%"]
+    # Pinned on another subject in one passage and on no one in another: not pinned.
+    assert misattributed("Acme grew 41%.", [*pinned, *unpinned]) == []
+
+
+def test_a_subject_s_own_products_are_no_other_subject():
+    # "led by Redfern Dock": Redfern's product, not another company the 41% belongs to.
+    sources = ["Redfern Clinics employs 120 people.", "Revenue grew 41%, led by Redfern Dock."]
+    assert misattributed("Redfern Clinics grew 41%.", sources) == []
+    assert misattributed("Globex grew 41%.", [*sources, "Globex employs 9."]) == ["Globex grew 41%"]
+
+
+def test_the_window_lets_a_pair_span_neighbouring_sentences(monkeypatch):
+    sources = ["Globex is based in Leeds. Its revenue rose 12% as Hooli watched."]
+    assert misattributed("Globex grew 12%.", sources) == ["Globex grew 12%"]
+    monkeypatch.setattr(gate_context, "WINDOW", 2)
+    assert misattributed("Globex grew 12%.", sources) == []
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "Globex, Initech and Zapier are all in the news.",  # a list ties nothing together
+        "Globex grew in Leeds, not Initech.".replace(", not Initech", ""),  # a place pairs not
+        'Globex said "Zapier" again.',  # a quoted word pairs with nothing
+        "Hi Ana,\n\nAna runs Globex.\n",  # the reader, named in the greeting
+        "Globex grew 12%, Sam Rivers heard.",  # the sender (allowed)
+        "Globex grew 12%. Initech cut costs by 41%.",  # each sentence on its own
+    ],
+)
+def test_what_pairs_with_nothing(draft):
+    sources = [*RIVALS, "CRM: Ana Silva, CFO at Hooli, Leeds. Initech is in Leeds."]
+    assert misattributed(draft, sources, allow=["Sam Rivers"]) == []
+
+
+def test_the_reader_named_elsewhere_than_the_greeting_is_a_claim_like_any():
+    sources = [*RIVALS, "CRM: Ana Silva, CFO at Hooli."]
+    assert misattributed("Hi there,\n\nAna runs Globex.\n", sources) == ["Ana runs Globex"]
+
+
+def test_the_pair_is_reported_at_its_place_in_the_original_text():
+    text = "Hi Ana,\n\nGl\u200bobex cut costs by 4\u200b1%, I read.\n"
+    found = find_unsupported_claims(text, RIVALS)
+    assert [(c.kind, c.text) for c in found] == [
+        ("misattributed", "Gl\u200bobex cut costs by 4\u200b1%")
+    ]
+    assert all(text[c.start : c.end] == c.text for c in found)
+
+
+def test_presence_claims_come_first_and_the_check_adds_only_pairs():
+    mentions = extract("Globex cut costs by 41% and hired Tim Cook.")
+    index = SourceIndex(RIVALS)
+    plain = gate.check(mentions, index)
+    together = check_together(mentions, index)
+    assert [c.text for c in plain] == ["Tim Cook"]
+    assert [c for c in together if c.kind != "misattributed"] == plain
+    assert [c.text for c in together if c.kind == "misattributed"] == ["Globex cut costs by 41%"]
+
+
+def test_the_gate_itself_does_not_run_the_check():
+    # Measured and not adopted (BENCHMARKS.md): the gate's verdicts are the presence gate's.
+    assert gate.find_unsupported_claims("Globex cut costs by 41%.", RIVALS) == []
+    assert not gate.judge({"body": "Globex cut costs by 41%."}, RIVALS).claims
+
+
+def test_the_module_docstring_example_is_true():
+    result = doctest.testmod(gate_context)
+    assert result.attempted >= 1 and result.failed == 0
+
+
+def test_sentences_split_at_ends_and_lines_only():
+    text = "Acme Inc. grew 5%. Then it grew.\nNew line! And more? yes. 3 left"
+    assert [text[a:b] for a, b in gate_context.sentences(text)] == [
+        "Acme Inc. grew 5%.",
+        "Then it grew.",
+        "New line!",
+        "And more? yes.",
+        "3 left",
+    ]
+
+
+def test_passages_are_looked_for_only_where_a_claim_may_be_yet_all_are_found():
+    """The hint (a name's first word, a value's passages) spares indexing passages that
+    cannot hold a claim: the same passages as testing every one, on the gate's drafts."""
+    from company_ai.tools.gate_adversary import ALLOW as SENDER
+    from company_ai.tools.gate_adversary import adversarial_drafts
+    from company_ai.tools.gate_eval import ALLOW, labelled_drafts
+
+    cases = [(c.text, c.sources, ALLOW) for c in labelled_drafts()[:80]]
+    cases += [(c.body, c.sources, SENDER) for c in adversarial_drafts() if not c.aside][::4]
+    cases += [("The European Union's Commission met O'Brien in 2024.", RIVALS, ())]
+    cases += [("Globex hired two men in 2024.", ["Globex hired both men.", "In 2024."], ())]
+    hinted = 0
+    for text, sources, allow in cases:
+        index = SourceIndex([*sources, "The EU Commission met O'Brien; Zürich grew 5%."], allow)
+        passages = gate_context.Passages(index)
+        for item in gate_context._items(extract(text), index, set()):
+            every = {i for i in range(len(passages.spans)) if item.supported_by(passages.index(i))}
+            assert passages.holding(item) == every, (text, item)
+            hinted += item.hint is not None
+    assert hinted > 100
+
+
+def test_a_claim_held_only_across_passages_cannot_be_placed_and_pairs_with_nothing():
+    # "Conor McGregor": "Conor" alone in one sentence, "McGregor" in another (the gate's
+    # rule for a familiar given name); no one passage holds the name to pair it.
+    sources = ["Conor won the bout. McGregor was paid 41% more.", "Globex grew 41%."]
+    assert gate.find_unsupported_claims("Conor McGregor got 41%.", sources) == []
+    assert misattributed("Conor McGregor got 41%.", sources) == []
+    assert misattributed("McGregor got 41%.", sources) == []
+    assert misattributed("Conor got 41%.", sources) == ["Conor got 41%"]
+
+
+def test_the_benchmark_scores_the_check_only_when_asked():
+    from company_ai.tools.gate_eval import unsupported
+
+    assert unsupported("Globex cut costs by 41%.", RIVALS) == []
+    assert [c.kind for c in unsupported("Globex cut costs by 41%.", RIVALS, together=True)] == [
+        "misattributed"
+    ]
