@@ -1,4 +1,6 @@
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -164,3 +166,15 @@ def test_a_tick_requests_the_last_complete_day_in_the_configured_timezone():
         )
         [request] = schedule.evaluate_tick(context).run_requests
     assert request.partition_key == request.run_key == "2026-11-29"
+
+
+def test_loading_the_code_location_prints_no_warning(tmp_path):
+    # As a run worker loads it (Python's default warning filters, not pytest's): Dagster's
+    # beta warning about sensor `owners` printed 20 times in a demo.
+    load = "import company_ai.definitions as d; d.defs().get_repository_def()"
+    env = {"PATH": "/usr/bin:/bin", "COMPANY_AI_DATA_DIR": str(tmp_path), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", load], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr
