@@ -579,38 +579,44 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         for m in _ORDINAL.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]), ordinal=True)
-    dated = _Spans(taken)
+    dated = _Spans(taken) if taken else None
     digits = []
     for m in _DIGITS.finditer(text):
-        if dated(m.start()) or dated(m.end() - 1):
+        start, end = m.span()
+        if dated and (dated(start) or dated(end - 1)):
             continue
-        digits.append(m.span())
-        tail = text[max(0, m.start() - 2) : m.start()].rstrip(" ")
+        digits.append((start, end))
+        cur, mnum, mscale, num, ordinal, scale, pct, curw = m.groups()
+        tail = text[max(0, start - 2) : start].rstrip(" ")
         code = (  # "USD 5": only a code's last letter may stand there
-            _CURRENCY_CODE.search(text, max(0, m.start() - 4), m.start())
+            _CURRENCY_CODE.search(text, max(0, start - 4), start)
             if tail and tail[-1] in "dpryf$"
             else None
         )
-        if m["cur"] or m["curw"] or code:
-            base = _dec(m["mnum"] or m["num"])
-            scale = (m["mscale"] or m["scale"] or "").lower()
+        if cur or curw or code:
+            base = _dec(mnum or num)
+            scale = (mscale or scale or "").lower()
             mult = SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
-            currency = CURRENCIES.get(m["cur"] or m["curw"] or code.group(1))  # type: ignore[union-attr]
-            start = code.start() if code else m.start()
+            currency = CURRENCIES.get(cur or curw or code.group(1))  # type: ignore[union-attr]
             if base is not None:
-                yield start, m.end(), _Value("money", base * mult, currency=currency)
-        elif m["num"] is not None:
-            base = _dec(m["num"])
+                yield (
+                    code.start() if code else start,
+                    end,
+                    _Value("money", base * mult, currency=currency),
+                )
+        elif num is not None:
+            base = _dec(num)
             if base is None:
                 continue
-            scale = (m["scale"] or "").lower()
+            scale = scale.lower() if scale else ""
+            # (Times 1 too: a product keeps 28 significant digits, as it always did.)
             base *= SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
-            if m["pct"]:
-                yield m.start(), m.end(), _Value("percent", base)
-            elif not scale and not m["ord"] and 1900 <= base <= 2099 and "." not in m["num"]:
-                yield m.start(), m.end(), _Value("date", date=(int(base), None, None))
+            if pct:
+                yield start, end, _Value("percent", base)
+            elif not scale and not ordinal and 1900 <= base <= 2099 and "." not in num:
+                yield start, end, _Value("date", date=(int(base), None, None))
             else:
-                yield m.start(), m.end(), _Value("number", base, ordinal=bool(m["ord"]))
+                yield start, end, _Value("number", base, ordinal=bool(ordinal))
     if letters.isdisjoint(WORD_NUMBERS):
         return
     numbered = _Spans(taken + digits)
@@ -696,12 +702,20 @@ _AS_DIGIT = str.maketrans("lIO", "110")
 # What any such letter needs (a digit beside it, maybe across , or .): a cheap test that
 # spares most texts the substitution.
 _MAY_DIGITISH = re.compile(r"[\dlIO](?:(?<=\d)[,.]*[lIO]|(?<=[lIO])[,.]*\d)")
-_DIGIT_BY_LETTER = re.compile(r"[0-9][,.]*[lIO]")  # in ASCII: a scan only from each digit
+# In ASCII, by str.translate: a digit as 0, a letter that may pose as one as l, the commas
+# and full stops between them gone, anything else a space; then "0l" or "l0" is the test.
+_DIGIT_SHAPES = str.maketrans(
+    {chr(c): " " for c in range(128)}
+    | dict.fromkeys("0123456789", "0")
+    | dict.fromkeys("lIO", "l")
+    | dict.fromkeys(",.")
+)
 
 
 def _may_be_digitish(text: str) -> bool:
-    if text.isascii():  # the letter after a digit, in the text or in the text reversed
-        return bool(_DIGIT_BY_LETTER.search(text) or _DIGIT_BY_LETTER.search(text[::-1]))
+    if text.isascii():
+        shapes = text.translate(_DIGIT_SHAPES)
+        return "0l" in shapes or "l0" in shapes
     return bool(_MAY_DIGITISH.search(text))
 
 
@@ -807,6 +821,13 @@ _TIME = frozenset(TIME_UNITS.values())
 
 
 def _canonical_noun(word: str) -> str | None:
+    """`_noun_of`, by one lookup in a table of the words it knows (`_NOUNS`)."""
+    if word in _NOUNS:
+        return _NOUNS[word]
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _noun_of(word: str) -> str | None:
     if word == "x":
         return "times"
     if word in COMMON or word in CURRENCIES or word in SCALES or word in SHORT_SCALES:
@@ -821,6 +842,21 @@ def _canonical_noun(word: str) -> str | None:
         if form in NOUN_SYNONYMS:
             return NOUN_SYNONYMS[form]
     return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+# Every word whose canonical noun is not the plain rule at the end of `_noun_of`: the words
+# it looks up, and their forms in -s and -es.
+_NOUNS = {
+    word: _noun_of(word)
+    for word in [
+        "x",
+        *COMMON,
+        *CURRENCIES,
+        *SCALES,
+        *SHORT_SCALES,
+        *(form + end for form in [*TIME_UNITS, *NOUN_SYNONYMS] for end in ("", "s", "es")),
+    ]
+}
 
 
 _VAGUE = re.compile(
@@ -1125,10 +1161,10 @@ _ASCII_PUNCTUATION = str.maketrans(
 
 def _norm(text: str) -> str:
     """Lower-case, accent-free, punctuation as spaces, possessives and apostrophes gone."""
-    ascii_only = text.isascii()
-    if not ascii_only:
+    if not text.isascii():
         text = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
         text = _COMBINING_MARKS.sub("", text)
+    ascii_only = text.isascii()  # "Zürich" is ASCII once its accent is gone
     text = text.lower()
     if "'" in text or "’" in text:
         text = _POSSESSIVE.sub("", text).replace("'", "").replace("’", "")
@@ -1287,12 +1323,13 @@ class SourceIndex:
             return set(_norm(" ".join(words)).split())
         # In ASCII, a `_WORD` is a run of word characters, ' . and - from its first letter:
         # the runs are found faster, and their edges are punctuation to `_norm` anyway.
-        capitals = []
-        for run in _ASCII_RUN.findall(text):
-            if not run[0].isalpha():
-                run = run.lstrip("0123456789_'.-")
-            if run[:1].isupper():
-                capitals.append(run)
+        runs = _ASCII_RUN.findall(text)
+        capitals = [run for run in runs if run[0].isupper()]
+        capitals += [  # the rare run opening with a digit or a mark: "3M", "'Acme"
+            word
+            for run in runs
+            if not run[0].isalpha() and (word := run.lstrip("0123456789_'.-"))[:1].isupper()
+        ]
         return set(_norm(" ".join(capitals)).split())
 
     @functools.cached_property

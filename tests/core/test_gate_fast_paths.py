@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from re import _parser
 
 import pytest
@@ -123,3 +124,29 @@ def test_the_gate_agrees_with_itself_indexed_once_or_per_draft():
         assert (
             once[0] == once[1] == gate.find_unsupported_claims(case.text, case.sources, allow=ALLOW)
         )
+
+
+def test_the_ascii_look_alike_pre_check_is_the_regex_one():
+    # The str.translate route in ASCII answers as the regex for the general case does.
+    for text in random_texts(20000, 6, "lIO0123456789,. a-"):
+        assert gate._may_be_digitish(text) == bool(gate._MAY_DIGITISH.search(text)), text
+
+
+def test_norm_of_accented_text_takes_the_ascii_route_only_once_it_is_ascii():
+    def plain_norm(text: str) -> str:  # the general route, for every non-ASCII text
+        text = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
+        text = re.sub(r"['’]s\b", "", gate._COMBINING_MARKS.sub("", text).lower())
+        text = text.replace("'", "").replace("’", "").replace("&", " and ")
+        return " ".join(re.sub(r"[^\w]+", " ", text).split())
+
+    accented = "aAeE éÉüÜøłŁ ñ’ß İ 2-3.&'s ,;\n"
+    for text in random_texts(5000, 7, accented):
+        assert gate._norm(text) == plain_norm(text), text
+
+
+def test_the_noun_table_gives_the_nouns_of_the_plain_rule():
+    words = [*gate._NOUNS, "x", "xs", "people", "staff", "mins", "depots", "is", "gas", "ss"]
+    words += [w + end for w in gate._NOUNS for end in ("s", "es")] + [w[:-1] for w in gate._NOUNS]
+    words += random_texts(20000, 8, "aeimnostx")
+    for word in words:
+        assert gate._canonical_noun(word) == gate._noun_of(word), word
