@@ -683,6 +683,14 @@ def _exempt_spans(text: str) -> list[tuple[int, int]]:
 
 # --- look-alikes, addresses, hedges, nouns and phrase claims -------------------------------
 
+
+def _runs_of(chars: str) -> re.Pattern:
+    """Runs of `chars`, written `[c][c]*`, not `[c]+`: the regex engine skips ahead to a
+    pattern's opening class, but tries one opening with a repeat at every position."""
+    one = "[" + re.escape(chars) + "]"
+    return re.compile(one + one + "*")
+
+
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _INVISIBLE_CHARS = re.compile("[" + "".join(map(chr, _INVISIBLE)) + "]")
 # One table for str.translate (C speed, even on a 5 MB source).
@@ -695,28 +703,28 @@ _FOLD = {
     **_INVISIBLE,
 }
 # Only these characters change: a regex finds them faster than translate walks 5 MB.
-_FOLDABLE = re.compile("[" + re.escape("".join(map(chr, _FOLD))) + "]+")
+_FOLDABLE = _runs_of("".join(map(chr, _FOLD)))
 # A letter posing as a digit among digits: "l50" is 150, "4O%" is 40 %.
 _DIGITISH = re.compile(r"(?<!\w)[\dlIO][\d,.lIO]*(?<![,.])(?!\w)")
 _AS_DIGIT = str.maketrans("lIO", "110")
 # What any such letter needs (a digit beside it, maybe across , or .): a cheap test that
 # spares most texts the substitution.
 _MAY_DIGITISH = re.compile(r"[\dlIO](?:(?<=\d)[,.]*[lIO]|(?<=[lIO])[,.]*\d)")
-# In ASCII, by str.translate: a digit as 0, a letter that may pose as one as l, the commas
-# and full stops between them gone, anything else a space; then "0l" or "l0" is the test.
-_DIGIT_SHAPES = str.maketrans(
-    {chr(c): " " for c in range(128)}
-    | dict.fromkeys("0123456789", "0")
-    | dict.fromkeys("lIO", "l")
-    | dict.fromkeys(",.")
+# In Latin-1 (where every decimal digit is 0-9), by bytes.translate: a digit as 0, a letter
+# that may pose as one as l, the commas and full stops between them gone, anything else a
+# space; then "0l" or "l0" is `_MAY_DIGITISH`'s test, at C speed.
+_DIGIT_SHAPES = bytes(
+    ord("0") if chr(c).isdecimal() else ord("l") if chr(c) in "lIO" else ord(" ")
+    for c in range(256)
 )
 
 
 def _may_be_digitish(text: str) -> bool:
-    if text.isascii():
-        shapes = text.translate(_DIGIT_SHAPES)
-        return "0l" in shapes or "l0" in shapes
-    return bool(_MAY_DIGITISH.search(text))
+    try:
+        shapes = text.encode("latin-1").translate(_DIGIT_SHAPES, b",.")
+    except UnicodeEncodeError:  # beyond Latin-1: other digits may stand there
+        return bool(_MAY_DIGITISH.search(text))
+    return b"0l" in shapes or b"l0" in shapes
 
 
 def _as_digits(m: re.Match) -> str:
@@ -1148,7 +1156,7 @@ _COMBINING = dict.fromkeys(
 )
 
 
-_COMBINING_MARKS = re.compile("[" + re.escape("".join(map(chr, _COMBINING))) + "]+")
+_COMBINING_MARKS = _runs_of("".join(map(chr, _COMBINING)))
 
 
 _POSSESSIVE = re.compile(r"['’]s\b")
@@ -1194,7 +1202,9 @@ _PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
 _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 
 
-_ASCII_RUN = re.compile(r"[A-Za-z0-9_'.-]+")
+# Every Latin-1 character that cannot stand in a `_WORD` (a word character, ' . or -) as a
+# space, for bytes.translate: what is left, split, is the runs a word may take.
+_NOT_RUN = bytes(c if re.fullmatch(r"[\w'.-]", chr(c)) else ord(" ") for c in range(256))
 
 
 _TWO = Decimal(2)
@@ -1318,12 +1328,14 @@ class SourceIndex:
         """Words the sources capitalise: a lone name must be one ("Executive" is not
         supported by "the executive")."""
         text = self.joined + " " + " ".join(self.allow)
-        if not text.isascii():
+        try:
+            runs = text.encode("latin-1").translate(_NOT_RUN).decode("latin-1").split()
+        except UnicodeEncodeError:  # beyond Latin-1: word by word
             words = [w for w in _WORD.findall(text) if w[0].isupper()]
             return set(_norm(" ".join(words)).split())
-        # In ASCII, a `_WORD` is a run of word characters, ' . and - from its first letter:
-        # the runs are found faster, and their edges are punctuation to `_norm` anyway.
-        runs = _ASCII_RUN.findall(text)
+        # In Latin-1, a `_WORD` is a run of word characters, ' . and - from its first letter
+        # (or number): the runs are found at C speed, and their edges are punctuation to
+        # `_norm` anyway.
         capitals = [run for run in runs if run[0].isupper()]
         capitals += [  # the rare run opening with a digit or a mark: "3M", "'Acme"
             word
