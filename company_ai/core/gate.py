@@ -1011,7 +1011,7 @@ def _openings(items: Sequence, prefix: str = "") -> set[str]:
     (op, arg), rest = items[0], list(items[1:])
     if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):  # \b, look-arounds: no character
         return _openings(rest, prefix)
-    if op is _sre.LITERAL and "a" <= chr(arg) <= "z":
+    if op is _sre.LITERAL and (prefix or "a" <= chr(arg) <= "z"):  # "as we discussed"
         return _openings(rest, prefix + chr(arg))
     if op is _sre.BRANCH:
         return set().union(*(_openings([*alternative, *rest], prefix) for alternative in arg[1]))
@@ -1028,7 +1028,9 @@ def _opening_scan(pattern: re.Pattern) -> re.Pattern:
     openings = _openings(list(_parser.parse(pattern.pattern)))
     if "" in openings:
         raise ValueError(f"a match of {pattern.pattern[:40]!r}… need not open with a letter")
-    return re.compile(r"\b" + _prefix_tree(openings))
+    # A lookahead: an opening of several words ("as we discussed") may hold the start of
+    # another ("we"), which must be tried too.
+    return re.compile(r"\b(?=" + _prefix_tree(openings) + ")")
 
 
 _PHRASE_OPENINGS = _opening_scan(_PHRASES)

@@ -47,9 +47,11 @@ def test_phrase_claims_are_found_where_the_whole_pattern_finds_them():
 
 def test_the_openings_of_a_pattern_follow_its_literals_and_optional_parts():
     parsed = _parser.parse(r"\b(?:co-?)?founder\b|\bas (?:we )?discussed")
-    # Past a part that may repeat ("-?"), the opening ends: "co" stands for "cofounder" too.
-    assert gate._openings(list(parsed)) == {"co", "founder", "as"}
-    assert gate._openings(list(_parser.parse(r"\bhead of [a-z]+"))) == {"head"}
+    # Past a part that may repeat ("-?"), the opening ends: "co" stands for "cofounder" too;
+    # past the first letter, any literal is followed ("as discussed").
+    assert gate._openings(list(parsed)) == {"co", "co-", "founder", "as discussed", "as we "}
+    assert gate._openings(list(_parser.parse(r"\bhead of [a-z]+"))) == {"head of "}
+    assert gate._openings(list(_parser.parse(r"#1|\b-?top"))) == {"", "top"}  # "#": no letter
     with pytest.raises(ValueError, match="need not open with a letter"):
         gate._opening_scan(re.compile(r"#1|\btop\b"))
 
