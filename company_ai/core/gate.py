@@ -1532,7 +1532,7 @@ class SourceIndex:
         """Names the company knows written in lower case ("we work with globex") that the
         sources do not hold: claims like any capitalised name."""
         found: list[tuple[int, int, Kind]] = []
-        if self.known.keys().isdisjoint(_LOWER_WORD.findall(text)):
+        if self.known.keys().isdisjoint(_alnum_runs(text)):
             return found  # the common case: no known name's first word, in lower case
         inside = _Spans([(a, b) for a, b, kind, _ in mentions.phrases if kind == "address"])
         for m in _LOWER_WORD.finditer(text):
@@ -1548,6 +1548,22 @@ class SourceIndex:
                         found.append((m.start(), end, "organisation"))
                     break
         return found
+
+
+# Every character but a-z and 0-9 as a space (after `_alnum_runs` made the text ASCII).
+_NOT_LOWER_ALNUM = str.maketrans(
+    dict.fromkeys(
+        (chr(c) for c in range(128) if not ("a" <= chr(c) <= "z" or chr(c).isdigit())), " "
+    )
+)
+
+
+def _alnum_runs(text: str) -> set[str]:
+    """The runs of a-z and 0-9 in a text, by str.translate: among them, every `_LOWER_WORD`
+    that could be a known name's first word (a normalised token, never holding . or -)."""
+    if not text.isascii():
+        text = text.encode("ascii", "replace").decode()
+    return set(text.translate(_NOT_LOWER_ALNUM).split())
 
 
 _CAPITALISED_WORD = re.compile(r"(?<!\w)[^\W\d_][\w'’.-]*")

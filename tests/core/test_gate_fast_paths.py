@@ -166,3 +166,13 @@ def test_the_noun_table_gives_the_nouns_of_the_plain_rule():
     words += random_texts(20000, 8, "aeimnostx")
     for word in words:
         assert gate._canonical_noun(word) == gate._noun_of(word), word
+
+
+def test_the_known_name_pre_check_holds_every_lower_case_word_a_name_could_open():
+    # Known names' first words are normalised tokens (no . or -): each lower-case word the
+    # scan could look up is among the runs the pre-check reads.
+    for text in random_texts(6000, 11, "abcAB09 .-@/_é’&\n"):
+        words = {w for w in gate._LOWER_WORD.findall(text) if "." not in w and "-" not in w}
+        assert words <= gate._alnum_runs(text), text
+    known = SourceIndex([], known=["Globex Capital", "Initech"])
+    assert known.known_in("we work with initech.", extract("we work with initech.")) != []
