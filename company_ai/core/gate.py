@@ -1092,7 +1092,14 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
         return found
 
     inside_span = _Spans(blocked)
-    for m in _WORD.finditer(text):
+    ascii_text = text.isascii()
+    pos = 0
+    # `_WORD.finditer(text)`, word by word; outside a run, in ASCII, straight to the next
+    # word opening with a capital (the lower-case words between change nothing).
+    while m := (
+        _WORD.search(text, pos) if run or not ascii_text else _next_capital_word(text, pos)
+    ):
+        pos = m.end()
         word = m.group()
         capital = word[0].isupper()
         if not run and not capital:
@@ -1116,6 +1123,27 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
             yield found  # a word ending a sentence ends the run too
     if found := flush():
         yield found
+
+
+_CAPITAL = re.compile("[A-Z]")
+_RUN_MARKS = frozenset("0123456789_'.-")  # what a run of word characters holds but letters
+
+
+def _next_capital_word(text: str, pos: int) -> re.Match | None:
+    """In ASCII text, the first `_WORD` at or after `pos` that opens with a capital, with
+    `pos` where a `_WORD` may start (0, or where one ended). A word opens at a run's first
+    letter: a capital after a letter in the same run of word characters, ' . and -
+    ("McGregor", "e-Commerce") is inside a word; after digits or marks only, it opens one
+    ("3M")."""
+    while hit := _CAPITAL.search(text, pos):
+        at = before = hit.start()
+        while before > 0 and text[before - 1] in _RUN_MARKS:
+            before -= 1
+        if before > 0 and text[before - 1].isalpha():
+            pos = at + 1  # inside a word
+            continue
+        return _WORD.match(text, at)
+    return None
 
 
 def _ordinary(text: str, start: int, word: str) -> bool:
@@ -1171,6 +1199,8 @@ _ASCII_PUNCTUATION = str.maketrans(
 
 def _norm(text: str) -> str:
     """Lower-case, accent-free, punctuation as spaces, possessives and apostrophes gone."""
+    if text.isalnum() and text.isascii():
+        return text.lower()  # one plain word ("Acme"): the common case, nothing else to do
     if not text.isascii():
         text = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
         text = _COMBINING_MARKS.sub("", text)
@@ -1642,7 +1672,7 @@ def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool
     """The run as (start, end, supported): from each start, the longest phrase the sources
     know, else the one word, unsupported (a lone connector is left out)."""
     segments = []
-    tokens = [_norm(_HYPHEN_SUFFIX.sub("", w)).split() for w in words]
+    tokens = [_norm(_HYPHEN_SUFFIX.sub("", w) if "-" in w else w).split() for w in words]
     i = 0
     while i < len(words):
         j = _longest_known(words, tokens, i, index)

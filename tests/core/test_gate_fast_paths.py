@@ -176,3 +176,54 @@ def test_the_known_name_pre_check_holds_every_lower_case_word_a_name_could_open(
         assert words <= gate._alnum_runs(text), text
     known = SourceIndex([], known=["Globex Capital", "Initech"])
     assert known.known_in("we work with initech.", extract("we work with initech.")) != []
+
+
+def plain_names(text: str, blocked: list[tuple[int, int]]) -> list:
+    """`gate._names` as it was: every word of the text read in turn."""
+    found, run = [], []
+
+    def flush() -> None:
+        while run and run[-1][2].lower() in gate.CONNECTORS:
+            run.pop()
+        if run:
+            found.append((run[0][0], run[-1][1], [w for _, _, w in run]))
+        run.clear()
+
+    inside_span = gate._Spans(blocked)
+    for m in gate._WORD.finditer(text):
+        word, start = m.group(), m.start()
+        capital = word[0].isupper()
+        if not run and not capital:
+            continue
+        end = start + len(word)
+        inside = inside_span(start)
+        lower = word.lower()
+        joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
+        if joined and (lower in gate.CONNECTORS or (capital and lower not in gate.COMMON)):
+            run.append((start, end, word))
+        else:
+            flush()
+            if capital and not inside and not gate._ordinary(text, start, word):
+                run.append((start, end, word))
+        if text[end : end + 1] in (".", "!", "?") and not gate._is_abbrev(word):
+            flush()
+    flush()
+    return found
+
+
+def test_names_skip_lower_case_words_and_find_the_same_runs():
+    words = ["Acme", "of", "de", "and", "the", "McGregor", "e-Commerce", "3M", "AT&T", "iPhone"]
+    words += ["Bank", "U.S.", "St.", "O'Brien", "x", "Ltd.", "Dr", "Inc", "-", "'", "Mr.", "I"]
+    rng = random.Random(12)
+    texts = [c.text for c in labelled_drafts()]
+    texts += ["".join(rng.choice(ALPHABET[:-3] + "ABCMS") for _ in range(60)) for _ in range(3000)]
+    for _ in range(3000):
+        texts.append(
+            "".join(
+                rng.choice(words) + rng.choice([" ", " ", ". ", ", ", "-", "\n", "'", ""])
+                for _ in range(rng.randint(1, 14))
+            )
+        )
+    for text in texts:
+        blocked = [(0, rng.randint(0, 8))] if rng.random() < 0.3 else []
+        assert list(gate._names(text, blocked)) == plain_names(text, blocked), text
