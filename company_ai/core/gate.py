@@ -875,7 +875,9 @@ _VAGUE = re.compile(
 _MULTIPLE = re.compile(
     rf"{_word_start(MULTIPLES)}(?:" + "|".join(sorted(MULTIPLES, key=len, reverse=True)) + r")\b"
 )
-_SUPERLATIVE = re.compile(SUPERLATIVE)
+# Each alternative of SUPERLATIVE opens with \b or "#": checked once before them all, most
+# positions fail at once instead of trying every alternative (a third of the work).
+_SUPERLATIVE = re.compile(r"(?:\b|(?=#))(?:" + SUPERLATIVE + ")")
 
 
 def _prefix_tree(words: Iterable[str]) -> str:

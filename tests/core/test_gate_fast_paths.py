@@ -227,3 +227,19 @@ def test_names_skip_lower_case_words_and_find_the_same_runs():
     for text in texts:
         blocked = [(0, rng.randint(0, 8))] if rng.random() < 0.3 else []
         assert list(gate._names(text, blocked)) == plain_names(text, blocked), text
+
+
+def test_boasts_are_found_as_the_plain_superlative_pattern_finds_them():
+    from re import _constants
+
+    alternatives = _parser.parse(gate.SUPERLATIVE).data[0][1][1]
+    for alternative in alternatives:  # what the hoisted check before them stands for
+        op, arg = alternative.data[0]
+        assert (op, arg) in ((_constants.AT, _constants.AT_BOUNDARY), (_constants.LITERAL, 35))
+    plain = re.compile(gate.SUPERLATIVE)
+    texts = [t.lower() for t in drafts()] + ["we're #1, the #1 pick, no. 1 and award-winning"]
+    texts += random_texts(2000, 13, "#1 abest-wingrdo.")
+    for text in texts:
+        assert [m.span() for m in gate._SUPERLATIVE.finditer(text)] == [
+            m.span() for m in plain.finditer(text)
+        ], text
