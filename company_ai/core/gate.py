@@ -324,14 +324,15 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     found += [
         (start, end, "product") for start, end, key in mentions.quoted if not index.has_phrase(key)
     ]
+    lowered = text.lower() if mentions.phrases else text
     found += [
         (start, end, kind)  # type: ignore[misc]
         for start, end, kind, what in mentions.phrases
         if not index.supports_phrase(
             kind,
             what,
-            _noun_after(text.lower(), end),
-            _hedge_before(text.lower(), start) if what in VAGUE_COUNTS else None,
+            _noun_after(lowered, end),
+            _hedge_before(lowered, start) if what in VAGUE_COUNTS else None,
         )
     ]
     for start, end, words, before in mentions.names:
@@ -417,12 +418,17 @@ _DATE = re.compile(
     r")",
 )
 _WORD_NUM = "|".join(sorted([*UNITS, *TENS, *SCALES], key=len, reverse=True))
+# A figure's first character is taken by a class before the alternatives, so the regex
+# engine skips ahead to digits and currency signs (a pattern opening with a lookahead is
+# tried at every position): the currency is `first` when `mnum` matched, the number is
+# `first` and then `num_rest` (the rest of `_NUM`) when `num_rest` did.
+_NUM_REST = r"\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?"
 _DIGITS = re.compile(
-    r"(?=[\d$£€¥₹])"
+    r"(?P<first>[\d$£€¥₹])"
     r"(?:"
-    rf"(?P<cur>[$£€¥₹])\s?(?P<mnum>{_NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b|billion\b"
+    rf"(?<=[$£€¥₹])\s?(?P<mnum>{_NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b|billion\b"
     rf"|thousand\b)?"
-    rf"|(?<![a-z\d_.])(?P<num>{_NUM})(?:(?P<ord>st|nd|rd|th)\b)?"
+    rf"|(?<=\d)(?<![a-z\d_.].)(?P<num_rest>{_NUM_REST})(?:(?P<ord>st|nd|rd|th)\b)?"
     rf"(?:\s?(?P<scale>bn\b|mn\b|[km]\b|million\b|billion\b|thousand\b|hundred\b))?"
     r"(?:\s?(?P<pct>%|per ?cent\b|pc\b))?"
     r"(?:\s(?P<curw>dollars?|pounds?|euros?|yen|rupees?|francs?|usd|gbp|eur|jpy|inr|chf)\b)?"
@@ -586,7 +592,9 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         if dated and (dated(start) or dated(end - 1)):
             continue
         digits.append((start, end))
-        cur, mnum, mscale, num, ordinal, scale, pct, curw = m.groups()
+        first, mnum, mscale, num_rest, ordinal, scale, pct, curw = m.groups()
+        cur = first if mnum is not None else None
+        num = first + num_rest if num_rest is not None else None
         tail = text[max(0, start - 2) : start].rstrip(" ")
         code = (  # "USD 5": only a code's last letter may stand there
             _CURRENCY_CODE.search(text, max(0, start - 4), start)

@@ -243,3 +243,29 @@ def test_boasts_are_found_as_the_plain_superlative_pattern_finds_them():
         assert [m.span() for m in gate._SUPERLATIVE.finditer(text)] == [
             m.span() for m in plain.finditer(text)
         ], text
+
+
+def test_figures_are_read_as_the_plain_figure_pattern_reads_them():
+    plain = re.compile(  # the pattern as it was: a lookahead, then the whole figure in groups
+        r"(?=[\d$£€¥₹])(?:"
+        rf"(?P<cur>[$£€¥₹])\s?(?P<mnum>{gate._NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b"
+        r"|billion\b|thousand\b)?"
+        rf"|(?<![a-z\d_.])(?P<num>{gate._NUM})(?:(?P<ord>st|nd|rd|th)\b)?"
+        r"(?:\s?(?P<scale>bn\b|mn\b|[km]\b|million\b|billion\b|thousand\b|hundred\b))?"
+        r"(?:\s?(?P<pct>%|per ?cent\b|pc\b))?"
+        r"(?:\s(?P<curw>dollars?|pounds?|euros?|yen|rupees?|francs?|usd|gbp|eur|jpy|inr|chf)\b)?"
+        r")"
+    )
+
+    def read(m: re.Match) -> tuple:
+        first, mnum, mscale, num_rest, *rest = m.groups()
+        cur = first if mnum is not None else None
+        num = first + num_rest if num_rest is not None else None
+        return (m.span(), cur, mnum, mscale, num, *rest)
+
+    texts = [t.lower() for t in drafts()] + ["$1.2m, £ 3, 1,234.5%, x12, 7th, 2,00,000 usd"]
+    texts += random_texts(6000, 14, "0123456789$£ ,.%kmbst-a\u0663")
+    for text in texts:
+        assert [read(m) for m in gate._DIGITS.finditer(text)] == [
+            (m.span(), *m.groups()) for m in plain.finditer(text)
+        ], text
