@@ -1211,6 +1211,13 @@ def _norm(text: str) -> str:
     """Lower-case, accent-free, punctuation as spaces, possessives and apostrophes gone."""
     if text.isalnum() and text.isascii():
         return text.lower()  # one plain word ("Acme"): the common case, nothing else to do
+    return " ".join(_norm_tokens(text))
+
+
+def _norm_tokens(text: str) -> list[str]:
+    """`_norm(text).split()`, without joining the tokens only to split them again."""
+    if text.isalnum() and text.isascii():
+        return [text.lower()]
     if not text.isascii():
         text = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
         text = _COMBINING_MARKS.sub("", text)
@@ -1220,8 +1227,8 @@ def _norm(text: str) -> str:
         text = _POSSESSIVE.sub("", text).replace("'", "").replace("’", "")
     text = text.replace("&", " and ")
     if ascii_only:
-        return " ".join(text.translate(_ASCII_PUNCTUATION).split())
-    return " ".join(_NOT_WORD.sub(" ", text).split())
+        return text.translate(_ASCII_PUNCTUATION).split()
+    return _NOT_WORD.sub(" ", text).split()
 
 
 _HYPHEN_SUFFIX = re.compile(r"-(?:based|born|led|owned|made|era|style|backed|run)$", re.I)
@@ -1229,7 +1236,7 @@ _HYPHEN_SUFFIX = re.compile(r"-(?:based|born|led|owned|made|era|style|backed|run
 
 def _name_key(words: Sequence[str]) -> str:
     """The normalised form of a name: no corporate suffix, honorific or leading "the"."""
-    tokens = _norm(" ".join([_HYPHEN_SUFFIX.sub("", w) if "-" in w else w for w in words])).split()
+    tokens = _norm_tokens(" ".join([_HYPHEN_SUFFIX.sub("", w) if "-" in w else w for w in words]))
     while tokens and (tokens[0] in HONORIFICS or tokens[0] == "the"):
         tokens = tokens[1:]
     while len(tokens) > 1 and tokens[-1] in CORPORATE:
@@ -1374,7 +1381,7 @@ class SourceIndex:
             runs = text.encode("latin-1").translate(_NOT_RUN).decode("latin-1").split()
         except UnicodeEncodeError:  # beyond Latin-1: word by word
             words = [w for w in _WORD.findall(text) if w[0].isupper()]
-            return set(_norm(" ".join(words)).split())
+            return set(_norm_tokens(" ".join(words)))
         # In Latin-1, a `_WORD` is a run of word characters, ' . and - from its first letter
         # (or number): the runs are found at C speed, and their edges are punctuation to
         # `_norm` anyway.
@@ -1384,7 +1391,7 @@ class SourceIndex:
             for run in runs
             if not run[0].isalpha() and (word := run.lstrip("0123456789_'.-"))[:1].isupper()
         ]
-        return set(_norm(" ".join(capitals)).split())
+        return set(_norm_tokens(" ".join(capitals)))
 
     @functools.cached_property
     def acronyms(self) -> set[str]:
@@ -1682,7 +1689,7 @@ def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool
     """The run as (start, end, supported): from each start, the longest phrase the sources
     know, else the one word, unsupported (a lone connector is left out)."""
     segments = []
-    tokens = [_norm(_HYPHEN_SUFFIX.sub("", w) if "-" in w else w).split() for w in words]
+    tokens = [_norm_tokens(_HYPHEN_SUFFIX.sub("", w) if "-" in w else w) for w in words]
     i = 0
     while i < len(words):
         j = _longest_known(words, tokens, i, index)
@@ -1806,7 +1813,7 @@ def _unsupported_parts(
 
 def _classify(words: list[str], before: str) -> Kind:
     lower = [w.lower().rstrip(".") for w in words]
-    key = " ".join(_norm(" ".join(words)).split())
+    key = _norm(" ".join(words))
     if any(w in ORG_WORDS for w in lower):
         return "organisation"
     if any(w in TITLE_WORDS for w in lower):
