@@ -391,14 +391,10 @@ _PHONE = re.compile(r"^[\s\w.:]{0,8}?[+(]?\d[\d\s().-]{6,}\d\s*$")
 
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_MONTH_FORMS = "jan(?:uary)? feb(?:ruary)? mar(?:ch)? apr(?:il)? may june? july? aug(?:ust)?"
-_MONTH_FORMS += " sep(?:t(?:ember)?)? oct(?:ober)? nov(?:ember)? dec(?:ember)?"
-_MONTH = rf"(?:{'|'.join(_MONTH_FORMS.split())})\.?"
-
-
-def _after_first(forms: Iterable[str]) -> str:
-    """Forms opening with a letter, matched after that letter was taken ("(?<=j)an")."""
-    return "(?:" + "|".join(f"(?<={form[0]}){form[1:]}" for form in forms) + ")"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 
 
 def _word_start(words: Iterable[str]) -> str:
@@ -409,24 +405,16 @@ def _word_start(words: Iterable[str]) -> str:
 # Each pattern opens with a lookahead on its possible first characters, then `\b`, outside
 # any group: most positions fail at once instead of trying every alternative (the regex
 # engine skips ahead only for a pattern opening with a literal or a character class).
-# The date patterns open with a class that takes the first character: the engine skips
-# ahead to it. Each group that opens the match is `first` and its rest, `<name>_r`
-# (`_date_groups` joins them again); `(?<!\w.)` after the first character is `\b` before it.
-_DATE_OPENINGS = "jan feb mar apr may jun jul aug sep oct nov dec mon tue wed thu fri sat sun"
 _DATE = re.compile(
-    r"(?P<first>[\djfmasondtw])(?<!\w.)(?:(?<=\d)|"  # most words fail here, at once
-    + "|".join(
-        f"(?<={letter})(?={'|'.join(w[1:] for w in _DATE_OPENINGS.split() if w[0] == letter)})"
-        for letter in sorted({w[0] for w in _DATE_OPENINGS.split()})
-    )
-    + r")(?:"
-    r"(?<=\d)(?P<iso_r>(?P<iy_r>\d{3})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))\b"
-    r"|(?<=\d)(?P<sd_r>\d?)[/.](?P<sm>\d{1,2})[/.](?P<sy>\d{4})\b"
-    rf"|(?<=\d)(?P<d1_r>\d?)(?:st|nd|rd|th)?(?: of)? (?P<m1>{_MONTH})(?:,? (?P<y1>\d{{4}}))?\b"
-    rf"|(?P<m2_r>{_after_first(_MONTH_FORMS.split())}\.?) (?P<d2>\d{{1,2}})(?:st|nd|rd|th)?"
-    rf"(?:,? (?P<y2>\d{{4}}))?\b"
-    rf"|(?P<m3_r>{_after_first(_MONTH_FORMS.split())}\.?)(?:,? (?P<y3>\d{{4}}))?\b"
-    rf"|(?P<wd_r>{_after_first(WEEKDAYS)})s?\b"
+    r"(?=[\djfmasondtw])\b(?=\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu"
+    r"|fri|sat|sun)"  # what each alternative opens with: most words fail here, at once
+    r"(?:"
+    rf"\b(?P<iso>(?P<iy>\d{{4}})-(?P<im>\d{{1,2}})-(?P<id>\d{{1,2}}))\b"
+    rf"|\b(?P<sd>\d{{1,2}})[/.](?P<sm>\d{{1,2}})[/.](?P<sy>\d{{4}})\b"
+    rf"|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? (?P<m1>{_MONTH})(?:,? (?P<y1>\d{{4}}))?\b"
+    rf"|\b(?P<m2>{_MONTH}) (?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?:,? (?P<y2>\d{{4}}))?\b"
+    rf"|\b(?P<m3>{_MONTH})(?:,? (?P<y3>\d{{4}}))?\b"
+    r"|\b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"
     r")",
 )
 _WORD_NUM = "|".join(sorted([*UNITS, *TENS, *SCALES], key=len, reverse=True))
@@ -450,25 +438,36 @@ _WORD_NUMBERS = re.compile(
     rf"(?=[zotfsenhmb])\b(?P<words>(?:(?:{_WORD_NUM})(?:[\s-]+(?:and[\s]+)?)?)+)\b"
     r"(?:\s?(?P<wpct>%|per ?cent\b))?"
 )
-_ISO_DATE = re.compile(  # `_DATE`'s first two forms alone
-    r"(?P<first>\d)(?<!\w.)(?:(?P<iso_r>(?P<iy_r>\d{3})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))\b"
-    r"|(?P<sd_r>\d?)[/.](?P<sm>\d{1,2})[/.](?P<sy>\d{4})\b)"
+_ISO_DATE = re.compile(
+    r"(?=\d)(?:\b(?P<iso>(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))\b"
+    r"|\b(?P<sd>\d{1,2})[/.](?P<sm>\d{1,2})[/.](?P<sy>\d{4})\b)"
 )
-_OPENING_GROUPS = ("iso", "iy", "sd", "d1", "m2", "m3", "wd")
-
-
-def _date_groups(m: re.Match) -> dict[str, str | None]:
-    """A date's groups by the names of the plain pattern: a group that opens the match is
-    its first character and its rest."""
-    groups = m.groupdict()
-    first = groups.pop("first")
-    for name in _OPENING_GROUPS:
-        rest = groups.pop(name + "_r", None)
-        groups[name] = None if rest is None else first + rest
-    return groups
-
-
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
+_DIGIT_OPENING = re.compile(r"\d(?<!\w\d)")  # a digit with \b before it: the scan skips ahead
+
+
+def _date_starts(lowered: str, words: Iterable[str]) -> list[int]:
+    """Every place a date (`_DATE`, `_ISO_DATE`) may start in a lower-case text: a digit
+    opening a word, or one of `words`, the month and day names among its letter runs (a
+    month in a date is a whole word), found by str.find. A date pattern tried only there
+    does a tenth of the work of one tried at every position."""
+    starts = {m.start() for m in _DIGIT_OPENING.finditer(lowered)}
+    for word in words:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = lowered.find(word, at + 1)
+    return sorted(starts)
+
+
+def _matches_at(pattern: re.Pattern, text: str, starts: Iterable[int]) -> Iterable[re.Match]:
+    """`pattern.finditer(text)` for a pattern whose every match starts at one of `starts`
+    (in order) and is never empty: tried there only."""
+    end = 0
+    for at in starts:
+        if at >= end and (m := pattern.match(text, at)):
+            end = m.end()
+            yield m
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
 RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
 FUTURE_WORDS = ("next ", "later this", "end of", "tomorrow")
@@ -569,13 +568,15 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         text = "".join(c.lower() if len(c.lower()) == 1 else c for c in original)
     letters = _letter_runs(text)  # skip the patterns that cannot match
     taken: list[tuple[int, int]] = []
-    for m in (_ISO_DATE if letters.isdisjoint(DATE_WORDS) else _DATE).finditer(text):
-        g = _date_groups(m)
-        if g["wd"]:
+    date_words = letters & DATE_WORDS
+    dates = _DATE if date_words else _ISO_DATE
+    for m in _matches_at(dates, text, _date_starts(text, date_words)):
+        g = m.groupdict()
+        if g.get("wd"):
             value = _Value("date", weekday=g["wd"].lower())
         elif g["iso"]:
             value = _Value("date", date=(int(g["iy"]), int(g["im"]), int(g["id"])))
-        elif g["sd"]:  # 12/03/2025: day first, as written in the UK and most of Europe
+        elif g.get("sd"):  # 12/03/2025: day first, as written in the UK and most of Europe
             value = _Value("date", date=(int(g["sy"]), int(g["sm"]), int(g["sd"])))
         else:
             month_text = g["m1"] or g["m2"] or g["m3"]
@@ -583,7 +584,7 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
             if month is None:
                 continue
             bare = g["m3"] and not g["y3"]
-            capital = original[m.start()].isupper() if bare else True  # (m3 opens the date)
+            capital = original[m.start("m3")].isupper() if bare else True
             dated = bare and text[max(0, m.start() - 6) : m.start()].endswith(_MONTH_CONTEXT)
             if bare and not dated and (not capital or month_text in ("may", "mar")):
                 continue  # a bare "may" is a verb; a bare month is one when capitalised or dated
