@@ -468,6 +468,8 @@ def _matches_at(pattern: re.Pattern, text: str, starts: Iterable[int]) -> Iterab
         if at >= end and (m := pattern.match(text, at)):
             end = m.end()
             yield m
+
+
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
 RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
 FUTURE_WORDS = ("next ", "later this", "end of", "tomorrow")
@@ -497,6 +499,7 @@ _QUARTER = re.compile(
     r"(?=[qf1-4st])\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter)"
     r"(?:,? (?:of )?(\d{4}))?\b"
 )
+_Q_DIGIT = re.compile("q[1-4]")  # what `_QUARTER` needs without "quarter": a literal, found fast
 _QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3}
 _QUARTERS["4th"] = 4
 _CURRENCY_CODE = re.compile(r"(usd|gbp|eur|jpy|inr|chf|us\$) ?$")
@@ -602,7 +605,7 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         for m in pattern.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
-    if "q" in text or "quarter" in letters:
+    if "quarter" in letters or _Q_DIGIT.search(text):  # "q3", "third quarter"
         for m in _QUARTER.finditer(text):
             quarter = int(m.group(1)) if m.group(1) else _QUARTERS[m.group(2)]
             year = int(m.group(3)) if m.group(3) else None
@@ -1128,7 +1131,8 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
         run.clear()
         return found
 
-    inside_span = _Spans(blocked)
+    spans = _Spans(blocked)  # read with a cursor: the words come in order
+    span_starts, span_ends, k = spans.starts, spans.ends, 0
     ascii_text = text.isascii()
     pos = 0
     # `_WORD.finditer(text)`, word by word; outside a run, in ASCII, straight to the next
@@ -1145,7 +1149,9 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
             word = word.rstrip(".")  # a trailing full stop, unless it abbreviates
         start = m.start()
         end = start + len(word)
-        inside = inside_span(start)
+        while k < len(span_ends) and span_ends[k] <= start:
+            k += 1
+        inside = k < len(span_starts) and span_starts[k] <= start
         lower = word.lower()
         joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
         if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
