@@ -842,9 +842,15 @@ _HEDGE_WORDS = re.compile(
 )
 
 
+_HEDGE_ENDINGS = tuple(HEDGES)  # what a window holding a hedge ends with, spaces aside
+
+
 def _hedge_before(lowered: str, start: int) -> Hedge | None:
     """The hedge right before a number ("over 40", "nearly 1,200", "~900"), or None."""
-    m = _HEDGE_WORDS.search(lowered, max(0, start - 24), start)
+    window = max(0, start - 24)
+    if not lowered[window:start].rstrip().endswith(_HEDGE_ENDINGS):
+        return None  # the common case: no hedge ends right there, no search
+    m = _HEDGE_WORDS.search(lowered, window, start)
     return HEDGES[m.group(1)] if m else None  # type: ignore[return-value]
 
 

@@ -303,3 +303,15 @@ def test_the_quarter_pre_check_spares_no_text_with_a_quarter():
         text = text.lower()
         if gate._QUARTER.search(text):
             assert "quarter" in gate._letter_runs(text) or gate._Q_DIGIT.search(text), text
+
+
+def test_the_hedge_pre_check_spares_only_windows_without_a_hedge():
+    def plain(lowered: str, start: int) -> str | None:
+        m = gate._HEDGE_WORDS.search(lowered, max(0, start - 24), start)
+        return gate.HEDGES[m.group(1)] if m else None
+
+    texts = ["about 40", "more than\n 12", "(~9", "up to 5", "in excess of 3", "+4", "over\n"]
+    texts += random_texts(4000, 18, "about ~+(\nover") + [t.lower() for t in drafts()[:300]]
+    for text in texts:
+        for start in range(len(text) + 1):
+            assert gate._hedge_before(text, start) == plain(text, start), (text, start)
