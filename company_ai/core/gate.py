@@ -39,7 +39,7 @@ import json
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from itertools import chain
@@ -548,9 +548,14 @@ class _Value(NamedTuple):  # a tuple: made for every number of every text, fast 
 
 
 # Every character but a-z as a space (after `_letter_runs` made the rest ASCII).
-_NOT_LETTER = str.maketrans(
-    dict.fromkeys((chr(c) for c in range(128) if not chr(c).islower()), " ")
-)
+def _ascii_spaces(keep: Callable[[str], bool]) -> dict[int, str]:
+    """A str.translate table for ASCII text: each character `keep`s itself, any other is a
+    space. Every ASCII character has its entry: str.translate raises and clears a KeyError
+    inside for each character missing from a table, once a call (most of its cost)."""
+    return {c: chr(c) if keep(chr(c)) else " " for c in range(128)}
+
+
+_NOT_LETTER = _ascii_spaces(str.islower)
 
 
 def _letter_runs(lowered: str) -> set[str]:
@@ -1241,9 +1246,7 @@ _COMBINING_MARKS = _runs_of("".join(map(chr, _COMBINING)))
 _POSSESSIVE = re.compile(r"['’]s\b")
 _NOT_WORD = re.compile(r"[^\w]+")
 # ASCII punctuation as spaces, by str.translate: the common case, without a regex pass.
-_ASCII_PUNCTUATION = str.maketrans(
-    dict.fromkeys((chr(c) for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")), " ")
-)
+_ASCII_PUNCTUATION = _ascii_spaces(lambda c: c.isalnum() or c == "_")
 
 
 def _norm(text: str) -> str:
@@ -1637,11 +1640,7 @@ class SourceIndex:
 
 
 # Every character but a-z and 0-9 as a space (after `_alnum_runs` made the text ASCII).
-_NOT_LOWER_ALNUM = str.maketrans(
-    dict.fromkeys(
-        (chr(c) for c in range(128) if not ("a" <= chr(c) <= "z" or chr(c).isdigit())), " "
-    )
-)
+_NOT_LOWER_ALNUM = _ascii_spaces(lambda c: "a" <= c <= "z" or c.isdigit())
 
 
 def _alnum_runs(text: str) -> set[str]:
