@@ -637,7 +637,7 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
             else None
         )
         if cur or curw or code:
-            base = _dec(mnum or num)
+            base = _dec(mnum or num)  # type: ignore[arg-type]  # (one of the two matched)
             scale = (mscale or scale or "").lower()
             mult = SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
             currency = CURRENCIES.get(cur or curw or code.group(1))  # type: ignore[union-attr]
