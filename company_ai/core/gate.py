@@ -39,7 +39,7 @@ import json
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from itertools import chain
@@ -333,14 +333,15 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     found += [
         (start, end, "product") for start, end, key in mentions.quoted if not index.has_phrase(key)
     ]
+    lowered = text.lower() if mentions.phrases else text
     found += [
         (start, end, kind)  # type: ignore[misc]
         for start, end, kind, what in mentions.phrases
         if not index.supports_phrase(
             kind,
             what,
-            _noun_after(text.lower(), end),
-            _hedge_before(text.lower(), start) if what in VAGUE_COUNTS else None,
+            _noun_after(lowered, end),
+            _hedge_before(lowered, start) if what in VAGUE_COUNTS else None,
         )
     ]
     for start, end, words, before in mentions.names:
@@ -426,12 +427,17 @@ _DATE = re.compile(
     r")",
 )
 _WORD_NUM = "|".join(sorted([*UNITS, *TENS, *SCALES], key=len, reverse=True))
+# A figure's first character is taken by a class before the alternatives, so the regex
+# engine skips ahead to digits and currency signs (a pattern opening with a lookahead is
+# tried at every position): the currency is `first` when `mnum` matched, the number is
+# `first` and then `num_rest` (the rest of `_NUM`) when `num_rest` did.
+_NUM_REST = r"\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?"
 _DIGITS = re.compile(
-    r"(?=[\d$£€¥₹])"
+    r"(?P<first>[\d$£€¥₹])"
     r"(?:"
-    rf"(?P<cur>[$£€¥₹])\s?(?P<mnum>{_NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b|billion\b"
+    rf"(?<=[$£€¥₹])\s?(?P<mnum>{_NUM})\s?(?P<mscale>bn|mn|[kmb]\b|million\b|billion\b"
     rf"|thousand\b)?"
-    rf"|(?<![a-z\d_.])(?P<num>{_NUM})(?:(?P<ord>st|nd|rd|th)\b)?"
+    rf"|(?<=\d)(?<![a-z\d_.].)(?P<num_rest>{_NUM_REST})(?:(?P<ord>st|nd|rd|th)\b)?"
     rf"(?:\s?(?P<scale>bn\b|mn\b|[km]\b|million\b|billion\b|thousand\b|hundred\b))?"
     r"(?:\s?(?P<pct>%|per ?cent\b|pc\b))?"
     r"(?:\s(?P<curw>dollars?|pounds?|euros?|yen|rupees?|francs?|usd|gbp|eur|jpy|inr|chf)\b)?"
@@ -446,6 +452,33 @@ _ISO_DATE = re.compile(
     r"|\b(?P<sd>\d{1,2})[/.](?P<sm>\d{1,2})[/.](?P<sy>\d{4})\b)"
 )
 DATE_WORDS = frozenset([*MONTHS, *WEEKDAYS, *(w + "s" for w in WEEKDAYS)])
+_DIGIT_OPENING = re.compile(r"\d(?<!\w\d)")  # a digit with \b before it: the scan skips ahead
+
+
+def _date_starts(lowered: str, words: Iterable[str]) -> list[int]:
+    """Every place a date (`_DATE`, `_ISO_DATE`) may start in a lower-case text: a digit
+    opening a word, or one of `words`, the month and day names among its letter runs (a
+    month in a date is a whole word), found by str.find. A date pattern tried only there
+    does a tenth of the work of one tried at every position."""
+    starts = {m.start() for m in _DIGIT_OPENING.finditer(lowered)}
+    for word in words:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = lowered.find(word, at + 1)
+    return sorted(starts)
+
+
+def _matches_at(pattern: re.Pattern, text: str, starts: Iterable[int]) -> Iterable[re.Match]:
+    """`pattern.finditer(text)` for a pattern whose every match starts at one of `starts`
+    (in order) and is never empty: tried there only."""
+    end = 0
+    for at in starts:
+        if at >= end and (m := pattern.match(text, at)):
+            end = m.end()
+            yield m
+
+
 WORD_NUMBERS = frozenset([*UNITS, *TENS, *SCALES])
 RELATIVE_WORDS = frozenset(["last", "past", "previous", "yesterday", "earlier"])
 FUTURE_WORDS = ("next ", "later this", "end of", "tomorrow")
@@ -475,6 +508,7 @@ _QUARTER = re.compile(
     r"(?=[qf1-4st])\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter)"
     r"(?:,? (?:of )?(\d{4}))?\b"
 )
+_Q_DIGIT = re.compile("q[1-4]")  # what `_QUARTER` needs without "quarter": a literal, found fast
 _QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3}
 _QUARTERS["4th"] = 4
 _CURRENCY_CODE = re.compile(r"(usd|gbp|eur|jpy|inr|chf|us\$) ?$")
@@ -523,9 +557,14 @@ class _Value(NamedTuple):  # a tuple: made for every number of every text, fast 
 
 
 # Every character but a-z as a space (after `_letter_runs` made the rest ASCII).
-_NOT_LETTER = str.maketrans(
-    dict.fromkeys((chr(c) for c in range(128) if not chr(c).islower()), " ")
-)
+def _ascii_spaces(keep: Callable[[str], bool]) -> dict[int, str]:
+    """A str.translate table for ASCII text: each character `keep`s itself, any other is a
+    space. Every ASCII character has its entry: str.translate raises and clears a KeyError
+    inside for each character missing from a table, once a call (most of its cost)."""
+    return {c: chr(c) if keep(chr(c)) else " " for c in range(128)}
+
+
+_NOT_LETTER = _ascii_spaces(str.islower)
 
 
 def _letter_runs(lowered: str) -> set[str]:
@@ -546,7 +585,9 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         text = "".join(c.lower() if len(c.lower()) == 1 else c for c in original)
     letters = _letter_runs(text)  # skip the patterns that cannot match
     taken: list[tuple[int, int]] = []
-    for m in (_ISO_DATE if letters.isdisjoint(DATE_WORDS) else _DATE).finditer(text):
+    date_words = letters & DATE_WORDS
+    dates = _DATE if date_words else _ISO_DATE
+    for m in _matches_at(dates, text, _date_starts(text, date_words)):
         g = m.groupdict()
         if g.get("wd"):
             value = _Value("date", weekday=g["wd"].lower())
@@ -578,7 +619,7 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         for m in pattern.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
-    if "q" in text or "quarter" in letters:
+    if "quarter" in letters or _Q_DIGIT.search(text):  # "q3", "third quarter"
         for m in _QUARTER.finditer(text):
             quarter = int(m.group(1)) if m.group(1) else _QUARTERS[m.group(2)]
             year = int(m.group(3)) if m.group(3) else None
@@ -588,38 +629,46 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
         for m in _ORDINAL.finditer(text):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]), ordinal=True)
-    dated = _Spans(taken)
+    dated = _Spans(taken) if taken else None
     digits = []
     for m in _DIGITS.finditer(text):
-        if dated(m.start()) or dated(m.end() - 1):
+        start, end = m.span()
+        if dated and (dated(start) or dated(end - 1)):
             continue
-        digits.append(m.span())
-        tail = text[max(0, m.start() - 2) : m.start()].rstrip(" ")
+        digits.append((start, end))
+        first, mnum, mscale, num_rest, ordinal, scale, pct, curw = m.groups()
+        cur = first if mnum is not None else None
+        num = first + num_rest if num_rest is not None else None
+        tail = text[max(0, start - 2) : start].rstrip(" ")
         code = (  # "USD 5": only a code's last letter may stand there
-            _CURRENCY_CODE.search(text, max(0, m.start() - 4), m.start())
+            _CURRENCY_CODE.search(text, max(0, start - 4), start)
             if tail and tail[-1] in "dpryf$"
             else None
         )
-        if m["cur"] or m["curw"] or code:
-            base = _dec(m["mnum"] or m["num"])
-            scale = (m["mscale"] or m["scale"] or "").lower()
+        if cur or curw or code:
+            base = _dec(mnum or num)  # type: ignore[arg-type]  # (one of the two matched)
+            scale = (mscale or scale or "").lower()
             mult = SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
-            currency = CURRENCIES.get(m["cur"] or m["curw"] or code.group(1))  # type: ignore[union-attr]
-            start = code.start() if code else m.start()
+            currency = CURRENCIES.get(cur or curw or code.group(1))  # type: ignore[union-attr]
             if base is not None:
-                yield start, m.end(), _Value("money", base * mult, currency=currency)
-        elif m["num"] is not None:
-            base = _dec(m["num"])
+                yield (
+                    code.start() if code else start,
+                    end,
+                    _Value("money", base * mult, currency=currency),
+                )
+        elif num is not None:
+            base = _dec(num)
             if base is None:
                 continue
-            scale = (m["scale"] or "").lower()
+            scale = scale.lower() if scale else ""
+            # (Times 1 too: a product keeps 28 significant digits, as it always did.)
             base *= SHORT_SCALES.get(scale) or SCALES.get(scale, 1)
-            if m["pct"]:
-                yield m.start(), m.end(), _Value("percent", base)
-            elif not scale and not m["ord"] and 1900 <= base <= 2099 and "." not in m["num"]:
-                yield m.start(), m.end(), _Value("date", date=(int(base), None, None))
+            if pct:
+                yield start, end, _Value("percent", base)
+            elif not scale and not ordinal and 1900 <= base <= 2099 and "." not in num:
+                yield start, end, _Value("date", date=(int(base), None, None))
             else:
-                yield m.start(), m.end(), _Value("number", base, ordinal=bool(m["ord"]))
+                yield start, end, _Value("number", base, ordinal=bool(ordinal))
     if letters.isdisjoint(WORD_NUMBERS):
         return
     numbered = _Spans(taken + digits)
@@ -686,6 +735,14 @@ def _exempt_spans(text: str) -> list[tuple[int, int]]:
 
 # --- look-alikes, addresses, hedges, nouns and phrase claims -------------------------------
 
+
+def _runs_of(chars: str) -> re.Pattern:
+    """Runs of `chars`, written `[c][c]*`, not `[c]+`: the regex engine skips ahead to a
+    pattern's opening class, but tries one opening with a repeat at every position."""
+    one = "[" + re.escape(chars) + "]"
+    return re.compile(one + one + "*")
+
+
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _INVISIBLE_CHARS = re.compile("[" + "".join(map(chr, _INVISIBLE)) + "]")
 # One table for str.translate (C speed, even on a 5 MB source).
@@ -698,20 +755,28 @@ _FOLD = {
     **_INVISIBLE,
 }
 # Only these characters change: a regex finds them faster than translate walks 5 MB.
-_FOLDABLE = re.compile("[" + re.escape("".join(map(chr, _FOLD))) + "]+")
+_FOLDABLE = _runs_of("".join(map(chr, _FOLD)))
 # A letter posing as a digit among digits: "l50" is 150, "4O%" is 40 %.
 _DIGITISH = re.compile(r"(?<!\w)[\dlIO][\d,.lIO]*(?<![,.])(?!\w)")
 _AS_DIGIT = str.maketrans("lIO", "110")
 # What any such letter needs (a digit beside it, maybe across , or .): a cheap test that
 # spares most texts the substitution.
 _MAY_DIGITISH = re.compile(r"[\dlIO](?:(?<=\d)[,.]*[lIO]|(?<=[lIO])[,.]*\d)")
-_DIGIT_BY_LETTER = re.compile(r"[0-9][,.]*[lIO]")  # in ASCII: a scan only from each digit
+# In Latin-1 (where every decimal digit is 0-9), by bytes.translate: a digit as 0, a letter
+# that may pose as one as l, the commas and full stops between them gone, anything else a
+# space; then "0l" or "l0" is `_MAY_DIGITISH`'s test, at C speed.
+_DIGIT_SHAPES = bytes(
+    ord("0") if chr(c).isdecimal() else ord("l") if chr(c) in "lIO" else ord(" ")
+    for c in range(256)
+)
 
 
 def _may_be_digitish(text: str) -> bool:
-    if text.isascii():  # the letter after a digit, in the text or in the text reversed
-        return bool(_DIGIT_BY_LETTER.search(text) or _DIGIT_BY_LETTER.search(text[::-1]))
-    return bool(_MAY_DIGITISH.search(text))
+    try:
+        shapes = text.encode("latin-1").translate(_DIGIT_SHAPES, b",.")
+    except UnicodeEncodeError:  # beyond Latin-1: other digits may stand there
+        return bool(_MAY_DIGITISH.search(text))
+    return b"0l" in shapes or b"l0" in shapes
 
 
 def _as_digits(m: re.Match) -> str:
@@ -791,9 +856,15 @@ _HEDGE_WORDS = re.compile(
 )
 
 
+_HEDGE_ENDINGS = tuple(HEDGES)  # what a window holding a hedge ends with, spaces aside
+
+
 def _hedge_before(lowered: str, start: int) -> Hedge | None:
     """The hedge right before a number ("over 40", "nearly 1,200", "~900"), or None."""
-    m = _HEDGE_WORDS.search(lowered, max(0, start - 24), start)
+    window = max(0, start - 24)
+    if not lowered[window:start].rstrip().endswith(_HEDGE_ENDINGS):
+        return None  # the common case: no hedge ends right there, no search
+    m = _HEDGE_WORDS.search(lowered, window, start)
     return HEDGES[m.group(1)] if m else None  # type: ignore[return-value]
 
 
@@ -816,6 +887,13 @@ _TIME = frozenset(TIME_UNITS.values())
 
 
 def _canonical_noun(word: str) -> str | None:
+    """`_noun_of`, by one lookup in a table of the words it knows (`_NOUNS`)."""
+    if word in _NOUNS:
+        return _NOUNS[word]
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _noun_of(word: str) -> str | None:
     if word == "x":
         return "times"
     if word in COMMON or word in CURRENCIES or word in SCALES or word in SHORT_SCALES:
@@ -832,6 +910,21 @@ def _canonical_noun(word: str) -> str | None:
     return word[:-1] if word.endswith("s") and len(word) > 3 else word
 
 
+# Every word whose canonical noun is not the plain rule at the end of `_noun_of`: the words
+# it looks up, and their forms in -s and -es.
+_NOUNS = {
+    word: _noun_of(word)
+    for word in [
+        "x",
+        *COMMON,
+        *CURRENCIES,
+        *SCALES,
+        *SHORT_SCALES,
+        *(form + end for form in [*TIME_UNITS, *NOUN_SYNONYMS] for end in ("", "s", "es")),
+    ]
+}
+
+
 _VAGUE = re.compile(
     rf"{_word_start(VAGUE_COUNTS)}(?:"
     + "|".join(sorted(VAGUE_COUNTS, key=len, reverse=True))
@@ -840,7 +933,9 @@ _VAGUE = re.compile(
 _MULTIPLE = re.compile(
     rf"{_word_start(MULTIPLES)}(?:" + "|".join(sorted(MULTIPLES, key=len, reverse=True)) + r")\b"
 )
-_SUPERLATIVE = re.compile(SUPERLATIVE)
+# Each alternative of SUPERLATIVE opens with \b or "#": checked once before them all, most
+# positions fail at once instead of trying every alternative (a third of the work).
+_SUPERLATIVE = re.compile(r"(?:\b|(?=#))(?:" + SUPERLATIVE + ")")
 
 
 def _prefix_tree(words: Iterable[str]) -> str:
@@ -976,7 +1071,7 @@ def _openings(items: Sequence, prefix: str = "") -> set[str]:
     (op, arg), rest = items[0], list(items[1:])
     if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):  # \b, look-arounds: no character
         return _openings(rest, prefix)
-    if op is _sre.LITERAL and "a" <= chr(arg) <= "z":
+    if op is _sre.LITERAL and (prefix or "a" <= chr(arg) <= "z"):  # "as we discussed"
         return _openings(rest, prefix + chr(arg))
     if op is _sre.BRANCH:
         return set().union(*(_openings([*alternative, *rest], prefix) for alternative in arg[1]))
@@ -993,7 +1088,9 @@ def _opening_scan(pattern: re.Pattern) -> re.Pattern:
     openings = _openings(list(_parser.parse(pattern.pattern)))
     if "" in openings:
         raise ValueError(f"a match of {pattern.pattern[:40]!r}… need not open with a letter")
-    return re.compile(r"\b" + _prefix_tree(openings))
+    # A lookahead: an opening of several words ("as we discussed") may hold the start of
+    # another ("we"), which must be tried too.
+    return re.compile(r"\b(?=" + _prefix_tree(openings) + ")")
 
 
 _PHRASE_OPENINGS = _opening_scan(_PHRASES)
@@ -1054,8 +1151,16 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
         run.clear()
         return found
 
-    inside_span = _Spans(blocked)
-    for m in _WORD.finditer(text):
+    spans = _Spans(blocked)  # read with a cursor: the words come in order
+    span_starts, span_ends, k = spans.starts, spans.ends, 0
+    ascii_text = text.isascii()
+    pos = 0
+    # `_WORD.finditer(text)`, word by word; outside a run, in ASCII, straight to the next
+    # word opening with a capital (the lower-case words between change nothing).
+    while m := (
+        _WORD.search(text, pos) if run or not ascii_text else _next_capital_word(text, pos)
+    ):
+        pos = m.end()
         word = m.group()
         capital = word[0].isupper()
         if not run and not capital:
@@ -1064,7 +1169,9 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
             word = word.rstrip(".")  # a trailing full stop, unless it abbreviates
         start = m.start()
         end = start + len(word)
-        inside = inside_span(start)
+        while k < len(span_ends) and span_ends[k] <= start:
+            k += 1
+        inside = k < len(span_starts) and span_starts[k] <= start
         lower = word.lower()
         joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
         if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
@@ -1079,6 +1186,27 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
             yield found  # a word ending a sentence ends the run too
     if found := flush():
         yield found
+
+
+_CAPITAL = re.compile("[A-Z]")
+_RUN_MARKS = frozenset("0123456789_'.-")  # what a run of word characters holds but letters
+
+
+def _next_capital_word(text: str, pos: int) -> re.Match | None:
+    """In ASCII text, the first `_WORD` at or after `pos` that opens with a capital, with
+    `pos` where a `_WORD` may start (0, or where one ended). A word opens at a run's first
+    letter: a capital after a letter in the same run of word characters, ' . and -
+    ("McGregor", "e-Commerce") is inside a word; after digits or marks only, it opens one
+    ("3M")."""
+    while hit := _CAPITAL.search(text, pos):
+        at = before = hit.start()
+        while before > 0 and text[before - 1] in _RUN_MARKS:
+            before -= 1
+        if before > 0 and text[before - 1].isalpha():
+            pos = at + 1  # inside a word
+            continue
+        return _WORD.match(text, at)
+    return None
 
 
 def _ordinary(text: str, start: int, word: str) -> bool:
@@ -1121,30 +1249,37 @@ _COMBINING = dict.fromkeys(
 )
 
 
-_COMBINING_MARKS = re.compile("[" + re.escape("".join(map(chr, _COMBINING))) + "]+")
+_COMBINING_MARKS = _runs_of("".join(map(chr, _COMBINING)))
 
 
 _POSSESSIVE = re.compile(r"['’]s\b")
 _NOT_WORD = re.compile(r"[^\w]+")
 # ASCII punctuation as spaces, by str.translate: the common case, without a regex pass.
-_ASCII_PUNCTUATION = str.maketrans(
-    dict.fromkeys((chr(c) for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")), " ")
-)
+_ASCII_PUNCTUATION = _ascii_spaces(lambda c: c.isalnum() or c == "_")
 
 
 def _norm(text: str) -> str:
     """Lower-case, accent-free, punctuation as spaces, possessives and apostrophes gone."""
-    ascii_only = text.isascii()
-    if not ascii_only:
+    if text.isalnum() and text.isascii():
+        return text.lower()  # one plain word ("Acme"): the common case, nothing else to do
+    return " ".join(_norm_tokens(text))
+
+
+def _norm_tokens(text: str) -> list[str]:
+    """`_norm(text).split()`, without joining the tokens only to split them again."""
+    if text.isalnum() and text.isascii():
+        return [text.lower()]
+    if not text.isascii():
         text = unicodedata.normalize("NFKD", text.replace("ø", "o").replace("ł", "l"))
         text = _COMBINING_MARKS.sub("", text)
+    ascii_only = text.isascii()  # "Zürich" is ASCII once its accent is gone
     text = text.lower()
     if "'" in text or "’" in text:
         text = _POSSESSIVE.sub("", text).replace("'", "").replace("’", "")
     text = text.replace("&", " and ")
     if ascii_only:
-        return " ".join(text.translate(_ASCII_PUNCTUATION).split())
-    return " ".join(_NOT_WORD.sub(" ", text).split())
+        return text.translate(_ASCII_PUNCTUATION).split()
+    return _NOT_WORD.sub(" ", text).split()
 
 
 _HYPHEN_SUFFIX = re.compile(r"-(?:based|born|led|owned|made|era|style|backed|run)$", re.I)
@@ -1152,7 +1287,7 @@ _HYPHEN_SUFFIX = re.compile(r"-(?:based|born|led|owned|made|era|style|backed|run
 
 def _name_key(words: Sequence[str]) -> str:
     """The normalised form of a name: no corporate suffix, honorific or leading "the"."""
-    tokens = _norm(" ".join([_HYPHEN_SUFFIX.sub("", w) if "-" in w else w for w in words])).split()
+    tokens = _norm_tokens(" ".join([_HYPHEN_SUFFIX.sub("", w) if "-" in w else w for w in words]))
     while tokens and (tokens[0] in HONORIFICS or tokens[0] == "the"):
         tokens = tokens[1:]
     while len(tokens) > 1 and tokens[-1] in CORPORATE:
@@ -1167,7 +1302,9 @@ _PLACE_OF = {p: d for d, places in DEMONYMS.items() for p in places.split()}
 _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 
 
-_ASCII_RUN = re.compile(r"[A-Za-z0-9_'.-]+")
+# Every Latin-1 character that cannot stand in a `_WORD` (a word character, ' . or -) as a
+# space, for bytes.translate: what is left, split, is the runs a word may take.
+_NOT_RUN = bytes(c if re.fullmatch(r"[\w'.-]", chr(c)) else ord(" ") for c in range(256))
 
 
 _TWO = Decimal(2)
@@ -1291,18 +1428,21 @@ class SourceIndex:
         """Words the sources capitalise: a lone name must be one ("Executive" is not
         supported by "the executive")."""
         text = self.joined + " " + " ".join(self.allow)
-        if not text.isascii():
+        try:
+            runs = text.encode("latin-1").translate(_NOT_RUN).decode("latin-1").split()
+        except UnicodeEncodeError:  # beyond Latin-1: word by word
             words = [w for w in _WORD.findall(text) if w[0].isupper()]
-            return set(_norm(" ".join(words)).split())
-        # In ASCII, a `_WORD` is a run of word characters, ' . and - from its first letter:
-        # the runs are found faster, and their edges are punctuation to `_norm` anyway.
-        capitals = []
-        for run in _ASCII_RUN.findall(text):
-            if not run[0].isalpha():
-                run = run.lstrip("0123456789_'.-")
-            if run[:1].isupper():
-                capitals.append(run)
-        return set(_norm(" ".join(capitals)).split())
+            return set(_norm_tokens(" ".join(words)))
+        # In Latin-1, a `_WORD` is a run of word characters, ' . and - from its first letter
+        # (or number): the runs are found at C speed, and their edges are punctuation to
+        # `_norm` anyway.
+        capitals = [run for run in runs if run[0].isupper()]
+        capitals += [  # the rare run opening with a digit or a mark: "3M", "'Acme"
+            word
+            for run in runs
+            if not run[0].isalpha() and (word := run.lstrip("0123456789_'.-"))[:1].isupper()
+        ]
+        return set(_norm_tokens(" ".join(capitals)))
 
     @functools.cached_property
     def acronyms(self) -> set[str]:
@@ -1490,7 +1630,7 @@ class SourceIndex:
         """Names the company knows written in lower case ("we work with globex") that the
         sources do not hold: claims like any capitalised name."""
         found: list[tuple[int, int, Kind]] = []
-        if self.known.keys().isdisjoint(_LOWER_WORD.findall(text)):
+        if self.known.keys().isdisjoint(_alnum_runs(text)):
             return found  # the common case: no known name's first word, in lower case
         inside = _Spans([(a, b) for a, b, kind, _ in mentions.phrases if kind == "address"])
         for m in _LOWER_WORD.finditer(text):
@@ -1506,6 +1646,18 @@ class SourceIndex:
                         found.append((m.start(), end, "organisation"))
                     break
         return found
+
+
+# Every character but a-z and 0-9 as a space (after `_alnum_runs` made the text ASCII).
+_NOT_LOWER_ALNUM = _ascii_spaces(lambda c: "a" <= c <= "z" or c.isdigit())
+
+
+def _alnum_runs(text: str) -> set[str]:
+    """The runs of a-z and 0-9 in a text, by str.translate: among them, every `_LOWER_WORD`
+    that could be a known name's first word (a normalised token, never holding . or -)."""
+    if not text.isascii():
+        text = text.encode("ascii", "replace").decode()
+    return set(text.translate(_NOT_LOWER_ALNUM).split())
 
 
 _CAPITALISED_WORD = re.compile(r"(?<!\w)[^\W\d_][\w'’.-]*")
@@ -1584,7 +1736,7 @@ def _segments(words: list[str], index: SourceIndex) -> list[tuple[int, int, bool
     """The run as (start, end, supported): from each start, the longest phrase the sources
     know, else the one word, unsupported (a lone connector is left out)."""
     segments = []
-    tokens = [_norm(_HYPHEN_SUFFIX.sub("", w)).split() for w in words]
+    tokens = [_norm_tokens(_HYPHEN_SUFFIX.sub("", w) if "-" in w else w) for w in words]
     i = 0
     while i < len(words):
         j = _longest_known(words, tokens, i, index)
@@ -1708,7 +1860,7 @@ def _unsupported_parts(
 
 def _classify(words: list[str], before: str) -> Kind:
     lower = [w.lower().rstrip(".") for w in words]
-    key = " ".join(_norm(" ".join(words)).split())
+    key = _norm(" ".join(words))
     if any(w in ORG_WORDS for w in lower):
         return "organisation"
     if any(w in TITLE_WORDS for w in lower):
