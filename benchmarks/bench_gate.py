@@ -5,19 +5,17 @@ to fool it (the aside quarter), on EntFA and on SummEdits.
     .venv/bin/python benchmarks/bench_gate.py --entfa ../shared/data/entfa/train.json
     .venv/bin/python benchmarks/bench_gate.py --tuning   # also the part the gate was tuned on
     .venv/bin/python benchmarks/bench_gate.py --aside    # EntFA, SummEdits: aside and whole too
-    .venv/bin/python benchmarks/bench_gate.py --together # EntFA, SummEdits with the check too
+    .venv/bin/python benchmarks/bench_gate.py --together # also with the co-occurrence check
 
 EntFA and SummEdits are split once into a tuning part and an aside part (about a quarter,
 by a sha256 of the source article or document: `gate_eval.is_aside`). By default only the
 tuning part is scored; `--aside` adds the aside part and the whole set, to be run once
 after the last change to the gate (looking at the aside part while tuning spoils it).
 
-Drafts (the labelled ones, the adversarial ones, the speed) are judged as outreach judges
-them: the presence gate and the co-occurrence check of `core/gate_context.py` (claims one
-sentence ties together must share a source passage); the presence gate alone is printed
-beside. Summaries (EntFA, SummEdits) are judged as vault pages are, by the presence gate;
-`--together` adds them with the check (EntFA then counts every claim). Prints one figure
-a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+`--together` repeats every figure with the co-occurrence check of `core/gate_context.py`
+(claims one sentence ties together must share a source passage), which the gate does not
+run; on EntFA it gives the gate's figure with every claim and, as before, with the presence
+claims only. Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -28,9 +26,8 @@ import platform
 import time
 from pathlib import Path
 
-from company_ai.core import gate as presence
 from company_ai.core import gate_context
-from company_ai.core.gate import SourceIndex, extract
+from company_ai.core.gate import SourceIndex, check, extract, find_unsupported_claims
 from company_ai.tools.gate_eval import (
     ALLOW,
     PARTS,
@@ -67,9 +64,7 @@ def main() -> None:
     )
     parser.add_argument("--no-speed", action="store_true", help="the accuracy figures only")
     parser.add_argument(
-        "--together",
-        action="store_true",
-        help="EntFA and SummEdits with the co-occurrence check too",
+        "--together", action="store_true", help="also with the co-occurrence check (gate_context)"
     )
     args = parser.parse_args()
 
@@ -83,21 +78,23 @@ def main() -> None:
         f"labelled drafts: {len(cases)} ({fabricated} with a fabricated claim,"
         f" {len(cases) - fabricated} clean)"
     )
-    print(f"labelled drafts, as outreach judges: {gate_scores(cases, together=True).line()}")
-    print(f"labelled drafts, presence gate alone: {gate_scores(cases).line()}")
+    print(f"labelled drafts: {gate_scores(cases).line()}")
     if not args.no_speed:
         speed(cases, args.repeat)
-    adversarial(args.tuning)
+        if args.together:
+            speed_together(cases, args.repeat)
     parts = PARTS if args.aside else PARTS[:1]
     for together in (False, True) if args.together else (False,):
         if together:
-            print("--- summaries with the co-occurrence check (gate_context) ---")
+            print("--- with the co-occurrence check (gate_context) ---")
+            print(f"labelled drafts: {gate_scores(cases, together=True).line()}")
+        adversarial(args.tuning, together)
         if args.entfa.is_file():
             for part in parts:
                 gate, naive = entfa_scores(args.entfa, part, together=together)
                 if together:
                     print(f"EntFA {part}, gate, every claim (misattributed too): {gate.line()}")
-                    continue
+                    continue  # the presence claims only: the figures above
                 print(f"EntFA {part}, gate (own extractor): {gate.line()}")
                 print(f"EntFA {part}, naive baseline (gold entity spans): {naive.line()}")
         else:
@@ -120,47 +117,54 @@ def summedits(folder: Path, part: Part, together: bool = False) -> None:
 
 
 def speed(cases: list, repeat: int) -> None:
-    """Drafts a second, one core: the whole gate per draft (index its sources, then check)
-    as outreach runs it, then the presence gate alone, then with the sources indexed once."""
+    """Drafts a second: the whole gate per draft (index its sources, then check), as
+    outreach runs it; then with the sources indexed once."""
+    started = time.process_time()
+    for _ in range(repeat):
+        for case in cases:
+            find_unsupported_claims(case.text, case.sources, allow=ALLOW)
+    elapsed = time.process_time() - started
     n = repeat * len(cases)
-    for label, gate in (
-        ("as outreach judges (with the co-occurrence check)", gate_context),
-        ("presence gate alone", presence),
-    ):
-        started = time.process_time()
-        for _ in range(repeat):
-            for case in cases:
-                gate.find_unsupported_claims(case.text, case.sources, allow=ALLOW)
-        elapsed = time.process_time() - started
-        print(
-            f"speed, {label}: {n / elapsed:,.0f} drafts/s ({elapsed / n * 1e6:.0f} µs a draft,"
-            " sources indexed per draft)"
-        )
+    print(
+        f"speed: {n / elapsed:,.0f} drafts/s ({elapsed / n * 1e6:.0f} µs a draft, sources"
+        f" indexed per draft, one core)"
+    )
     indexes = [SourceIndex(c.sources, ALLOW) for c in cases]
     started = time.process_time()
     for _ in range(repeat):
         for case, index in zip(cases, indexes, strict=True):
-            gate_context.check_together(extract(case.text), index)
+            check(extract(case.text), index)
     elapsed = time.process_time() - started
-    print(f"speed, as outreach judges: {n / elapsed:,.0f} drafts/s with the sources indexed once")
+    print(f"speed: {n / elapsed:,.0f} drafts/s with the sources indexed once")
     long_draft(cases[0].sources, repeat)
 
 
-def adversarial(tuning: bool) -> None:
-    """Drafts written to fool the gate, as outreach judges them and by the presence gate
-    alone: the aside quarter (never tuned on) first."""
+def adversarial(tuning: bool, together: bool = False) -> None:
+    """Drafts written to fool the gate: the aside quarter (never tuned on) first."""
     for part, aside in (("aside quarter", True), ("tuning part", False)):
         if not aside and not tuning:
             continue
-        for together in (True, False):
-            total, by_class = adversarial_scores(aside, together=together)
-            how = "as outreach judges" if together else "presence gate alone"
-            print(
-                f"adversarial drafts, {part}, {how}: recall {total.recall:.3f}, false alarms"
-                f" {total.false_alarm_rate:.3f}, {total.line()}"
-            )
-            for name, s in by_class.items():
-                print(f"  {name}: caught {s.tp}/{s.tp + s.fn}, false alarms {s.fp}/{s.fp + s.tn}")
+        total, by_class = adversarial_scores(aside, together=together)
+        print(
+            f"adversarial drafts, {part}: recall {total.recall:.3f}, false alarms"
+            f" {total.false_alarm_rate:.3f}, {total.line()}"
+        )
+        for name, s in by_class.items():
+            print(f"  {name}: caught {s.tp}/{s.tp + s.fn}, false alarms {s.fp}/{s.fp + s.tn}")
+
+
+def speed_together(cases: list, repeat: int) -> None:
+    """Drafts a second with the co-occurrence check, sources indexed per draft."""
+    started = time.process_time()
+    for _ in range(repeat):
+        for case in cases:
+            gate_context.find_unsupported_claims(case.text, case.sources, allow=ALLOW)
+    elapsed = time.process_time() - started
+    n = repeat * len(cases)
+    print(
+        f"speed with the co-occurrence check: {n / elapsed:,.0f} drafts/s"
+        f" ({elapsed / n * 1e6:.0f} µs a draft, sources indexed per draft, one core)"
+    )
 
 
 def long_draft(sources: list[str], repeat: int) -> None:
@@ -170,7 +174,7 @@ def long_draft(sources: list[str], repeat: int) -> None:
     best = float("inf")
     for _ in range(max(1, repeat // 4)):
         started = time.process_time()
-        claims = gate_context.find_unsupported_claims(draft, sources, allow=ALLOW)
+        claims = find_unsupported_claims(draft, sources, allow=ALLOW)
         best = min(best, time.process_time() - started)
     print(
         f"speed: a {len(draft):,}-character draft of {len(draft.split())} title-case words:"
