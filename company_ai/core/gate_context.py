@@ -59,6 +59,7 @@ class _Item(NamedTuple):
     # A lower-case word every passage holding it contains ("" for a value: a passage with a
     # value); None when there is none to rely on (another name of a country, an acronym).
     hint: str | None
+    quick: str  # how a passage may be tested without its index (`_quick`): "" for a value
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -84,6 +85,8 @@ class Passages:
         self.lowered = index.lowered if len(index.lowered) == len(self.joined) else None
         self._indexes: dict[int, SourceIndex] = {}
         self._held: dict[tuple, frozenset[int]] = {}
+        self._holds: dict[tuple, bool] = {}
+        self._texts: dict[int, tuple[str, str]] = {}
         self._subjects: dict[int, list[tuple[str, ...]]] = {}
 
     def index(self, i: int) -> SourceIndex:
@@ -94,12 +97,65 @@ class Passages:
         return found
 
     def holding(self, item: _Item) -> frozenset[int]:
-        """The passages that support `item` on their own (only those that may are indexed)."""
+        """The passages that support `item` on their own (only those that may are tested)."""
         found = self._held.get(item.memo)
         if found is None:
-            found = frozenset(i for i in self._candidates(item) if item.supported_by(self.index(i)))
+            found = frozenset(i for i in self._candidates(item) if self.holds(item, i))
             self._held[item.memo] = found
         return found
+
+    def holds(self, item: _Item, i: int) -> bool:
+        """Whether passage i supports `item` on its own: `item.supported_by` its index,
+        spared where the passage's text alone shows it (`_quickly_held`)."""
+        found = self._holds.get((item.memo, i))
+        if found is None:
+            found = self._quickly_held(item, i) or item.supported_by(self.index(i))
+            self._holds[(item.memo, i)] = found
+        return found
+
+    def _quickly_held(self, item: _Item, i: int) -> bool:
+        """True only where `item.supported_by(self.index(i))` is: a name whose key passage
+        i holds as a phrase (`SourceIndex.has_phrase`) and, for one word, written there
+        capitalised as a word of its own (so in `SourceIndex.capitalised`). False means
+        "ask the index"."""
+        if not item.quick:
+            return False
+        text, normalised = self._text(i)
+        if f" {item.key} " not in normalised:
+            return False
+        if item.quick == "phrase":
+            return True  # `gate._known` asks only the phrase
+        return _capitalised_word(text, item.memo[1][0])
+
+    def _text(self, i: int) -> tuple[str, str]:
+        """Passage i as its own `SourceIndex` holds it: (`joined`, `text`) when the passage
+        and the allowed names are ASCII; ("", "") otherwise (no quick answer then)."""
+        found = self._texts.get(i)
+        if found is None:
+            a, b = self.spans[i]
+            joined = gate._fold(self.joined[a:b])[0]
+            if joined.isascii() and self._allowed is not None:
+                found = (joined, f" {gate._norm(joined)} | {self._allowed} ")
+            else:
+                found = ("", "")
+            self._texts[i] = found
+        return found
+
+    @functools.cached_property
+    def _allowed(self) -> str | None:
+        """The allowed names as a `SourceIndex` adds them to its `text`; None if any is not
+        ASCII (its capitalised words are found otherwise)."""
+        if not all(a.isascii() for a in self.allow):
+            return None
+        return " | ".join(gate._norm(a) for a in self.allow)
+
+    def held_together(self, a: _Item, b: _Item) -> bool:
+        """Whether one passage holds both `a` and `b`: tried first, only on the passages
+        that may hold both, so a fair pair rarely needs all of either's passages."""
+        for i in sorted(set(self._candidates(a)).intersection(self._candidates(b))):
+            if self.holds(a, i) and self.holds(b, i):
+                return True
+        return False
 
     def _candidates(self, item: _Item) -> Iterable[int]:
         if item.hint is None or self.lowered is None:
@@ -145,6 +201,8 @@ class Passages:
         """Whether the sources may tie `a` to `b`: a passage (or a window of `WINDOW`)
         holds both; or neither is a name whose partner is pinned, in every passage holding
         it, on a subject that is none of `mine` (the sentence's names, as words)."""
+        if self.held_together(a, b):
+            return True  # the common case, found without all the passages of either
         held_a, held_b = self.holding(a), self.holding(b)
         if not held_a or not held_b:
             return True  # supported only across passages: it cannot be placed
@@ -157,6 +215,24 @@ class Passages:
 
     def _elsewhere(self, i: int, mine: list[tuple[str, ...]]) -> bool:
         return any(words and not any(_same(words, m) for m in mine) for words in self.subjects(i))
+
+
+_RUN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'.-")
+
+
+def _capitalised_word(text: str, word: str) -> bool:
+    """Whether ASCII `text` writes `word` (a capitalised ASCII word, letters and digits) as
+    a run of its own (`gate._ASCII_RUN`, the run `SourceIndex.capitalised` reads), or
+    followed by . or - (after which `gate._norm` splits it off all the same)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (at and text[at - 1] in _RUN_CHAR) and not (
+            end < len(text) and text[end] in _RUN_CHAR and text[end] not in ".-"
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -190,7 +266,8 @@ def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_It
             return i.supports_value(value, hedge, noun)
 
         cls = "date" if value.kind == "date" else "number"
-        items.append(_Item(start, end, cls, value_held, ("v", value, hedge, noun), "", ""))
+        memo = ("v", value, hedge, noun)
+        items.append(_Item(start, end, cls, value_held, memo, "", "", ""))
     allowed = {word for a in index.allow for word in gate._name_key(a.split()).split()}
     for start, end, words, _ in mentions.names:
         if start in mentions.openings and gate._plain_opening(words, index):
@@ -210,7 +287,10 @@ def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_It
         def name_held(i: SourceIndex, words=words) -> bool:
             return next(iter(gate._unsupported_parts(words, i)), None) is None
 
-        items.append(_Item(start, end, "name", name_held, ("n", tuple(words)), key, _hint(words)))
+        memo = ("n", tuple(words))
+        items.append(
+            _Item(start, end, "name", name_held, memo, key, _hint(words), _quick(words, key))
+        )
     items.sort(key=lambda item: item.start)
     return [item for item in items if item.supported_by(index)]
 
@@ -226,6 +306,21 @@ def _hint(words: list[str]) -> str | None:
     if not any(w.lower().startswith(first) and not w.isupper() for w in words):
         return None
     return first
+
+
+def _quick(words: list[str], key: str) -> str:
+    """How `Passages._quickly_held` may test a name: "phrase" when `gate._known` asks only
+    that the sources hold its key as a phrase (several words or a key of several, none an
+    acronym); "word" for one plain ASCII word opening with a capital, its own key (the
+    phrase and a capitalised word); else "" (the index is asked)."""
+    if any(len(w) > 1 and w.isupper() for w in words):
+        return ""
+    if len(words) > 1 or " " in key:
+        return "phrase"
+    word = words[0]
+    if word.isascii() and word.isalnum() and word[0].isupper() and key == word.lower():
+        return "word"
+    return ""
 
 
 def _is_place(key: str) -> bool:

@@ -169,3 +169,86 @@ def test_the_benchmark_scores_the_check_only_when_asked():
     assert [c.kind for c in unsupported("Globex cut costs by 41%.", RIVALS, together=True)] == [
         "misattributed"
     ]
+
+
+# --- the shortcuts: each gives the plain form's answer (the passage's own SourceIndex) ----
+
+TRICKY_SOURCES = [
+    "Globex's revenue grew 12%. The Globex Group hired Mr Smith. Globex.com is live.",
+    "GLOBEX-owned Initech_2 grew. O'Brien joined AcmeCo-based Hooli in 2024.",
+    "Zürich Ltd grew 5%. The U.S. office of Stark Industries opened. IBM hired Ana.",
+    "globex grew 12%. Initech'x cut costs. 5Globex grew. Initech grew 41%.",
+    "Ibm Research grew 5%. Sam Rivers of Wayne Enterprises met Ana.",
+]
+TRICKY_DRAFTS = [
+    "Globex grew 12% and the Globex Group hired Mr Smith.",
+    "Globex.com and Initech grew 41%; O'Brien joined Hooli in 2024.",
+    "Zürich grew 5%; Stark Industries opened in the U.S. and IBM hired Ana.",
+    "Initech cut costs; Globex Group grew 12%, and AcmeCo grew.",
+    "IBM Research grew 5% and Wayne Enterprises met Sam Rivers.",
+]
+
+
+def _tricky_and_gate_cases():
+    from company_ai.tools.gate_adversary import ALLOW as SENDER
+    from company_ai.tools.gate_adversary import adversarial_drafts
+    from company_ai.tools.gate_eval import ALLOW, labelled_drafts
+
+    cases = [(c.text, c.sources, ALLOW) for c in labelled_drafts()[:60]]
+    cases += [(c.body, c.sources, SENDER) for c in adversarial_drafts() if not c.aside][::6]
+    cases += [(d, TRICKY_SOURCES, allow) for d in TRICKY_DRAFTS for allow in ((), ("Sam Rivers",))]
+    return cases
+
+
+def test_a_passage_held_quickly_is_held_by_its_own_index():
+    """`_quickly_held` (the passage's normalised text, no index) says yes only where the
+    passage's own `SourceIndex` supports the claim; and says it often."""
+    quick = names = texts = 0
+    for text, sources, allow in _tricky_and_gate_cases():
+        index = SourceIndex(sources, allow)
+        passages = gate_context.Passages(index)
+        for i in range(len(passages.spans)):
+            joined, normalised = passages._text(i)
+            own = passages.index(i)
+            assert (joined, normalised) in {(own.joined, own.text), ("", "")}
+            texts += bool(joined)
+        for item in gate_context._items(extract(text), index, set()):
+            for i in range(len(passages.spans)):
+                plain = item.supported_by(passages.index(i))
+                if passages._quickly_held(item, i):
+                    assert plain, (text, item.memo, passages.joined[slice(*passages.spans[i])])
+                    quick += 1
+                names += plain and bool(item.key)
+    assert quick > 0.6 * names  # the shortcut answers most names a passage holds
+    assert texts > 1000
+
+
+def test_a_word_written_as_its_own_run_is_what_the_index_capitalises():
+    for text, word in [
+        ("Globex grew.", "Globex"),
+        ("Globex's revenue", "Globex"),
+        ("see Globex.com now", "Globex"),
+        ("a Globex-owned firm", "Globex"),
+        ("(Globex)", "Globex"),
+        ("5Globex grew", "Globex"),
+        ("Globex_2 grew", "Globex"),
+        ("Globex'x grew", "Globex"),
+        ("the Globexes", "Globex"),
+        ("an.Globex", "Globex"),
+    ]:
+        held = gate._norm(word) in SourceIndex([text]).capitalised
+        assert gate_context._capitalised_word(text, word) <= held, (text, word)
+    assert gate_context._capitalised_word("Globex grew.", "Globex")
+    assert not gate_context._capitalised_word("5Globex grew", "Globex")
+
+
+def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkeypatch):
+    """`held_together` (one passage holding both, tried first) changes no verdict: the same
+    claims with it as with every passage of each claim found first."""
+    cases = _tricky_and_gate_cases()
+    cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Ana Silva met Bob Ames.")]
+    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, a, b: False)
+    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    assert fast == plain
+    assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
