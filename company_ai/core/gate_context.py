@@ -256,6 +256,11 @@ def _passages(index: SourceIndex) -> Passages:
 
 def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_Item]:
     """The text's claims the sources support that may pair, in text order."""
+    return [item for item in _claims(mentions, index, reader) if item.supported_by(index)]
+
+
+def _claims(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_Item]:
+    """The text's claims that may pair, in text order, supported or not."""
     text = mentions.folded or mentions.text
     items: list[_Item] = []
     for start, end, value, hedge, noun in mentions.values:
@@ -292,7 +297,7 @@ def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_It
             _Item(start, end, "name", name_held, memo, key, _hint(words), _quick(words, key))
         )
     items.sort(key=lambda item: item.start)
-    return [item for item in items if item.supported_by(index)]
+    return items
 
 
 def _hint(words: list[str]) -> str | None:
@@ -345,16 +350,20 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     if len(mentions.values) + len(mentions.names) < 2:
         return []  # the common case for a short text: nothing to pair
     text = mentions.folded or mentions.text
-    items = _items(mentions, index, _reader(mentions))
-    if len(items) < 2:
+    spans = sentences(text)
+    if not _may_pair(mentions, [end for _, end in spans]):
         return []
+    items = _claims(mentions, index, _reader(mentions))
     found: list[tuple[int, int]] = []
     at = 0
-    for _, end in sentences(text):
+    for _, end in spans:
         inside = []
         while at < len(items) and items[at].start < end:
             inside.append(items[at])
             at += 1
+        if len(inside) < 2 or all(not item.key for item in inside):
+            continue  # no pair: its claims need not be looked for in the sources
+        inside = [item for item in inside if item.supported_by(index)]
         mine = [tuple(item.key.split()) for item in inside if item.key]
         # listed[k]: the items from the one opening item k's list ("Ana, Bob and Carl") on
         listed = list(range(len(inside)))
@@ -372,6 +381,22 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 if not _passages(index).together(a, b, mine):
                     found.append((a.start, b.end))
     return found
+
+
+def _may_pair(mentions: Mentions, ends: list[int]) -> bool:
+    """Whether some sentence (ending at `ends`) may hold a name and another claim: what
+    `misattributed` needs before it looks at the sources. A claim belongs to the first
+    sentence ending after its start; a name, trimmed at its start, to one its run touches."""
+    counts, named = [0] * len(ends), [False] * len(ends)
+    for start, _, value, _, _ in mentions.values:
+        k = bisect_right(ends, start)
+        if k < len(ends) and not value.weekday and not value.phrase:
+            counts[k] += 1
+    for start, end, _, _ in mentions.names:
+        for k in range(bisect_right(ends, start), min(len(ends), bisect_right(ends, end - 1) + 1)):
+            counts[k] += 1
+            named[k] = True
+    return any(n > 1 and name for n, name in zip(counts, named, strict=True))
 
 
 def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:

@@ -3,6 +3,7 @@ be held together by one source passage. Each rule: a fabricated draft beside a f
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 
 import pytest
@@ -252,3 +253,39 @@ def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkey
     plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
+
+
+def test_a_text_whose_sentences_cannot_pair_is_passed_without_the_sources(monkeypatch):
+    """`_may_pair` (no sentence may hold a name and another claim) is false only where no
+    sentence of the plain loop holds two claims one of which is a name."""
+    cases = _tricky_and_gate_cases()
+    cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Acme Inc. Globex grew 5%.")]
+    spared = 0
+    for text, sources, allow in cases:
+        mentions, index = extract(text), SourceIndex(sources, allow)
+        spans = gate_context.sentences(mentions.folded)
+        if gate_context._may_pair(mentions, [end for _, end in spans]):
+            continue
+        spared += 1
+        claims = gate_context._claims(mentions, index, set())
+        for a, b in spans:
+            inside = [c for c in claims if a <= c.start < b]
+            assert len(inside) < 2 or not any(c.key for c in inside), (text, inside)
+    assert spared > 20
+    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    monkeypatch.setattr(gate_context, "_may_pair", lambda mentions, ends: True)
+    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    assert fast == plain
+
+
+def test_a_name_run_may_pair_in_any_sentence_it_touches():
+    # The name finder ends a run at a sentence's end; were a run to cross one, a name
+    # trimmed at its start could sit in the next sentence: it counts in both.
+    text = "Acme Inc. Globex grew 5%."
+    ends = [end for _, end in gate_context.sentences(text)]
+    across = dataclasses.replace(extract(text), names=[(0, 16, ["Acme", "Inc.", "Globex"], "")])
+    assert len(ends) == 2 and gate_context._may_pair(across, ends)
+    assert not gate_context._may_pair(across, [ends[0], ends[0] + 1])  # 5% is past them
+    # Weekdays and times relative to the writer pair with nothing.
+    assert not gate_context._may_pair(extract("Globex met on Monday."), [21])
+    assert gate_context._may_pair(extract("Globex met on 3 May."), [20])
