@@ -80,6 +80,7 @@ class Passages:
     def __init__(self, index: SourceIndex) -> None:
         self.joined = index.joined
         self.allow = index.allow
+        self._index = weakref.ref(index)  # (its entry in _PASSAGES must not keep it alive)
         self.spans = sentences(self.joined)
         self.starts = [a for a, _ in self.spans]
         self.lowered = index.lowered if len(index.lowered) == len(self.joined) else None
@@ -166,8 +167,11 @@ class Passages:
 
     @functools.cached_property
     def _valued(self) -> list[int]:
-        """The passages that say a value, or "both" (which counts two): one scan."""
-        found = {self._at(start) for start, _, _ in gate._numbers(self.joined, relative=False)}
+        """The passages that say a value, or "both" (which counts two): where the values
+        the whole sources say start (parsed once, for the presence gate)."""
+        index = self._index()
+        assert index is not None  # (asked only while the index is in use)
+        found = {self._at(start) for start in index.values.starts}
         return sorted(found | self._containing("both"))
 
     def _containing(self, word: str) -> set[int]:
@@ -259,13 +263,18 @@ def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_It
     return [item for item in _claims(mentions, index, reader) if item.supported_by(index)]
 
 
-def _claims(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_Item]:
-    """The text's claims that may pair, in text order, supported or not."""
+def _claims(
+    mentions: Mentions, index: SourceIndex, reader: set[str], pairable: _Pairable | None = None
+) -> list[_Item]:
+    """The text's claims that may pair, in text order, supported or not; with `pairable`,
+    only those in a sentence that may pair (`_pairable`)."""
     text = mentions.folded or mentions.text
     items: list[_Item] = []
     for start, end, value, hedge, noun in mentions.values:
         if value.weekday or value.phrase:
             continue  # a weekday or "last year" is the writer's time, tied to no one
+        if pairable and not pairable.holds(start, start + 1):
+            continue
 
         def value_held(i: SourceIndex, value=value, hedge=hedge, noun=noun) -> bool:
             return i.supports_value(value, hedge, noun)
@@ -273,8 +282,10 @@ def _claims(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_I
         cls = "date" if value.kind == "date" else "number"
         memo = ("v", value, hedge, noun)
         items.append(_Item(start, end, cls, value_held, memo, "", "", ""))
-    allowed = {word for a in index.allow for word in gate._name_key(a.split()).split()}
+    allowed = _allowed_words(index.allow)
     for start, end, words, _ in mentions.names:
+        if pairable and not pairable.holds(start, end):
+            continue
         if start in mentions.openings and gate._plain_opening(words, index):
             if len(words) == 1:
                 continue  # "Impressive growth…": an ordinary word
@@ -294,17 +305,23 @@ def _claims(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_I
 
         memo = ("n", tuple(words))
         items.append(
-            _Item(start, end, "name", name_held, memo, key, _hint(words), _quick(words, key))
+            _Item(start, end, "name", name_held, memo, key, _hint(words, key), _quick(words, key))
         )
     items.sort(key=lambda item: item.start)
     return items
 
 
-def _hint(words: list[str]) -> str | None:
+@functools.lru_cache(maxsize=16)
+def _allowed_words(allow: tuple[str, ...]) -> frozenset[str]:
+    """The words of the allowed names' keys (the sender's: the same for every draft)."""
+    return frozenset(word for a in allow for word in gate._name_key(a.split()).split())
+
+
+def _hint(words: list[str], key: str) -> str | None:
     """The first word of a name's key ("redfern" for "the Redfern Clinics"), which every
     passage holding the name holds too, in lower case; None where the sources may write it
-    otherwise (an acronym, another name of a country, an accent or an apostrophe)."""
-    key = gate._name_key(words)
+    otherwise (an acronym, another name of a country, an accent or an apostrophe); `key`
+    is the name's (`gate._name_key`)."""
     first = key.split(" ", 1)[0]
     if not first.isascii() or not first.isalpha() or first in gate._ALSO_CALLED_FIRST:
         return None
@@ -351,9 +368,10 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
         return []  # the common case for a short text: nothing to pair
     text = mentions.folded or mentions.text
     spans = sentences(text)
-    if not _may_pair(mentions, [end for _, end in spans]):
+    pairable = _pairable(mentions, [end for _, end in spans])
+    if not pairable:
         return []
-    items = _claims(mentions, index, _reader(mentions))
+    items = _claims(mentions, index, _reader(mentions), pairable)
     found: list[tuple[int, int]] = []
     at = 0
     for _, end in spans:
@@ -383,10 +401,25 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     return found
 
 
-def _may_pair(mentions: Mentions, ends: list[int]) -> bool:
-    """Whether some sentence (ending at `ends`) may hold a name and another claim: what
+class _Pairable(NamedTuple):
+    """The sentences (ending at `ends`) that may hold a name and another claim: what
     `misattributed` needs before it looks at the sources. A claim belongs to the first
-    sentence ending after its start; a name, trimmed at its start, to one its run touches."""
+    sentence ending after its start; a name, trimmed at its start, to one its run touches.
+    False when no sentence may pair."""
+
+    ends: list[int]
+    may: list[bool]
+
+    def __bool__(self) -> bool:
+        return any(self.may)
+
+    def holds(self, start: int, end: int) -> bool:
+        """Whether a sentence the span [start, end) touches may pair."""
+        last = min(len(self.ends), bisect_right(self.ends, end - 1) + 1)
+        return any(self.may[k] for k in range(bisect_right(self.ends, start), last))
+
+
+def _pairable(mentions: Mentions, ends: list[int]) -> _Pairable:
     counts, named = [0] * len(ends), [False] * len(ends)
     for start, _, value, _, _ in mentions.values:
         k = bisect_right(ends, start)
@@ -396,7 +429,7 @@ def _may_pair(mentions: Mentions, ends: list[int]) -> bool:
         for k in range(bisect_right(ends, start), min(len(ends), bisect_right(ends, end - 1) + 1)):
             counts[k] += 1
             named[k] = True
-    return any(n > 1 and name for n, name in zip(counts, named, strict=True))
+    return _Pairable(ends, [n > 1 and name for n, name in zip(counts, named, strict=True)])
 
 
 def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:

@@ -255,25 +255,28 @@ def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkey
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
 
 
-def test_a_text_whose_sentences_cannot_pair_is_passed_without_the_sources(monkeypatch):
-    """`_may_pair` (no sentence may hold a name and another claim) is false only where no
-    sentence of the plain loop holds two claims one of which is a name."""
+def test_sentences_that_cannot_pair_are_passed_without_the_sources(monkeypatch):
+    """`_pairable` (a sentence may hold a name and another claim) is false only for the
+    sentences where the plain loop finds fewer than two claims or no name; a text with none
+    is passed at once."""
     cases = _tricky_and_gate_cases()
     cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Acme Inc. Globex grew 5%.")]
-    spared = 0
+    spared = passed = 0
     for text, sources, allow in cases:
         mentions, index = extract(text), SourceIndex(sources, allow)
         spans = gate_context.sentences(mentions.folded)
-        if gate_context._may_pair(mentions, [end for _, end in spans]):
-            continue
-        spared += 1
+        pairable = gate_context._pairable(mentions, [end for _, end in spans])
         claims = gate_context._claims(mentions, index, set())
-        for a, b in spans:
+        for (a, b), may in zip(spans, pairable.may, strict=True):
             inside = [c for c in claims if a <= c.start < b]
-            assert len(inside) < 2 or not any(c.key for c in inside), (text, inside)
-    assert spared > 20
+            if not may:
+                assert len(inside) < 2 or not any(c.key for c in inside), (text, inside)
+                spared += bool(inside)
+        passed += not pairable
+    assert spared > 20 and passed > 5
     fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
-    monkeypatch.setattr(gate_context, "_may_pair", lambda mentions, ends: True)
+    every = lambda mentions, ends: gate_context._Pairable(ends, [True] * len(ends))  # noqa: E731
+    monkeypatch.setattr(gate_context, "_pairable", every)
     plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
 
@@ -284,8 +287,22 @@ def test_a_name_run_may_pair_in_any_sentence_it_touches():
     text = "Acme Inc. Globex grew 5%."
     ends = [end for _, end in gate_context.sentences(text)]
     across = dataclasses.replace(extract(text), names=[(0, 16, ["Acme", "Inc.", "Globex"], "")])
-    assert len(ends) == 2 and gate_context._may_pair(across, ends)
-    assert not gate_context._may_pair(across, [ends[0], ends[0] + 1])  # 5% is past them
+    assert len(ends) == 2 and gate_context._pairable(across, ends)
+    assert not gate_context._pairable(across, [ends[0], ends[0] + 1])  # 5% is past them
+    second = gate_context._Pairable(ends, [False, True])  # only the second sentence pairs
+    assert second.holds(0, 16) and not second.holds(0, 8)
     # Weekdays and times relative to the writer pair with nothing.
-    assert not gate_context._may_pair(extract("Globex met on Monday."), [21])
-    assert gate_context._may_pair(extract("Globex met on 3 May."), [20])
+    assert not gate_context._pairable(extract("Globex met on Monday."), [21])
+    assert gate_context._pairable(extract("Globex met on 3 May."), [20])
+
+
+def test_the_passages_with_a_value_are_where_the_sources_values_start():
+    """`_valued` reads where the whole sources' values start from the parse the presence
+    gate made (`SourceIndex.values.starts`): the same passages as parsing them again."""
+    for _, sources, allow in _tricky_and_gate_cases():
+        index = SourceIndex(sources, allow)
+        passages = gate_context.Passages(index)
+        starts = [s for s, _, _ in gate._numbers(index.joined, relative=False)]
+        assert index.values.starts == starts
+        again = {passages._at(s) for s in starts} | passages._containing("both")
+        assert passages._valued == sorted(again)
