@@ -270,10 +270,10 @@ def _claims(
     only those in a sentence that may pair (`_pairable`)."""
     text = mentions.folded or mentions.text
     items: list[_Item] = []
-    for start, end, value, hedge, noun in mentions.values:
+    for n, (start, end, value, hedge, noun) in enumerate(mentions.values):
         if value.weekday or value.phrase:
             continue  # a weekday or "last year" is the writer's time, tied to no one
-        if pairable and not pairable.holds(start, start + 1):
+        if pairable and not pairable.values[n]:
             continue
 
         def value_held(i: SourceIndex, value=value, hedge=hedge, noun=noun) -> bool:
@@ -283,8 +283,8 @@ def _claims(
         memo = ("v", value, hedge, noun)
         items.append(_Item(start, end, cls, value_held, memo, "", "", ""))
     allowed = _allowed_words(index.allow)
-    for start, end, words, _ in mentions.names:
-        if pairable and not pairable.holds(start, end):
+    for n, (start, end, words, _) in enumerate(mentions.names):
+        if pairable and not pairable.names[n]:
             continue
         if start in mentions.openings and gate._plain_opening(words, index):
             if len(words) == 1:
@@ -402,34 +402,41 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
 
 
 class _Pairable(NamedTuple):
-    """The sentences (ending at `ends`) that may hold a name and another claim: what
-    `misattributed` needs before it looks at the sources. A claim belongs to the first
-    sentence ending after its start; a name, trimmed at its start, to one its run touches.
-    False when no sentence may pair."""
+    """Which sentences may hold a name and another claim (what `misattributed` needs
+    before it looks at the sources), and so which of `mentions.values` and
+    `mentions.names` may pair. A claim belongs to the first sentence ending after its
+    start; a name, trimmed at its start, to one its run touches. False when none may."""
 
-    ends: list[int]
     may: list[bool]
+    values: list[bool]
+    names: list[bool]
 
     def __bool__(self) -> bool:
         return any(self.may)
 
-    def holds(self, start: int, end: int) -> bool:
-        """Whether a sentence the span [start, end) touches may pair."""
-        last = min(len(self.ends), bisect_right(self.ends, end - 1) + 1)
-        return any(self.may[k] for k in range(bisect_right(self.ends, start), last))
-
 
 def _pairable(mentions: Mentions, ends: list[int]) -> _Pairable:
+    """`_Pairable` for the sentences ending at `ends`."""
     counts, named = [0] * len(ends), [False] * len(ends)
+    value_at = []  # each value's sentence (none for a weekday or a relative time)
     for start, _, value, _, _ in mentions.values:
-        k = bisect_right(ends, start)
-        if k < len(ends) and not value.weekday and not value.phrase:
+        k = len(ends) if value.weekday or value.phrase else bisect_right(ends, start)
+        value_at.append(k)
+        if k < len(ends):
             counts[k] += 1
+    name_at = []
     for start, end, _, _ in mentions.names:
-        for k in range(bisect_right(ends, start), min(len(ends), bisect_right(ends, end - 1) + 1)):
+        touched = range(bisect_right(ends, start), min(len(ends), bisect_right(ends, end - 1) + 1))
+        name_at.append(touched)
+        for k in touched:
             counts[k] += 1
             named[k] = True
-    return _Pairable(ends, [n > 1 and name for n, name in zip(counts, named, strict=True)])
+    may = [n > 1 and name for n, name in zip(counts, named, strict=True)]
+    return _Pairable(
+        may,
+        [k < len(ends) and may[k] for k in value_at],
+        [any(may[k] for k in touched) for touched in name_at],
+    )
 
 
 def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:

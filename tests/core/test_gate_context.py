@@ -275,7 +275,12 @@ def test_sentences_that_cannot_pair_are_passed_without_the_sources(monkeypatch):
         passed += not pairable
     assert spared > 20 and passed > 5
     fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
-    every = lambda mentions, ends: gate_context._Pairable(ends, [True] * len(ends))  # noqa: E731
+
+    def every(mentions, ends):
+        return gate_context._Pairable(
+            [True] * len(ends), [True] * len(mentions.values), [True] * len(mentions.names)
+        )
+
     monkeypatch.setattr(gate_context, "_pairable", every)
     plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
@@ -287,10 +292,13 @@ def test_a_name_run_may_pair_in_any_sentence_it_touches():
     text = "Acme Inc. Globex grew 5%."
     ends = [end for _, end in gate_context.sentences(text)]
     across = dataclasses.replace(extract(text), names=[(0, 16, ["Acme", "Inc.", "Globex"], "")])
-    assert len(ends) == 2 and gate_context._pairable(across, ends)
+    pairable = gate_context._pairable(across, ends)
+    assert len(ends) == 2 and pairable.may == [False, True]
+    assert pairable.names == [True] and pairable.values == [True]
     assert not gate_context._pairable(across, [ends[0], ends[0] + 1])  # 5% is past them
-    second = gate_context._Pairable(ends, [False, True])  # only the second sentence pairs
-    assert second.holds(0, 16) and not second.holds(0, 8)
+    apart = extract("Acme grew. Globex grew 5% and Initech too.")
+    pairable = gate_context._pairable(apart, [10, 42])
+    assert pairable.names == [False, True, True] and pairable.values == [True]
     # Weekdays and times relative to the writer pair with nothing.
     assert not gate_context._pairable(extract("Globex met on Monday."), [21])
     assert gate_context._pairable(extract("Globex met on 3 May."), [20])
