@@ -273,7 +273,7 @@ def _claims(
     for n, (start, end, value, hedge, noun) in enumerate(mentions.values):
         if value.weekday or value.phrase:
             continue  # a weekday or "last year" is the writer's time, tied to no one
-        if pairable and not pairable.values[n]:
+        if pairable is not None and not pairable.values[n]:
             continue
 
         def value_held(i: SourceIndex, value=value, hedge=hedge, noun=noun) -> bool:
@@ -284,7 +284,7 @@ def _claims(
         items.append(_Item(start, end, cls, value_held, memo, "", "", ""))
     allowed = _allowed_words(index.allow)
     for n, (start, end, words, _) in enumerate(mentions.names):
-        if pairable and not pairable.names[n]:
+        if pairable is not None and not pairable.names[n]:
             continue
         if start in mentions.openings and gate._plain_opening(words, index):
             if len(words) == 1:
