@@ -20,9 +20,11 @@ the sender (`allow`) pair with nothing.
 The gate does not run this check: measured on SummEdits it lowered balanced accuracy (see
 BENCHMARKS.md, "The gate: claims that belong together"). It is called on its own, as
 `find_unsupported_claims` or `check_together` here, by `benchmarks/bench_gate.py
---together`. The sources' passages are indexed only when a sentence holds two claims that
-pair, each passage at most once; each claim pairs with at most `REACH` claims after it, so
-the work stays linear in the draft and in the sources.
+--together`. The sources are looked at only for a sentence that may pair (a name and
+another claim); a pair is first looked for in the passages that may hold both, and a name
+in a passage's normalised text, before any passage is indexed (each at most once); each
+claim pairs with at most `REACH` claims after it, so the work stays linear in the draft
+and in the sources. Each shortcut gives the plain form's answer (tests compare them).
 """
 
 from __future__ import annotations
