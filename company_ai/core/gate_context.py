@@ -282,8 +282,8 @@ def _claims(
             return i.supports_value(value, hedge, noun)
 
         cls = "date" if value.kind == "date" else "number"
-        memo = ("v", value, hedge, noun)
-        items.append(_Item(start, end, cls, value_held, memo, "", "", ""))
+        said = ("v", value, hedge, noun)
+        items.append(_Item(start, end, cls, value_held, said, "", "", ""))
     allowed = _allowed_words(index.allow)
     for n, (start, end, words, _) in enumerate(mentions.names):
         if pairable is not None and not pairable.names[n]:
@@ -305,9 +305,9 @@ def _claims(
         def name_held(i: SourceIndex, words=words) -> bool:
             return next(iter(gate._unsupported_parts(words, i)), None) is None
 
-        memo = ("n", tuple(words))
+        named = ("n", tuple(words))
         items.append(
-            _Item(start, end, "name", name_held, memo, key, _hint(words, key), _quick(words, key))
+            _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
         )
     items.sort(key=lambda item: item.start)
     return items
