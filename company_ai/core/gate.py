@@ -1315,7 +1315,9 @@ class _SourceValues:
         self.weekdays: set[str] = set()
         self.quarters: set[tuple[int | None, int]] = set()
         self.ordinals: set[Decimal] = set()  # ranks: "third", "4th"
-        for _, end, v in _numbers(joined, relative=False):
+        self.starts: list[int] = []  # where each value starts (`gate_context`'s passages)
+        for start, end, v in _numbers(joined, relative=False):
+            self.starts.append(start)
             if v.kind == "date":
                 if v.phrase:
                     continue  # found by text when needed

@@ -20,9 +20,11 @@ the sender (`allow`) pair with nothing.
 The gate does not run this check: measured on SummEdits it lowered balanced accuracy (see
 BENCHMARKS.md, "The gate: claims that belong together"). It is called on its own, as
 `find_unsupported_claims` or `check_together` here, by `benchmarks/bench_gate.py
---together`. The sources' passages are indexed only when a sentence holds two claims that
-pair, each passage at most once; each claim pairs with at most `REACH` claims after it, so
-the work stays linear in the draft and in the sources.
+--together`. The sources are looked at only for a sentence that may pair (a name and
+another claim); a pair is first looked for in the passages that may hold both, and a name
+in a passage's normalised text, before any passage is indexed (each at most once); each
+claim pairs with at most `REACH` claims after it, so the work stays linear in the draft
+and in the sources. Each shortcut gives the plain form's answer (tests compare them).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class _Item(NamedTuple):
     # A lower-case word every passage holding it contains ("" for a value: a passage with a
     # value); None when there is none to rely on (another name of a country, an acronym).
     hint: str | None
+    quick: str  # how a passage may be tested without its index (`_quick`): "" for a value
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -79,11 +82,14 @@ class Passages:
     def __init__(self, index: SourceIndex) -> None:
         self.joined = index.joined
         self.allow = index.allow
+        self._index = weakref.ref(index)  # (its entry in _PASSAGES must not keep it alive)
         self.spans = sentences(self.joined)
         self.starts = [a for a, _ in self.spans]
         self.lowered = index.lowered if len(index.lowered) == len(self.joined) else None
         self._indexes: dict[int, SourceIndex] = {}
         self._held: dict[tuple, frozenset[int]] = {}
+        self._holds: dict[tuple, bool] = {}
+        self._texts: dict[int, tuple[str, str]] = {}
         self._subjects: dict[int, list[tuple[str, ...]]] = {}
 
     def index(self, i: int) -> SourceIndex:
@@ -94,12 +100,65 @@ class Passages:
         return found
 
     def holding(self, item: _Item) -> frozenset[int]:
-        """The passages that support `item` on their own (only those that may are indexed)."""
+        """The passages that support `item` on their own (only those that may are tested)."""
         found = self._held.get(item.memo)
         if found is None:
-            found = frozenset(i for i in self._candidates(item) if item.supported_by(self.index(i)))
+            found = frozenset(i for i in self._candidates(item) if self.holds(item, i))
             self._held[item.memo] = found
         return found
+
+    def holds(self, item: _Item, i: int) -> bool:
+        """Whether passage i supports `item` on its own: `item.supported_by` its index,
+        spared where the passage's text alone shows it (`_quickly_held`)."""
+        found = self._holds.get((item.memo, i))
+        if found is None:
+            found = self._quickly_held(item, i) or item.supported_by(self.index(i))
+            self._holds[(item.memo, i)] = found
+        return found
+
+    def _quickly_held(self, item: _Item, i: int) -> bool:
+        """True only where `item.supported_by(self.index(i))` is: a name whose key passage
+        i holds as a phrase (`SourceIndex.has_phrase`) and, for one word, written there
+        capitalised as a word of its own (so in `SourceIndex.capitalised`). False means
+        "ask the index"."""
+        if not item.quick:
+            return False
+        text, normalised = self._text(i)
+        if f" {item.key} " not in normalised:
+            return False
+        if item.quick == "phrase":
+            return True  # `gate._known` asks only the phrase
+        return _capitalised_word(text, item.memo[1][0])
+
+    def _text(self, i: int) -> tuple[str, str]:
+        """Passage i as its own `SourceIndex` holds it: (`joined`, `text`) when the passage
+        and the allowed names are ASCII; ("", "") otherwise (no quick answer then)."""
+        found = self._texts.get(i)
+        if found is None:
+            a, b = self.spans[i]
+            joined = gate._fold(self.joined[a:b])[0]
+            if joined.isascii() and self._allowed is not None:
+                found = (joined, f" {gate._norm(joined)} | {self._allowed} ")
+            else:
+                found = ("", "")
+            self._texts[i] = found
+        return found
+
+    @functools.cached_property
+    def _allowed(self) -> str | None:
+        """The allowed names as a `SourceIndex` adds them to its `text`; None if any is not
+        ASCII (its capitalised words are found otherwise)."""
+        if not all(a.isascii() for a in self.allow):
+            return None
+        return " | ".join(gate._norm(a) for a in self.allow)
+
+    def held_together(self, a: _Item, b: _Item) -> bool:
+        """Whether one passage holds both `a` and `b`: tried first, only on the passages
+        that may hold both, so a fair pair rarely needs all of either's passages."""
+        for i in sorted(set(self._candidates(a)).intersection(self._candidates(b))):
+            if self.holds(a, i) and self.holds(b, i):
+                return True
+        return False
 
     def _candidates(self, item: _Item) -> Iterable[int]:
         if item.hint is None or self.lowered is None:
@@ -110,8 +169,11 @@ class Passages:
 
     @functools.cached_property
     def _valued(self) -> list[int]:
-        """The passages that say a value, or "both" (which counts two): one scan."""
-        found = {self._at(start) for start, _, _ in gate._numbers(self.joined, relative=False)}
+        """The passages that say a value, or "both" (which counts two): where the values
+        the whole sources say start (parsed once, for the presence gate)."""
+        index = self._index()
+        assert index is not None  # (asked only while the index is in use)
+        found = {self._at(start) for start in index.values.starts}
         return sorted(found | self._containing("both"))
 
     def _containing(self, word: str) -> set[int]:
@@ -145,6 +207,8 @@ class Passages:
         """Whether the sources may tie `a` to `b`: a passage (or a window of `WINDOW`)
         holds both; or neither is a name whose partner is pinned, in every passage holding
         it, on a subject that is none of `mine` (the sentence's names, as words)."""
+        if self.held_together(a, b):
+            return True  # the common case, found without all the passages of either
         held_a, held_b = self.holding(a), self.holding(b)
         if not held_a or not held_b:
             return True  # supported only across passages: it cannot be placed
@@ -157,6 +221,24 @@ class Passages:
 
     def _elsewhere(self, i: int, mine: list[tuple[str, ...]]) -> bool:
         return any(words and not any(_same(words, m) for m in mine) for words in self.subjects(i))
+
+
+_RUN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'.-")
+
+
+def _capitalised_word(text: str, word: str) -> bool:
+    """Whether ASCII `text` writes `word` (a capitalised ASCII word, letters and digits) as
+    a run of its own (`gate._ASCII_RUN`, the run `SourceIndex.capitalised` reads), or
+    followed by . or - (after which `gate._norm` splits it off all the same)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (at and text[at - 1] in _RUN_CHAR) and not (
+            end < len(text) and text[end] in _RUN_CHAR and text[end] not in ".-"
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -180,19 +262,32 @@ def _passages(index: SourceIndex) -> Passages:
 
 def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_Item]:
     """The text's claims the sources support that may pair, in text order."""
+    return [item for item in _claims(mentions, index, reader) if item.supported_by(index)]
+
+
+def _claims(
+    mentions: Mentions, index: SourceIndex, reader: set[str], pairable: _Pairable | None = None
+) -> list[_Item]:
+    """The text's claims that may pair, in text order, supported or not; with `pairable`,
+    only those in a sentence that may pair (`_pairable`)."""
     text = mentions.folded or mentions.text
     items: list[_Item] = []
-    for start, end, value, hedge, noun in mentions.values:
+    for n, (start, end, value, hedge, noun) in enumerate(mentions.values):
         if value.weekday or value.phrase:
             continue  # a weekday or "last year" is the writer's time, tied to no one
+        if pairable is not None and not pairable.values[n]:
+            continue
 
         def value_held(i: SourceIndex, value=value, hedge=hedge, noun=noun) -> bool:
             return i.supports_value(value, hedge, noun)
 
         cls = "date" if value.kind == "date" else "number"
-        items.append(_Item(start, end, cls, value_held, ("v", value, hedge, noun), "", ""))
-    allowed = {word for a in index.allow for word in gate._name_key(a.split()).split()}
-    for start, end, words, _ in mentions.names:
+        said = ("v", value, hedge, noun)
+        items.append(_Item(start, end, cls, value_held, said, "", "", ""))
+    allowed = _allowed_words(index.allow)
+    for n, (start, end, words, _) in enumerate(mentions.names):
+        if pairable is not None and not pairable.names[n]:
+            continue
         if start in mentions.openings and gate._plain_opening(words, index):
             if len(words) == 1:
                 continue  # "Impressive growth…": an ordinary word
@@ -210,22 +305,46 @@ def _items(mentions: Mentions, index: SourceIndex, reader: set[str]) -> list[_It
         def name_held(i: SourceIndex, words=words) -> bool:
             return next(iter(gate._unsupported_parts(words, i)), None) is None
 
-        items.append(_Item(start, end, "name", name_held, ("n", tuple(words)), key, _hint(words)))
+        named = ("n", tuple(words))
+        items.append(
+            _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
+        )
     items.sort(key=lambda item: item.start)
-    return [item for item in items if item.supported_by(index)]
+    return items
 
 
-def _hint(words: list[str]) -> str | None:
+@functools.lru_cache(maxsize=16)
+def _allowed_words(allow: tuple[str, ...]) -> frozenset[str]:
+    """The words of the allowed names' keys (the sender's: the same for every draft)."""
+    return frozenset(word for a in allow for word in gate._name_key(a.split()).split())
+
+
+def _hint(words: list[str], key: str) -> str | None:
     """The first word of a name's key ("redfern" for "the Redfern Clinics"), which every
     passage holding the name holds too, in lower case; None where the sources may write it
-    otherwise (an acronym, another name of a country, an accent or an apostrophe)."""
-    key = gate._name_key(words)
+    otherwise (an acronym, another name of a country, an accent or an apostrophe); `key`
+    is the name's (`gate._name_key`)."""
     first = key.split(" ", 1)[0]
     if not first.isascii() or not first.isalpha() or first in gate._ALSO_CALLED_FIRST:
         return None
     if not any(w.lower().startswith(first) and not w.isupper() for w in words):
         return None
     return first
+
+
+def _quick(words: list[str], key: str) -> str:
+    """How `Passages._quickly_held` may test a name: "phrase" when `gate._known` asks only
+    that the sources hold its key as a phrase (several words or a key of several, none an
+    acronym); "word" for one plain ASCII word opening with a capital, its own key (the
+    phrase and a capitalised word); else "" (the index is asked)."""
+    if any(len(w) > 1 and w.isupper() for w in words):
+        return ""
+    if len(words) > 1 or " " in key:
+        return "phrase"
+    word = words[0]
+    if word.isascii() and word.isalnum() and word[0].isupper() and key == word.lower():
+        return "word"
+    return ""
 
 
 def _is_place(key: str) -> bool:
@@ -250,16 +369,21 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     if len(mentions.values) + len(mentions.names) < 2:
         return []  # the common case for a short text: nothing to pair
     text = mentions.folded or mentions.text
-    items = _items(mentions, index, _reader(mentions))
-    if len(items) < 2:
+    spans = sentences(text)
+    pairable = _pairable(mentions, [end for _, end in spans])
+    if not pairable:
         return []
+    items = _claims(mentions, index, _reader(mentions), pairable)
     found: list[tuple[int, int]] = []
     at = 0
-    for _, end in sentences(text):
+    for _, end in spans:
         inside = []
         while at < len(items) and items[at].start < end:
             inside.append(items[at])
             at += 1
+        if len(inside) < 2 or all(not item.key for item in inside):
+            continue  # no pair: its claims need not be looked for in the sources
+        inside = [item for item in inside if item.supported_by(index)]
         mine = [tuple(item.key.split()) for item in inside if item.key]
         # listed[k]: the items from the one opening item k's list ("Ana, Bob and Carl") on
         listed = list(range(len(inside)))
@@ -277,6 +401,44 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 if not _passages(index).together(a, b, mine):
                     found.append((a.start, b.end))
     return found
+
+
+class _Pairable(NamedTuple):
+    """Which sentences may hold a name and another claim (what `misattributed` needs
+    before it looks at the sources), and so which of `mentions.values` and
+    `mentions.names` may pair. A claim belongs to the first sentence ending after its
+    start; a name, trimmed at its start, to one its run touches. False when none may."""
+
+    may: list[bool]
+    values: list[bool]
+    names: list[bool]
+
+    def __bool__(self) -> bool:
+        return any(self.may)
+
+
+def _pairable(mentions: Mentions, ends: list[int]) -> _Pairable:
+    """`_Pairable` for the sentences ending at `ends`."""
+    counts, named = [0] * len(ends), [False] * len(ends)
+    value_at = []  # each value's sentence (none for a weekday or a relative time)
+    for start, _, value, _, _ in mentions.values:
+        k = len(ends) if value.weekday or value.phrase else bisect_right(ends, start)
+        value_at.append(k)
+        if k < len(ends):
+            counts[k] += 1
+    name_at = []
+    for start, end, _, _ in mentions.names:
+        touched = range(bisect_right(ends, start), min(len(ends), bisect_right(ends, end - 1) + 1))
+        name_at.append(touched)
+        for k in touched:
+            counts[k] += 1
+            named[k] = True
+    may = [n > 1 and name for n, name in zip(counts, named, strict=True)]
+    return _Pairable(
+        may,
+        [k < len(ends) and may[k] for k in value_at],
+        [any(may[k] for k in touched) for touched in name_at],
+    )
 
 
 def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:

@@ -3,6 +3,7 @@ be held together by one source passage. Each rule: a fabricated draft beside a f
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 
 import pytest
@@ -169,3 +170,147 @@ def test_the_benchmark_scores_the_check_only_when_asked():
     assert [c.kind for c in unsupported("Globex cut costs by 41%.", RIVALS, together=True)] == [
         "misattributed"
     ]
+
+
+# --- the shortcuts: each gives the plain form's answer (the passage's own SourceIndex) ----
+
+TRICKY_SOURCES = [
+    "Globex's revenue grew 12%. The Globex Group hired Mr Smith. Globex.com is live.",
+    "GLOBEX-owned Initech_2 grew. O'Brien joined AcmeCo-based Hooli in 2024.",
+    "Zürich Ltd grew 5%. The U.S. office of Stark Industries opened. IBM hired Ana.",
+    "globex grew 12%. Initech'x cut costs. 5Globex grew. Initech grew 41%.",
+    "Ibm Research grew 5%. Sam Rivers of Wayne Enterprises met Ana.",
+]
+TRICKY_DRAFTS = [
+    "Globex grew 12% and the Globex Group hired Mr Smith.",
+    "Globex.com and Initech grew 41%; O'Brien joined Hooli in 2024.",
+    "Zürich grew 5%; Stark Industries opened in the U.S. and IBM hired Ana.",
+    "Initech cut costs; Globex Group grew 12%, and AcmeCo grew.",
+    "IBM Research grew 5% and Wayne Enterprises met Sam Rivers.",
+]
+
+
+def _tricky_and_gate_cases():
+    from company_ai.tools.gate_adversary import ALLOW as SENDER
+    from company_ai.tools.gate_adversary import adversarial_drafts
+    from company_ai.tools.gate_eval import ALLOW, labelled_drafts
+
+    cases = [(c.text, c.sources, ALLOW) for c in labelled_drafts()[:60]]
+    cases += [(c.body, c.sources, SENDER) for c in adversarial_drafts() if not c.aside][::6]
+    cases += [(d, TRICKY_SOURCES, allow) for d in TRICKY_DRAFTS for allow in ((), ("Sam Rivers",))]
+    return cases
+
+
+def test_a_passage_held_quickly_is_held_by_its_own_index():
+    """`_quickly_held` (the passage's normalised text, no index) says yes only where the
+    passage's own `SourceIndex` supports the claim; and says it often."""
+    quick = names = texts = 0
+    for text, sources, allow in _tricky_and_gate_cases():
+        index = SourceIndex(sources, allow)
+        passages = gate_context.Passages(index)
+        for i in range(len(passages.spans)):
+            joined, normalised = passages._text(i)
+            own = passages.index(i)
+            assert (joined, normalised) in {(own.joined, own.text), ("", "")}
+            texts += bool(joined)
+        for item in gate_context._items(extract(text), index, set()):
+            for i in range(len(passages.spans)):
+                plain = item.supported_by(passages.index(i))
+                if passages._quickly_held(item, i):
+                    assert plain, (text, item.memo, passages.joined[slice(*passages.spans[i])])
+                    quick += 1
+                names += plain and bool(item.key)
+    assert quick > 0.6 * names  # the shortcut answers most names a passage holds
+    assert texts > 1000
+
+
+def test_a_word_written_as_its_own_run_is_what_the_index_capitalises():
+    for text, word in [
+        ("Globex grew.", "Globex"),
+        ("Globex's revenue", "Globex"),
+        ("see Globex.com now", "Globex"),
+        ("a Globex-owned firm", "Globex"),
+        ("(Globex)", "Globex"),
+        ("5Globex grew", "Globex"),
+        ("Globex_2 grew", "Globex"),
+        ("Globex'x grew", "Globex"),
+        ("the Globexes", "Globex"),
+        ("an.Globex", "Globex"),
+    ]:
+        held = gate._norm(word) in SourceIndex([text]).capitalised
+        assert gate_context._capitalised_word(text, word) <= held, (text, word)
+    assert gate_context._capitalised_word("Globex grew.", "Globex")
+    assert not gate_context._capitalised_word("5Globex grew", "Globex")
+
+
+def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkeypatch):
+    """`held_together` (one passage holding both, tried first) changes no verdict: the same
+    claims with it as with every passage of each claim found first."""
+    cases = _tricky_and_gate_cases()
+    cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Ana Silva met Bob Ames.")]
+    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, a, b: False)
+    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    assert fast == plain
+    assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
+
+
+def test_sentences_that_cannot_pair_are_passed_without_the_sources(monkeypatch):
+    """`_pairable` (a sentence may hold a name and another claim) is false only for the
+    sentences where the plain loop finds fewer than two claims or no name; a text with none
+    is passed at once."""
+    cases = _tricky_and_gate_cases()
+    cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Acme Inc. Globex grew 5%.")]
+    spared = passed = 0
+    for text, sources, allow in cases:
+        mentions, index = extract(text), SourceIndex(sources, allow)
+        spans = gate_context.sentences(mentions.folded)
+        pairable = gate_context._pairable(mentions, [end for _, end in spans])
+        claims = gate_context._claims(mentions, index, set())
+        for (a, b), may in zip(spans, pairable.may, strict=True):
+            inside = [c for c in claims if a <= c.start < b]
+            if not may:
+                assert len(inside) < 2 or not any(c.key for c in inside), (text, inside)
+                spared += bool(inside)
+        passed += not pairable
+    assert spared > 20 and passed > 5
+    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+
+    def every(mentions, ends):
+        return gate_context._Pairable(
+            [True] * len(ends), [True] * len(mentions.values), [True] * len(mentions.names)
+        )
+
+    monkeypatch.setattr(gate_context, "_pairable", every)
+    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    assert fast == plain
+
+
+def test_a_name_run_may_pair_in_any_sentence_it_touches():
+    # The name finder ends a run at a sentence's end; were a run to cross one, a name
+    # trimmed at its start could sit in the next sentence: it counts in both.
+    text = "Acme Inc. Globex grew 5%."
+    ends = [end for _, end in gate_context.sentences(text)]
+    across = dataclasses.replace(extract(text), names=[(0, 16, ["Acme", "Inc.", "Globex"], "")])
+    pairable = gate_context._pairable(across, ends)
+    assert len(ends) == 2 and pairable.may == [False, True]
+    assert pairable.names == [True] and pairable.values == [True]
+    assert not gate_context._pairable(across, [ends[0], ends[0] + 1])  # 5% is past them
+    apart = extract("Acme grew. Globex grew 5% and Initech too.")
+    pairable = gate_context._pairable(apart, [10, 42])
+    assert pairable.names == [False, True, True] and pairable.values == [True]
+    # Weekdays and times relative to the writer pair with nothing.
+    assert not gate_context._pairable(extract("Globex met on Monday."), [21])
+    assert gate_context._pairable(extract("Globex met on 3 May."), [20])
+
+
+def test_the_passages_with_a_value_are_where_the_sources_values_start():
+    """`_valued` reads where the whole sources' values start from the parse the presence
+    gate made (`SourceIndex.values.starts`): the same passages as parsing them again."""
+    for _, sources, allow in _tricky_and_gate_cases():
+        index = SourceIndex(sources, allow)
+        passages = gate_context.Passages(index)
+        starts = [s for s, _, _ in gate._numbers(index.joined, relative=False)]
+        assert index.values.starts == starts
+        again = {passages._at(s) for s in starts} | passages._containing("both")
+        assert passages._valued == sorted(again)
