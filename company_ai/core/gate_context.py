@@ -17,8 +17,10 @@ sources pin the fact on another subject: every passage holding one part names so
 ("Ana, Bob and Carl"), places, peoples, quoted words, the reader named in the greeting and
 the sender (`allow`) pair with nothing.
 
-The gate does not run this check: measured on SummEdits it lowered balanced accuracy (see
-BENCHMARKS.md, "The gate: claims that belong together"). It is called on its own, as
+The gate does not run this check: measured on SummEdits it lowered balanced accuracy, and
+on fair drafts in the sample pages' shape it flagged a company's own product or office city
+as another subject (see BENCHMARKS.md, "The gate: claims that belong together" and "… switched
+on for outreach, and off again"). It is called on its own, as
 `find_unsupported_claims` or `check_together` here, by `benchmarks/bench_gate.py
 --together`. The sources are looked at only for a sentence that may pair (a name and
 another claim); a pair is first looked for in the passages that may hold both, and a name
