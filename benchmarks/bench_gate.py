@@ -24,6 +24,7 @@ import argparse
 import os
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from company_ai.core import gate_context
@@ -119,12 +120,8 @@ def summedits(folder: Path, part: Part, together: bool = False) -> None:
 def speed(cases: list, repeat: int) -> None:
     """Drafts a second: the whole gate per draft (index its sources, then check), as
     outreach runs it; then with the sources indexed once."""
-    started = time.process_time()
-    for _ in range(repeat):
-        for case in cases:
-            find_unsupported_claims(case.text, case.sources, allow=ALLOW)
-    elapsed = time.process_time() - started
     n = repeat * len(cases)
+    elapsed = per_draft(find_unsupported_claims, cases, repeat)
     print(
         f"speed: {n / elapsed:,.0f} drafts/s ({elapsed / n * 1e6:.0f} µs a draft, sources"
         f" indexed per draft, one core)"
@@ -137,6 +134,15 @@ def speed(cases: list, repeat: int) -> None:
     elapsed = time.process_time() - started
     print(f"speed: {n / elapsed:,.0f} drafts/s with the sources indexed once")
     long_draft(cases[0].sources, repeat)
+
+
+def per_draft(find: Callable[..., list], cases: list, repeat: int) -> float:
+    """CPU seconds for `repeat` passes of `find` over the drafts, sources indexed per draft."""
+    started = time.process_time()
+    for _ in range(repeat):
+        for case in cases:
+            find(case.text, case.sources, allow=ALLOW)
+    return time.process_time() - started
 
 
 def adversarial(tuning: bool, together: bool = False) -> None:
@@ -155,12 +161,8 @@ def adversarial(tuning: bool, together: bool = False) -> None:
 
 def speed_together(cases: list, repeat: int) -> None:
     """Drafts a second with the co-occurrence check, sources indexed per draft."""
-    started = time.process_time()
-    for _ in range(repeat):
-        for case in cases:
-            gate_context.find_unsupported_claims(case.text, case.sources, allow=ALLOW)
-    elapsed = time.process_time() - started
     n = repeat * len(cases)
+    elapsed = per_draft(gate_context.find_unsupported_claims, cases, repeat)
     print(
         f"speed with the co-occurrence check: {n / elapsed:,.0f} drafts/s"
         f" ({elapsed / n * 1e6:.0f} µs a draft, sources indexed per draft, one core)"
