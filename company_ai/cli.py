@@ -148,8 +148,10 @@ def _parser() -> argparse.ArgumentParser:
     gate = commands.add_parser(
         "gate",
         help="the fabrication gate: claims in a text that its sources do not support",
-        description="Print, as JSON, every number and name in TEXTFILE that no --source file"
-        " supports. Exit status 0: none; 2: some were found; 1: an error.",
+        description="Print, as JSON, every number, name, date or phrase claim in TEXTFILE that"
+        " no --source file supports, and every pair of claims a sentence ties together that"
+        " the sources pin on another subject (as outreach drafts are judged). Exit status 0:"
+        " none; 2: some were found; 1: an error.",
     )
     gate.add_argument("textfile", type=Path, help="the text to check (- for stdin)")
     gate.add_argument(
@@ -351,7 +353,7 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _gate(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.gate import find_unsupported_claims
+    from company_ai.core.gate_context import find_unsupported_claims  # as outreach judges
 
     if not args.sources:
         raise CliError("give at least one --source FILE")

@@ -96,5 +96,12 @@ def test_gate_prints_unsupported_claims_as_json(tmp_path):
     draft.write_text("Acme raised $1.2M.")
     clean = run("gate", "--source", str(source), str(draft))
     assert clean.returncode == 0 and json.loads(clean.stdout) == []
+    # Judged as outreach judges a draft: a rival's figure on Acme is a claim.
+    rival = tmp_path / "rival.txt"
+    rival.write_text("Initech raised $3,000,000 last spring.")
+    draft.write_text("Acme raised $3M.")
+    pinned = run("gate", "--source", str(source), "--source", str(rival), str(draft))
+    assert pinned.returncode == 2, pinned.stderr
+    assert [c["kind"] for c in json.loads(pinned.stdout)] == ["misattributed"]
     missing = run("gate", "--source", str(tmp_path / "nope.txt"), str(draft))
     assert missing.returncode == 1 and "no such file" in missing.stderr

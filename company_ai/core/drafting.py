@@ -191,10 +191,11 @@ def judge_draft(
     allow: Iterable[str],
     known: Iterable[str] = (),
 ) -> GateVerdict:
-    """The fabrication gate's verdict on a draft's subject and body against its material;
+    """The fabrication gate's verdict on a draft's subject and body against its material,
+    with the co-occurrence check (a rival's fact on the contact's company is a claim);
     `allow`: the sender's own name, never a claim; `known`: the CRM's companies, names in
     any case."""
-    return judge({"subject": subject, "body": body}, sources, allow, known=known)
+    return judge({"subject": subject, "body": body}, sources, allow, known=known, together=True)
 
 
 def stored_verdict(

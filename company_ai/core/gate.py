@@ -116,7 +116,7 @@ HEDGE_RANGES = {
 SIGNATURE_LINES = 4
 # Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
 # is trusted only by the version that gave it (`GateVerdict`); others are judged again.
-GATE_VERSION = 4
+GATE_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -189,17 +189,25 @@ def judge(
     allow: Iterable[str] = (),
     *,
     known: Iterable[str] = (),
+    together: bool = False,
 ) -> GateVerdict:
     """The verdict on each named part (`{"subject": …, "body": …}`) against `sources`.
 
     `allow` lists terms that are never claims (the sender's own name and company); `known`
     the names the company knows (CRM companies, people, catalogue products), which are
-    claims in any case ("we work with globex").
+    claims in any case ("we work with globex"). `together` adds the co-occurrence check
+    (`gate_context`: a true fact pinned on another subject), as outreach drafts are judged;
+    a summary (a vault page) is judged without it, since a summary joins what its source
+    says in different sentences.
     """
+    if together:  # gate_context builds on this module, so it is imported only here
+        from company_ai.core.gate_context import check_together as checker
+    else:
+        checker = check
     allow, known = tuple(allow), tuple(known)
     index = SourceIndex(sources, allow, known=known)
     claims = tuple(
-        (part, claim) for part, text in parts.items() for claim in check(extract(text), index)
+        (part, claim) for part, text in parts.items() for claim in checker(extract(text), index)
     )
     return GateVerdict(claims, _fingerprint(parts, sources, allow, claims, known))
 
@@ -1594,6 +1602,9 @@ class SourceIndex:
                 for claim, evidence in _EVIDENCE
             )
         if kind == "superlative":  # "#1" as written: normalised, it would be any "1"
+            last = key.rpartition(" ")[2]
+            if last.endswith("est") and last in self.capitalised:
+                return True  # "Northcrest's Northcrest Ledger": a name the sources write
             return what in self.lowered if not key.isalpha() else f" {key} " in self.text
         if kind == "role":
             key = _TRAILING_COMMON.sub("", key)

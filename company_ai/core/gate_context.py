@@ -1,4 +1,4 @@
-"""Claims that belong together: a true fact pinned on the wrong subject (measured, not on).
+"""Claims that belong together: a true fact pinned on the wrong subject.
 
 The presence gate (`gate.check`) asks of each claim whether the sources hold it anywhere,
 so "Globex cut costs by 41%" passes sources saying that Initech cut costs by 41% and Globex
@@ -12,21 +12,21 @@ neighbouring ones, holds them together.
     [Claim(text='Globex cut costs by 41%', kind='misattributed', start=0, end=23)]
 
 A pair no passage holds is a `misattributed` claim spanning both parts, but only where the
-sources pin the fact on another subject: every passage holding one part names someone else
-(a passage that says "It opened an office in Lyon" pins Lyon on nobody). Names in a list
-("Ana, Bob and Carl"), places, peoples, quoted words, the reader named in the greeting and
-the sender (`allow`) pair with nothing.
+sources pin the fact on another subject: every passage holding one part names someone else,
+before the value or date there, or anywhere beside a name ("Revenue grew 41%, led by
+Keystone" pins the 41% on nobody, and "It opened an office in Lyon" pins the date on
+nobody: a place is where, not who). Names in a list ("Ana, Bob and Carl"), places, peoples,
+quoted words, the reader named in the greeting and the sender (`allow`) pair with nothing.
 
-The gate does not run this check: measured on SummEdits it lowered balanced accuracy, and
-on fair drafts in the sample pages' shape it flagged a company's own product or office city
-as another subject (see BENCHMARKS.md, "The gate: claims that belong together" and "… switched
-on for outreach, and off again"). It is called on its own, as
-`find_unsupported_claims` or `check_together` here, by `benchmarks/bench_gate.py
---together`. The sources are looked at only for a sentence that may pair (a name and
-another claim); a pair is first looked for in the passages that may hold both, and a name
-in a passage's normalised text, before any passage is indexed (each at most once); each
-claim pairs with at most `REACH` claims after it, so the work stays linear in the draft
-and in the sources. Each shortcut gives the plain form's answer (tests compare them).
+Outreach drafts are judged with this check (`gate.judge(..., together=True)`); a summary
+(a vault page) is not, since it joins what its source says in different sentences (it
+lowered SummEdits' balanced accuracy: BENCHMARKS.md); `company-ai gate` judges as outreach
+does, through `find_unsupported_claims` here. The sources are looked at only for a sentence
+that may pair (a name and another claim); a pair is first looked for in the passages that
+may hold both, and a name in a passage's normalised text, before any passage is indexed
+(each at most once); each claim pairs with at most `REACH` claims after it, so the work
+stays linear in the draft and in the sources. Each shortcut gives the plain form's answer
+(tests compare them).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Passages:
         self._held: dict[tuple, frozenset[int]] = {}
         self._holds: dict[tuple, bool] = {}
         self._texts: dict[int, tuple[str, str]] = {}
-        self._subjects: dict[int, list[tuple[str, ...]]] = {}
+        self._subjects: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
 
     def index(self, i: int) -> SourceIndex:
         found = self._indexes.get(i)
@@ -188,22 +188,27 @@ class Passages:
     def _at(self, pos: int) -> int:
         return bisect_right(self.starts, pos) - 1
 
-    def subjects(self, i: int) -> list[tuple[str, ...]]:
-        """The words of each name passage i mentions (a sentence-opening word that is no
-        name left out)."""
+    def subjects(self, i: int, partner: _Item) -> list[tuple[str, ...]]:
+        """The words of each name passage i pins `partner` on: for a value, the names
+        before it ("Revenue grew 41%, led by Keystone" pins the 41% on no one); for a name,
+        every other name ("Ana Silva leads Hooli" ties Ana to Hooli). A place or a people
+        is where, not who; a sentence-opening word that is no name is left out."""
         found = self._subjects.get(i)
         if found is None:
             a, b = self.spans[i]
             text = self.joined[a:b]
             index = self.index(i)
-            found = [
-                tuple(gate._name_key(words).split())
+            found = self._subjects[i] = [
+                (start, tuple(key.split()))
                 for start, _, words in gate._names(text, [])
                 if not any(w.lower() in gate.DATE_WORDS for w in words)  # "March", "Monday"
                 and not (gate._sentence_start(text, start) and gate._plain_opening(words, index))
+                and not _is_place(key := gate._name_key(words))
             ]
-            self._subjects[i] = found
-        return found
+        if partner.key:
+            return [words for _, words in found]
+        starts = self.index(i).values.starts  # (where the passage says the value, at the latest)
+        return [words for start, words in found if not starts or start < starts[-1]]
 
     def together(self, a: _Item, b: _Item, mine: list[tuple[str, ...]]) -> bool:
         """Whether the sources may tie `a` to `b`: a passage (or a window of `WINDOW`)
@@ -217,12 +222,14 @@ class Passages:
         if any(i + d in held_b for i in held_a for d in range(1 - WINDOW, WINDOW)):
             return True
         return not any(
-            name.key and all(self._elsewhere(i, mine) for i in held)
-            for name, held in ((a, held_b), (b, held_a))
+            name.key and all(self._elsewhere(i, partner, mine) for i in held)
+            for name, partner, held in ((a, b, held_b), (b, a, held_a))
         )
 
-    def _elsewhere(self, i: int, mine: list[tuple[str, ...]]) -> bool:
-        return any(words and not any(_same(words, m) for m in mine) for words in self.subjects(i))
+    def _elsewhere(self, i: int, partner: _Item, mine: list[tuple[str, ...]]) -> bool:
+        return any(
+            words and not any(_same(words, m) for m in mine) for words in self.subjects(i, partner)
+        )
 
 
 _RUN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'.-")

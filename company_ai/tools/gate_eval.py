@@ -268,6 +268,21 @@ def adversarial_scores(aside: bool, *, together: bool = False) -> tuple[Scores, 
     return score(flagged, [c.fabricated for c in cases]), by_class
 
 
+def fair_scores(aside: bool, *, together: bool = False) -> Scores:
+    """The fair drafts in the product's own shape (`gate_fair`), on the aside quarter of
+    their shapes or the rest, judged as outreach judges them: every one flagged is a
+    false alarm (fp); the rest are tn."""
+    from company_ai.tools.gate_fair import SENDER, fair_drafts
+
+    drafts = [d for d in fair_drafts() if d.aside == aside]
+    known = tuple(sorted({d.company for d in drafts}))
+    flagged = [
+        any(unsupported(t, d.sources, (SENDER,), known, together=together) for t in d.parts)
+        for d in drafts
+    ]
+    return score(flagged, [False] * len(drafts))
+
+
 SUMMEDITS_EDITS = {"entity_modification", "hallucinated_fact_insertion"}
 SUMMEDITS_DOMAINS = ("news", "podcast", "qmsumm", "samsum")
 

@@ -204,11 +204,18 @@ VERDICTS_OF_VERSION = {
     3: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
     # So did version 4 (ranks, rounding, "both", peoples in the plural…): none here either.
     4: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # Version 5 judges outreach drafts with the co-occurrence check (`together`): no labelled
+    # draft pins a fact on another subject, so the same verdicts, alone or together.
+    5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 
-def test_verdicts_change_only_with_the_gate_version():
-    verdicts = [judge({"draft": c.text}, c.sources, ALLOW).to_json() for c in labelled_drafts()]
+@pytest.mark.parametrize("together", [False, True], ids=["presence", "as outreach judges"])
+def test_verdicts_change_only_with_the_gate_version(together):
+    verdicts = [
+        judge({"draft": c.text}, c.sources, ALLOW, together=together).to_json()
+        for c in labelled_drafts()
+    ]
     digest = hashlib.sha256(json.dumps(verdicts).encode()).hexdigest()
     assert VERDICTS_OF_VERSION.get(GATE_VERSION) == digest, (
         "the gate's verdicts changed: bump gate.GATE_VERSION (drafts' stored verdicts are"

@@ -9,7 +9,7 @@ import doctest
 import pytest
 
 from company_ai.core import gate, gate_context
-from company_ai.core.gate import SourceIndex, extract
+from company_ai.core.gate import SourceIndex, extract, judge
 from company_ai.core.gate_context import check_together, find_unsupported_claims
 
 RIVALS = [
@@ -57,13 +57,33 @@ def test_a_fact_pinned_on_no_one_may_be_anyone_s():
 
 def test_a_subject_s_own_products_are_no_other_subject():
     # "led by Redfern Dock": Redfern's product, not another company the 41% belongs to.
-    sources = ["Redfern Clinics employs 120 people.", "Revenue grew 41%, led by Redfern Dock."]
+    sources = ["Redfern Clinics employs 120 people.", "Redfern Dock grew 41% last year."]
     assert misattributed("Redfern Clinics grew 41%.", sources) == []
     assert misattributed("Globex grew 41%.", [*sources, "Globex employs 9."]) == ["Globex grew 41%"]
 
 
+def test_a_fact_is_pinned_only_on_a_name_before_it_in_its_sentence():
+    # "led by Keystone" says what drove the growth, not whose it was: the page's company's.
+    led = ["Globex employs 9.", "Revenue grew 41% last year, led by Keystone."]
+    assert misattributed("Globex grew 41%.", led) == []
+    pinned = ["Globex employs 9.", "Keystone grew 41% last year."]
+    assert misattributed("Globex grew 41%.", pinned) == ["Globex grew 41%"]
+    # A name is tied to every other name of its passage, before it or after.
+    for met in ("Carl Mendes met Bob Ames.", "Bob Ames met Carl Mendes."):
+        sources = ["Ana Silva leads Hooli.", met]
+        assert misattributed("Ana Silva met Bob Ames.", sources) == ["Ana Silva met Bob Ames"]
+
+
+def test_a_place_is_where_not_who():
+    sources = ["Globex employs 9.", "It opened an office in Lyon on 4 May 2025."]
+    assert misattributed("Globex opened an office on 4 May 2025.", sources) == []
+    assert misattributed("Globex opened in Lyon on 4 May 2025.", sources) == []
+    rival = ["Globex employs 9.", "Initech opened an office in Lyon on 4 May 2025."]
+    assert misattributed("Globex opened an office on 4 May 2025.", rival) != []
+
+
 def test_the_window_lets_a_pair_span_neighbouring_sentences(monkeypatch):
-    sources = ["Globex is based in Leeds. Its revenue rose 12% as Hooli watched."]
+    sources = ["Globex is based in Leeds. Hooli's revenue rose 12% last year."]
     assert misattributed("Globex grew 12%.", sources) == ["Globex grew 12%"]
     monkeypatch.setattr(gate_context, "WINDOW", 2)
     assert misattributed("Globex grew 12%.", sources) == []
@@ -109,10 +129,19 @@ def test_presence_claims_come_first_and_the_check_adds_only_pairs():
     assert [c.text for c in together if c.kind == "misattributed"] == ["Globex cut costs by 41%"]
 
 
-def test_the_gate_itself_does_not_run_the_check():
-    # Measured and not adopted (BENCHMARKS.md): the gate's verdicts are the presence gate's.
-    assert gate.find_unsupported_claims("Globex cut costs by 41%.", RIVALS) == []
-    assert not gate.judge({"body": "Globex cut costs by 41%."}, RIVALS).claims
+def test_outreach_drafts_are_judged_with_the_check_and_summaries_without():
+    from company_ai.core.distill import page_verdict
+    from company_ai.core.drafting import judge_draft
+
+    body = "Globex cut costs by 41%."
+    draft = judge_draft("A note", body, RIVALS, allow=["Sam Rivers"])
+    assert [(part, c.kind) for part, c in draft.claims] == [("body", "misattributed")]
+    assert judge({"body": body}, RIVALS, together=True).claims == draft.claims
+    # A summary joins what its source says in different sentences (SummEdits fell with the
+    # check: BENCHMARKS.md), so a vault page, like the plain call, is judged by presence.
+    assert not judge({"body": body}, RIVALS).claims
+    assert page_verdict(f"# Globex\n\n{body}\n", "\n".join(RIVALS)).passed
+    assert gate.find_unsupported_claims(body, RIVALS) == []
 
 
 def test_the_module_docstring_example_is_true():

@@ -194,6 +194,14 @@ def test_superlatives_and_awards_must_be_in_a_source(boast):
     assert passes(boast, [*SOURCES, said])
 
 
+def test_a_name_ending_in_est_is_no_superlative():
+    # "Design's Northcrest" reads like "Design's biggest"; the sources write it as a name.
+    sources = ["Northcrest Design Inc. was founded in 2006.", "Revenue grew, led by Northcrest."]
+    assert passes("Northcrest Design's Northcrest looks neat.", sources)
+    assert not passes("Northcrest Design's biggest client is in Leeds.", sources)
+    assert not passes("Northcrest Design's Biggest Client is in Leeds.", sources)
+
+
 @pytest.mark.parametrize(
     ("fabricated", "fair"),
     [
