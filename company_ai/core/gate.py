@@ -116,7 +116,7 @@ HEDGE_RANGES = {
 SIGNATURE_LINES = 4
 # Bump whenever a change (here or in gate_words.py) alters any verdict: a stored verdict
 # is trusted only by the version that gave it (`GateVerdict`); others are judged again.
-GATE_VERSION = 4
+GATE_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -1023,7 +1023,7 @@ _DURATION = re.compile(
 # writer sets out ("the first step") nor the common idioms.
 _FIRST = re.compile(
     r"\b(?:the|its|their|his|her|your|our|a) (?P<rank>first|second)\b(?!-hand|[ -](?:step"
-    r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)))"
+    r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)\b))"
 )
 _RANK_FORMS = {"first": r"\b(?:first|1st)\b", "second": r"\b(?:second|2nd)\b"}
 

@@ -204,6 +204,8 @@ VERDICTS_OF_VERSION = {
     3: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
     # So did version 4 (ranks, rounding, "both", peoples in the plural…): none here either.
     4: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # And version 5 (session 22: "the first time in…" a rank…): none here either.
+    5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 

@@ -1,4 +1,4 @@
-"""Gate versions 3 and 4 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
+"""Gate versions 3, 4 and 5 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
 are weaknesses in an outreach draft too. One test per behaviour, fabricated beside fair."""
 
 from __future__ import annotations
@@ -203,3 +203,16 @@ def test_a_large_round_figure_may_round_its_source():
     # Not a count a reader takes as exact, nor a figure of one significant digit.
     assert flagged("Redfern has 810 staff.", spent) == ["810"]
     assert flagged("Redfern raised $1M.", spent) == ["$1M"]
+
+
+# --- gate version 5 (session 22) -----------------------------------------------------------
+
+
+def test_the_first_time_in_a_while_is_a_rank():
+    # "the first time I saw it" sets out a moment; "the first time in a decade" claims a rank.
+    sources = ["Etna erupted in 2010. It is one of the most active volcanoes."]
+    assert flagged("Etna erupted for the first time in years.", sources) == ["first"]
+    assert flagged("Etna erupted for the first time since 2010.", sources) == ["first"]
+    assert flagged("The first time I saw Etna, it erupted.", sources) == []
+    assert flagged("The first time we saw Etna, it erupted.", sources) == []
+    assert flagged("Etna erupted for the first time in years.", [*sources, "the first"]) == []
