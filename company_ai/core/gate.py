@@ -1166,7 +1166,8 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
         inside = k < len(span_starts) and span_starts[k] <= start
         lower = word.lower()
         joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
-        if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
+        # "One" after a name is the name's ("League One", "Formula One"), not a pronoun.
+        if joined and (lower in CONNECTORS or (capital and (lower not in COMMON or word == "One"))):
             run.append((start, end, word))
         else:
             if run and (found := flush()):

@@ -216,3 +216,13 @@ def test_the_first_time_in_a_while_is_a_rank():
     assert flagged("The first time I saw Etna, it erupted.", sources) == []
     assert flagged("The first time we saw Etna, it erupted.", sources) == []
     assert flagged("Etna erupted for the first time in years.", [*sources, "the first"]) == []
+
+
+def test_one_after_a_name_is_part_of_the_name():
+    sources = ["Oxford United play in the Football League Trophy. One of their players left."]
+    assert flagged("He joined the League One club.", sources)
+    assert flagged("He raced in Formula One.", ["He raced in Formula Two."]) == ["One"]
+    assert flagged("He raced in Formula One.", ["Formula One is fast."]) == []
+    # At a sentence's start, or after a word that is no name, "One" is still a pronoun.
+    assert flagged("One of their players left.", sources) == []
+    assert flagged("He joined Oxford United. One player left.", sources) == []
