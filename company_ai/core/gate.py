@@ -351,6 +351,10 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
             offsets = offsets or _offsets(text[start:end], words)
             s = start + offsets[a]
             e = start + offsets[b - 1] + len(words[b - 1])
+            if b - a == 1 and "-" in words[a] and (parts := _unknown_parts(words[a], index)):
+                # "British-Iranian" where the sources say "British": the claim is "Iranian".
+                found += [(s + at, s + at + len(p), _classify([p], before)) for at, p in parts]
+                continue
             found.append((s, e, _classify(words[a:b], before)))
     found += index.known_in(text, mentions)
     # A role that is also an unsupported name ("As CFO,") is one claim: the name; and a
@@ -1715,6 +1719,19 @@ def _known(words: list[str], index: SourceIndex) -> bool:
         other = _other_number(key)
         return other is not None and other in index.capitalised and index.has_phrase(other)
     return index.has_phrase(key)
+
+
+def _unknown_parts(word: str, index: SourceIndex) -> list[tuple[int, str]]:
+    """The parts of a compound of names ("British-Iranian") the sources do not know, with
+    where each starts in it; none when they know none of them (the compound is the claim)."""
+    parts, at = [], 0
+    for part in word.split("-"):
+        if not part[:1].isupper():
+            return []  # "Follow-up", "Anglo-based": one word, not names joined
+        parts.append((at, part))
+        at += len(part) + 1
+    unknown = [(at, part) for at, part in parts if not _known([part], index)]
+    return unknown if len(unknown) < len(parts) else []
 
 
 def _other_number(key: str) -> str | None:

@@ -226,3 +226,13 @@ def test_one_after_a_name_is_part_of_the_name():
     # At a sentence's start, or after a word that is no name, "One" is still a pronoun.
     assert flagged("One of their players left.", sources) == []
     assert flagged("He joined Oxford United. One player left.", sources) == []
+
+
+def test_a_compound_of_names_claims_only_the_part_no_source_holds():
+    sources = ["Her fully British daughter was born in Leeds."]
+    assert flagged("She is a British-Iranian citizen.", sources) == ["Iranian"]
+    assert flagged("She is a British-Iranian citizen.", [*sources, "A British-Iranian."]) == []
+    # Known apart and never together, the compound is the claim; an unknown one likewise.
+    assert flagged("She is a British-Leeds citizen.", sources) == ["British-Leeds"]
+    assert flagged("She is a Franco-Iranian citizen.", sources) == ["Franco-Iranian"]
+    assert flagged("Her follow-up was in Leeds.", sources) == []
