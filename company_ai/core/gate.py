@@ -1030,6 +1030,17 @@ _FIRST = re.compile(
     r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)\b))"
 )
 _RANK_FORMS = {"first": r"\b(?:first|1st)\b", "second": r"\b(?:second|2nd)\b"}
+_UNIT_FORMS = {
+    unit: [w for w, u in TIME_UNITS.items() if u == unit] for unit in TIME_UNITS.values()
+}
+
+
+def _ranked_unit(noun: str | None) -> str:
+    """What must follow a rank in a source when the rank counts a unit of time: "the second
+    year in a row" needs a second year ("a second successive year"), not "finished second"."""
+    if noun not in _UNIT_FORMS:
+        return ""
+    return r"[ -](?:[a-z]+[ -])?(?:" + "|".join(_UNIT_FORMS[noun]) + r")s?\b"
 
 
 def _firsts(lowered: str) -> Iterable[re.Match]:
@@ -1549,7 +1560,14 @@ class SourceIndex:
             return self._supports_date(value)
         said = self.values
         if value.ordinal:  # "a fourth title" needs a fourth, not "four titles"
-            return value.value in said.ordinals
+            if value.value not in said.ordinals:
+                return False
+            if noun not in _UNIT_FORMS:
+                return True
+            n = int(value.value)
+            forms = [w for w, i in ORDINALS.items() if i == n] + [rf"{n}(?:st|nd|rd|th)"]
+            rank = r"\b(?:" + "|".join(forms) + ")"  # "its third season" needs a third season
+            return bool(re.search(rank + _ranked_unit(noun), self.lowered))
         if value.kind == "percent":
             pool: Iterable[Decimal] = said.percents
         elif value.kind == "money":
@@ -1608,7 +1626,7 @@ class SourceIndex:
                     forms |= {_swap(form, short, long), _swap(form, long, short)}
             return any(f" {f} " in self.text for f in forms)
         if what in _RANK_FORMS:
-            return bool(re.search(_RANK_FORMS[what], self.lowered))
+            return bool(re.search(_RANK_FORMS[what] + _ranked_unit(noun), self.lowered))
         if kind == "date":  # a duration: "a decade" needs the sources to count in decades
             stem = next(u for u in _DURATION_UNITS if u in what)
             return bool(re.search(_COUNTED_IN.format(stem=stem), self.lowered))

@@ -236,3 +236,13 @@ def test_a_compound_of_names_claims_only_the_part_no_source_holds():
     assert flagged("She is a British-Leeds citizen.", sources) == ["British-Leeds"]
     assert flagged("She is a Franco-Iranian citizen.", sources) == ["Franco-Iranian"]
     assert flagged("Her follow-up was in Leeds.", sources) == []
+
+
+def test_a_rank_of_a_time_needs_that_time_ranked():
+    placed = ["Redfern finished second and third in the awards."]
+    assert flagged("Redfern won for the second year in a row.", placed) == ["second"]
+    assert flagged("It is Redfern's third season.", placed) == ["third"]
+    assert flagged("Redfern won for the second time.", placed) == []  # no unit of time
+    ranked = ["Redfern won for a second successive year, in its 3rd season."]
+    assert flagged("Redfern won for the second year in a row.", ranked) == []
+    assert flagged("It is Redfern's third season.", ranked) == []
