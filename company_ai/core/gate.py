@@ -13,11 +13,12 @@ paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` =
 = `both men`, a hedged number (`about 900`) may round its source (`897`) by up to 10 % and
 a large round figure (`£11,000`) may round it at its own precision (`£11,072`). (A demonym
 and its place are two claims: `Welsh` needs `Welsh`, `Wales` needs `Wales`; and a rank
-needs a rank: `fourth` is not `four`.) Greeting lines (`Hi Grace,`), the sign-off
-and a short signature below it, and any term in `allow` (the sender's own name) are never
-claims; nor is a time the text offers (`happy to talk next week`, `free on Thursday?`).
-Vague quantities (`hundreds of`, `more than a decade`), ranks (`the first`) and times said
-in words (`next month`, `last year`) are claims like numbers and dates.
+needs a rank: `fourth` is not `four`, and `the second year` needs a second year.)
+Greeting lines (`Hi Grace,`), the sign-off and a short signature below it, and any term
+in `allow` (the sender's own name) are never claims; nor is a time the text offers
+(`happy to talk next week`, `free on Thursday?`). Vague quantities (`hundreds of`, `more
+than a decade`), ranks (`the first`) and times said in words (`next month`, `last year`)
+are claims like numbers and dates.
 
 Two steps, separable: `extract(text)` finds what a text mentions (values, quoted names,
 capitalised runs) without looking at any source; `check(mentions, index)` keeps what the
@@ -359,6 +360,10 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
             offsets = offsets or _offsets(text[start:end], words)
             s = start + offsets[a]
             e = start + offsets[b - 1] + len(words[b - 1])
+            if b - a == 1 and "-" in words[a] and (parts := _unknown_parts(words[a], index)):
+                # "British-Iranian" where the sources say "British": the claim is "Iranian".
+                found += [(s + at, s + at + len(p), _classify([p], before)) for at, p in parts]
+                continue
             found.append((s, e, _classify(words[a:b], before)))
     found += index.known_in(text, mentions)
     # A role that is also an unsupported name ("As CFO,") is one claim: the name; and a
@@ -1031,9 +1036,20 @@ _DURATION = re.compile(
 # writer sets out ("the first step") nor the common idioms.
 _FIRST = re.compile(
     r"\b(?:the|its|their|his|her|your|our|a) (?P<rank>first|second)\b(?!-hand|[ -](?:step"
-    r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)))"
+    r"|thing|few|half|glance|sight|look|of all|and|or|to|one|time (?:i|we|you)\b))"
 )
 _RANK_FORMS = {"first": r"\b(?:first|1st)\b", "second": r"\b(?:second|2nd)\b"}
+_UNIT_FORMS = {
+    unit: [w for w, u in TIME_UNITS.items() if u == unit] for unit in TIME_UNITS.values()
+}
+
+
+def _ranked_unit(noun: str | None) -> str:
+    """What must follow a rank in a source when the rank counts a unit of time: "the second
+    year in a row" needs a second year ("a second successive year"), not "finished second"."""
+    if noun not in _UNIT_FORMS:
+        return ""
+    return r"[ -](?:[a-z]+[ -])?(?:" + "|".join(_UNIT_FORMS[noun]) + r")s?\b"
 
 
 def _firsts(lowered: str) -> Iterable[re.Match]:
@@ -1174,7 +1190,8 @@ def _names(text: str, blocked: list[tuple[int, int]]) -> Iterable[tuple[int, int
         inside = k < len(span_starts) and span_starts[k] <= start
         lower = word.lower()
         joined = run and not inside and text[run[-1][1] : start] in (" ", "-")
-        if joined and (lower in CONNECTORS or (capital and lower not in COMMON)):
+        # "One" after a name is the name's ("League One", "Formula One"), not a pronoun.
+        if joined and (lower in CONNECTORS or (capital and (lower not in COMMON or word == "One"))):
             run.append((start, end, word))
         else:
             if run and (found := flush()):
@@ -1552,7 +1569,14 @@ class SourceIndex:
             return self._supports_date(value)
         said = self.values
         if value.ordinal:  # "a fourth title" needs a fourth, not "four titles"
-            return value.value in said.ordinals
+            if value.value not in said.ordinals:
+                return False
+            if noun not in _UNIT_FORMS:
+                return True
+            n = int(value.value)
+            forms = [w for w, i in ORDINALS.items() if i == n] + [rf"{n}(?:st|nd|rd|th)"]
+            rank = r"\b(?:" + "|".join(forms) + ")"  # "its third season" needs a third season
+            return bool(re.search(rank + _ranked_unit(noun), self.lowered))
         if value.kind == "percent":
             pool: Iterable[Decimal] = said.percents
         elif value.kind == "money":
@@ -1614,7 +1638,7 @@ class SourceIndex:
                     forms |= {_swap(form, short, long), _swap(form, long, short)}
             return any(f" {f} " in self.text for f in forms)
         if what in _RANK_FORMS:
-            return bool(re.search(_RANK_FORMS[what], self.lowered))
+            return bool(re.search(_RANK_FORMS[what] + _ranked_unit(noun), self.lowered))
         if kind == "date":  # a duration: "a decade" needs the sources to count in decades
             stem = next(u for u in _DURATION_UNITS if u in what)
             return bool(re.search(_COUNTED_IN.format(stem=stem), self.lowered))
@@ -1725,6 +1749,19 @@ def _known(words: list[str], index: SourceIndex) -> bool:
         other = _other_number(key)
         return other is not None and other in index.capitalised and index.has_phrase(other)
     return index.has_phrase(key)
+
+
+def _unknown_parts(word: str, index: SourceIndex) -> list[tuple[int, str]]:
+    """The parts of a compound of names ("British-Iranian") the sources do not know, with
+    where each starts in it; none when they know none of them (the compound is the claim)."""
+    parts, at = [], 0
+    for part in word.split("-"):
+        if not part[:1].isupper():
+            return []  # "Follow-up", "Anglo-based": one word, not names joined
+        parts.append((at, part))
+        at += len(part) + 1
+    unknown = [(at, part) for at, part in parts if not _known([part], index)]
+    return unknown if len(unknown) < len(parts) else []
 
 
 def _other_number(key: str) -> str | None:

@@ -204,8 +204,9 @@ VERDICTS_OF_VERSION = {
     3: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
     # So did version 4 (ranks, rounding, "both", peoples in the plural…): none here either.
     4: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
-    # Version 5 judges outreach drafts with the co-occurrence check (`together`): no labelled
-    # draft pins a fact on another subject, so the same verdicts, alone or together.
+    # Version 5 judges outreach drafts with the co-occurrence check (`together`) and reads
+    # "the first time in…" as a rank (session 22): no labelled draft pins a fact on another
+    # subject or says such a rank, so the same verdicts, alone or together.
     5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 

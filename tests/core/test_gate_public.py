@@ -1,4 +1,4 @@
-"""Gate versions 3 and 4 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
+"""Gate versions 3, 4 and 5 (issue 14, on public data): weaknesses EntFA and SummEdits showed that
 are weaknesses in an outreach draft too. One test per behaviour, fabricated beside fair."""
 
 from __future__ import annotations
@@ -203,3 +203,46 @@ def test_a_large_round_figure_may_round_its_source():
     # Not a count a reader takes as exact, nor a figure of one significant digit.
     assert flagged("Redfern has 810 staff.", spent) == ["810"]
     assert flagged("Redfern raised $1M.", spent) == ["$1M"]
+
+
+# --- gate version 5 (session 22) -----------------------------------------------------------
+
+
+def test_the_first_time_in_a_while_is_a_rank():
+    # "the first time I saw it" sets out a moment; "the first time in a decade" claims a rank.
+    sources = ["Etna erupted in 2010. It is one of the most active volcanoes."]
+    assert flagged("Etna erupted for the first time in years.", sources) == ["first"]
+    assert flagged("Etna erupted for the first time since 2010.", sources) == ["first"]
+    assert flagged("The first time I saw Etna, it erupted.", sources) == []
+    assert flagged("The first time we saw Etna, it erupted.", sources) == []
+    assert flagged("Etna erupted for the first time in years.", [*sources, "the first"]) == []
+
+
+def test_one_after_a_name_is_part_of_the_name():
+    sources = ["Oxford United play in the Football League Trophy. One of their players left."]
+    assert flagged("He joined the League One club.", sources)
+    assert flagged("He raced in Formula One.", ["He raced in Formula Two."]) == ["One"]
+    assert flagged("He raced in Formula One.", ["Formula One is fast."]) == []
+    # At a sentence's start, or after a word that is no name, "One" is still a pronoun.
+    assert flagged("One of their players left.", sources) == []
+    assert flagged("He joined Oxford United. One player left.", sources) == []
+
+
+def test_a_compound_of_names_claims_only_the_part_no_source_holds():
+    sources = ["Her fully British daughter was born in Leeds."]
+    assert flagged("She is a British-Iranian citizen.", sources) == ["Iranian"]
+    assert flagged("She is a British-Iranian citizen.", [*sources, "A British-Iranian."]) == []
+    # Known apart and never together, the compound is the claim; an unknown one likewise.
+    assert flagged("She is a British-Leeds citizen.", sources) == ["British-Leeds"]
+    assert flagged("She is a Franco-Iranian citizen.", sources) == ["Franco-Iranian"]
+    assert flagged("Her follow-up was in Leeds.", sources) == []
+
+
+def test_a_rank_of_a_time_needs_that_time_ranked():
+    placed = ["Redfern finished second and third in the awards."]
+    assert flagged("Redfern won for the second year in a row.", placed) == ["second"]
+    assert flagged("It is Redfern's third season.", placed) == ["third"]
+    assert flagged("Redfern won for the second time.", placed) == []  # no unit of time
+    ranked = ["Redfern won for a second successive year, in its 3rd season."]
+    assert flagged("Redfern won for the second year in a row.", ranked) == []
+    assert flagged("It is Redfern's third season.", ranked) == []
