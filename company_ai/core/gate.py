@@ -11,9 +11,10 @@ quoted names). Each is compared with the sources after normalisation, so fair
 paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` = `Acme`,
 `Grace` = `Grace Hopper`, `the US` = `the United States`, `Indian` = `Indians`, `two men`
 = `both men`, a hedged number (`about 900`) may round its source (`897`) by up to 10 % and
-a large round figure (`£11,000`) may round it at its own precision (`£11,072`). (A demonym
-and its place are two claims: `Welsh` needs `Welsh`, `Wales` needs `Wales`; and a rank
-needs a rank: `fourth` is not `four`, and `the second year` needs a second year.)
+a large round figure (`£11,000`) may round it at its own precision (`£11,072`). (A people is
+of its place, one way: `Welsh` is supported by `Wales` or `Welsh`, `Kenyan` by `Kenya`,
+but `Wales` needs `Wales`; and a rank needs a rank: `fourth` is not `four`, and `the
+second year` needs a second year.)
 Greeting lines (`Hi Grace,`), the sign-off and a short signature below it, and any term
 in `allow` (the sender's own name) are never claims; nor is a time the text offers
 (`happy to talk next week`, `free on Thursday?`). Vague quantities (`hundreds of`, `more
@@ -1747,8 +1748,41 @@ def _known(words: list[str], index: SourceIndex) -> bool:
             return True
         # A people in the singular or the plural is one claim ("Indian" and "Indians").
         other = _other_number(key)
-        return other is not None and other in index.capitalised and index.has_phrase(other)
-    return index.has_phrase(key)
+        if other is not None and other in index.capitalised and index.has_phrase(other):
+            return True
+        return _of_a_named_place(words, index)
+    return index.has_phrase(key) or _of_a_named_place(words, index)
+
+
+def _of_a_named_place(words: list[str], index: SourceIndex) -> bool:
+    """A people's name the sources support by naming its place: "Kenyan" by "Kenya",
+    "South African" by "South Africa", "German" by "Germany", "British-Iranian" by each.
+    One way only: a people is of its place, while a place is not shown by a people
+    ("Welsh" singers live anywhere)."""
+    if any(len(w) > 1 and w.isupper() for w in words):
+        return False
+    if len(words) == 1 and "-" in words[0]:
+        parts = words[0].split("-")
+        return all(_places_of(p.lower()) and _known([p], index) for p in parts)
+    head = " ".join(w.lower() for w in words[:-1])
+    return words[-1][:1].isupper() and any(
+        index.has_phrase(named) and named.rsplit(" ", 1)[-1] in index.capitalised
+        for place in _places_of(words[-1].lower())
+        if (named := f"{head} {place}".strip())
+    )
+
+
+def _places_of(people: str) -> list[str]:
+    """The places a people's name (lower case) is of: the gate's demonyms' ("german":
+    "germany"), or a place the gate knows with the name's ending taken off ("kenyan":
+    "kenya"; "Christian" is not of "Christ"). A short form (`UK`) is left out: "us"."""
+    if people.endswith("s") and people[:-1] in _PEOPLE_PLACES:
+        people = people[:-1]
+    found = list(_PEOPLE_PLACES.get(people, ()))
+    for end, add in _PEOPLE_ENDINGS:
+        if people.endswith(end) and (place := people[: -len(end)] + add) in PLACES:
+            found.append(place)
+    return found
 
 
 def _unknown_parts(word: str, index: SourceIndex) -> list[tuple[int, str]]:
@@ -1762,6 +1796,16 @@ def _unknown_parts(word: str, index: SourceIndex) -> list[tuple[int, str]]:
         at += len(part) + 1
     unknown = [(at, part) for at, part in parts if not _known([part], index)]
     return unknown if len(unknown) < len(parts) else []
+
+
+# How a people's name ends where its place's ends otherwise: Kenya-n, Brazil-ian, Israel-i,
+# Mexi-can from Mexico, Kenyan-s.
+_PEOPLE_ENDINGS = (("ns", ""), ("n", ""), ("ians", ""), ("ian", ""), ("i", ""), ("can", "co"))
+# Each demonym's places, whole ("united kingdom"), short forms left out ("uk": "us").
+_PEOPLE_PLACES = {
+    people: [p for p in re.split(r" (?!kingdom|states)", places) if len(p) > 3]
+    for people, places in DEMONYMS.items()
+}
 
 
 def _other_number(key: str) -> str | None:

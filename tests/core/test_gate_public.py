@@ -94,10 +94,21 @@ def test_a_country_under_another_of_its_names_and_dotted_acronyms():
     assert flagged("The United States signed it.", ["Write to us."]) == ["United States"]
 
 
-def test_a_demonym_and_its_place_are_two_claims():
+def test_a_people_is_of_its_place_and_a_place_is_not_shown_by_its_people():
     assert flagged("The Welsh team grew.") == []
-    assert flagged("The team in Wales grew.") == ["Wales"]
-    assert flagged("The Scottish team grew.", [*SOURCES, "It opened in Scotland."]) == ["Scottish"]
+    assert flagged("The team in Wales grew.") == ["Wales"]  # Welsh singers live anywhere
+    assert flagged("The Scottish team grew.", [*SOURCES, "It opened in Scotland."]) == []
+    # A place the gate knows, with a people's ending: Kenya-n, Brazil-ian, Israel-i, Mexi-can.
+    for people, place in [("Kenyan", "Kenya"), ("Brazilians", "Brazil"), ("Mexican", "Mexico")]:
+        assert flagged(f"{people} firms grew.", [f"Firms in {place} grew."]) == []
+    assert flagged("South African firms grew.", ["Firms in South Africa grew."]) == []
+    assert flagged("She is British-Iranian.", ["Her British daughter lives in Iran."]) == []
+    # Not a place's people: a given name ("Christ"), a short form ("us"), another "United".
+    assert flagged("Christian agreed.", ["Christ agreed."]) == ["Christian"]
+    assert flagged("American firms grew.", ["Write to us."]) == ["American"]
+    assert flagged("British firms grew.", ["Manchester United grew."]) == ["British"]
+    assert flagged("British firms grew.", ["The United Kingdom grew."]) == []
+    assert flagged("Kenyan firms grew.", ["The kenya fund grew."]) == ["Kenyan"]  # a name
 
 
 def test_a_given_name_the_sources_use_alone_for_the_same_person():
