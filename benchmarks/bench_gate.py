@@ -43,6 +43,7 @@ from company_ai.tools.gate_eval import (
     fair_scores,
     gate_scores,
     labelled_drafts,
+    rival_scores,
     summedits_scores,
     title_case_words,
 )
@@ -97,6 +98,13 @@ def main() -> None:
             s = fair_scores(aside, together=together)
             alarms = f"false alarms {s.fp}/{s.fp + s.tn}"
             print(f"fair drafts in the product's shape, {part}, {how}: {alarms}")
+    for together, how in DRAFT_GATES:
+        for part, aside in (("aside half", True), ("the other half", False)):
+            s = rival_scores(aside, together=together)
+            print(
+                f"drafts written by hand against the check, {part}, {how}: recall"
+                f" {s.recall:.3f}, false alarms {s.false_alarm_rate:.3f}, {s.line()}"
+            )
     parts = PARTS if args.aside else PARTS[:1]
     for together in (False, True) if args.together else (False,):
         if together:

@@ -1069,7 +1069,12 @@ _DURATION_WORDS = ("a decade", "a fortnight", "a week", "a month", "a year", "a 
 
 def _durations(lowered: str) -> Iterable[re.Match]:
     if any(w in lowered for w in _DURATION_WORDS) or "decades" in lowered or "centuries" in lowered:
-        yield from _DURATION.finditer(lowered)
+        for m in _DURATION.finditer(lowered):
+            if not (m.group().startswith("in ") and _A_TIME_WHEN.match(lowered, m.end())):
+                yield m  # ("in a year when…" is a time, not a span of one)
+
+
+_A_TIME_WHEN = re.compile(r" (?:when|that|in which|where)\b")
 
 
 _EVIDENCE = [
@@ -1325,6 +1330,8 @@ _ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z0-9&]+\b")
 _NOT_RUN = bytes(c if re.fullmatch(r"[\w'.-]", chr(c)) else ord(" ") for c in range(256))
 
 
+# A dot and a letter or digit after a word: a domain's ("globex.com"), not a full stop.
+_DOMAIN_DOT = frozenset(f".{c}" for c in "abcdefghijklmnopqrstuvwxyz0123456789")
 _TWO = Decimal(2)
 _YEAR_ONLY = frozenset([None])  # the nouns of a year said alone ("in 2025"): it counts nothing
 
@@ -1545,13 +1552,15 @@ class SourceIndex:
         return found
 
     def writes_lower(self, word: str) -> bool:
-        """Whether the sources write `word` (lower case) in lower case, as a whole word."""
+        """Whether the sources write `word` (lower case) in lower case, as a whole word
+        (not in an address: "ana@globex.com" writes no ordinary word "globex")."""
         joined = self.joined
         at = joined.find(word)
         while at >= 0:
             end = at + len(word)
-            if not (at and joined[at - 1].isalpha()) and not (
-                end < len(joined) and joined[end].isalpha()
+            if not (at and (joined[at - 1].isalpha() or joined[at - 1] in "@./")) and not (
+                end < len(joined)
+                and (joined[end].isalpha() or joined[end : end + 2] in _DOMAIN_DOT)
             ):
                 return True
             at = joined.find(word, at + 1)
@@ -1627,6 +1636,8 @@ class SourceIndex:
                 for claim, evidence in _EVIDENCE
             )
         if kind == "superlative":  # "#1" as written: normalised, it would be any "1"
+            if key == "awards" and " award " in self.text:
+                return True  # "the 2023 awards": an award the sources name will do
             last = key.rpartition(" ")[2]
             if last.endswith("est") and last in self.capitalised:
                 return True  # "Northcrest's Northcrest Ledger": a name the sources write
@@ -1759,20 +1770,22 @@ def _of_a_named_place(words: list[str], index: SourceIndex) -> bool:
     "South African" by "South Africa", "German" by "Germany", "British-Iranian" by each.
     One way only: a people is of its place, while a place is not shown by a people
     ("Welsh" singers live anywhere)."""
-    if any(len(w) > 1 and w.isupper() for w in words):
-        return False
     if len(words) == 1 and "-" in words[0]:
         parts = words[0].split("-")
         return all(_places_of(p.lower()) and _known([p], index) for p in parts)
+    places = _places_of(words[-1].lower())  # (most words: none, from a memo)
+    if not places or not words[-1][:1].isupper() or any(len(w) > 1 and w.isupper() for w in words):
+        return False
     head = " ".join(w.lower() for w in words[:-1])
-    return words[-1][:1].isupper() and any(
+    return any(
         index.has_phrase(named) and named.rsplit(" ", 1)[-1] in index.capitalised
-        for place in _places_of(words[-1].lower())
+        for place in places
         if (named := f"{head} {place}".strip())
     )
 
 
-def _places_of(people: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _places_of(people: str) -> tuple[str, ...]:
     """The places a people's name (lower case) is of: the gate's demonyms' ("german":
     "germany"), or a place the gate knows with the name's ending taken off ("kenyan":
     "kenya"; "Christian" is not of "Christ"). A short form (`UK`) is left out: "us"."""
@@ -1782,7 +1795,7 @@ def _places_of(people: str) -> list[str]:
     for end, add in _PEOPLE_ENDINGS:
         if people.endswith(end) and (place := people[: -len(end)] + add) in PLACES:
             found.append(place)
-    return found
+    return tuple(found)
 
 
 def _unknown_parts(word: str, index: SourceIndex) -> list[tuple[int, str]]:

@@ -48,7 +48,7 @@ WINDOW = 1
 # Each claim pairs with at most this many claims after it in its sentence: linear time.
 REACH = 4
 _LIST = re.compile(r"[ ,]*(?:(?:and|or|&|as well as) +)?(?:the +)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*[ \t]+(?=[\"“'‘(\[]?[A-Z0-9])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*[ \t]+(?=[\"“'‘(\[]?[A-Z0-9])|;[ \t]+|\n+")
 
 
 class _Item(NamedTuple):
@@ -76,6 +76,10 @@ def sentences(text: str) -> list[tuple[int, int]]:
     if start < len(text):
         spans.append((start, len(text)))
     return spans
+
+
+# Where a sentence starts another statement: a comma and a conjunction, a colon, a dash.
+_CLAUSE_END = re.compile(r", +(?:and|but|while|whereas) +| while +| whereas +|: +| [-–—] +")
 
 
 class Passages:
@@ -202,8 +206,9 @@ class Passages:
                 (start, tuple(key.split()))
                 for start, _, words in gate._names(text, [])
                 if not any(w.lower() in gate.DATE_WORDS for w in words)  # "March", "Monday"
-                and not (gate._sentence_start(text, start) and gate._plain_opening(words, index))
+                and not (gate._sentence_start(text, start) and _plain_opening(words, index))
                 and not _is_place(key := gate._name_key(words))
+                and not _POSSESSED.search(text, 0, start)  # "Its Jebel Ali terminal": its
             ]
         if partner.key:
             return [words for _, words in found]
@@ -216,15 +221,25 @@ class Passages:
         it, on a subject that is none of `mine` (the sentence's names, as words)."""
         if self.held_together(a, b):
             return True  # the common case, found without all the passages of either
-        held_a, held_b = self.holding(a), self.holding(b)
-        if not held_a or not held_b:
-            return True  # supported only across passages: it cannot be placed
-        if any(i + d in held_b for i in held_a for d in range(1 - WINDOW, WINDOW)):
-            return True
-        return not any(
-            name.key and all(self._elsewhere(i, partner, mine) for i in held)
-            for name, partner, held in ((a, b, held_b), (b, a, held_a))
-        )
+        for name, partner in ((a, b), (b, a)):
+            if name.key and self._pinned_elsewhere(partner, mine):
+                held, held_name = self.holding(partner), self.holding(name)
+                if held_name and not any(
+                    i + d in held for i in held_name for d in range(1 - WINDOW, WINDOW)
+                ):
+                    return False  # (held nowhere, or in a window: it cannot be placed)
+        return True
+
+    def _pinned_elsewhere(self, item: _Item, mine: list[tuple[str, ...]]) -> bool:
+        """Whether some passage holds `item` and every one that does pins it on a subject
+        none of `mine` names; the passages are tried only until one does not."""
+        held = False
+        for i in self._candidates(item):
+            if self.holds(item, i):
+                if not self._elsewhere(i, item, mine):
+                    return False
+                held = True
+        return held
 
     def _elsewhere(self, i: int, partner: _Item, mine: list[tuple[str, ...]]) -> bool:
         return any(
@@ -248,6 +263,20 @@ def _capitalised_word(text: str, word: str) -> bool:
             return True
         at = text.find(word, at + 1)
     return False
+
+
+# A possessive pronoun just before a name: what it names belongs to someone already named.
+_POSSESSED = re.compile(r"\b(?:its|their|his|her|our|your)\s+$", re.IGNORECASE)
+# The endings of English abstract nouns: a sentence opening with one alone ("Occupancy
+# reached 84%", "Production doubled") names no subject.
+_NOUN_ENDINGS = ("ancy", "ency", "ity", "tion", "sion", "ment", "ance", "ence", "ship")
+
+
+def _plain_opening(words: list[str], index: SourceIndex) -> bool:
+    """`gate._plain_opening`, and one word alone that ends as an abstract noun does."""
+    if len(words) == 1 and len(words[0]) > 5 and words[0].lower().endswith(_NOUN_ENDINGS):
+        return not index.is_name(words[0])
+    return gate._plain_opening(words, index)
 
 
 def _same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -310,16 +339,25 @@ def _claims(
         key = gate._name_key(words)
         if not key or key in reader or set(key.split()) <= allowed or _is_place(key):
             continue
-
-        def name_held(i: SourceIndex, words=words) -> bool:
-            return next(iter(gate._unsupported_parts(words, i)), None) is None
-
-        named = ("n", tuple(words))
-        items.append(
-            _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
-        )
+        items.append(_name(start, end, words, key))
     items.sort(key=lambda item: item.start)
     return items
+
+
+def _name(start: int, end: int, words: list[str], key: str) -> _Item:
+    def name_held(i: SourceIndex) -> bool:
+        return next(iter(gate._unsupported_parts(words, i)), None) is None
+
+    return _Item(
+        start,
+        end,
+        "name",
+        name_held,
+        ("n", tuple(words)),
+        key,
+        _hint(words, key),
+        _quick(words, key),
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -400,11 +438,16 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
             a, b = inside[k - 1], inside[k]
             if a.key and b.key and _LIST.fullmatch(text[a.end : b.start]):
                 listed[k] = listed[k - 1]
+        if len(inside) < 2:
+            continue
+        breaks = [m.start() for m in _CLAUSE_END.finditer(text, inside[0].end, inside[-1].start)]
         for k, a in enumerate(inside):
             for j in range(k + 1, min(len(inside), k + 1 + REACH)):
                 b = inside[j]
                 if (a.cls, b.cls) not in PAIRS and (b.cls, a.cls) not in PAIRS:
                     continue
+                if any(a.end <= at < b.start for at in breaks):
+                    continue  # in two clauses: "…in 2023, and Initech…" ties nothing
                 if a.key == b.key or listed[j] <= k:
                     continue  # the same name twice, or one list ties nothing together
                 if not _passages(index).together(a, b, mine):

@@ -283,6 +283,23 @@ def fair_scores(aside: bool, *, together: bool = False) -> Scores:
     return score(flagged, [False] * len(drafts))
 
 
+def rival_scores(aside: bool, *, together: bool = False) -> Scores:
+    """The hand-written drafts that try to beat the co-occurrence check (`gate_rivals`), on
+    the aside half or the other: a draft is flagged when any claim of its subject or body
+    is unsupported; positives are the fabricated ones."""
+    from company_ai.tools.gate_rivals import load
+
+    drafts = [d for d in load() if d.aside == aside]
+    flagged = [
+        any(
+            unsupported(t, d.sources, tuple(d.allow), tuple(d.known), together=together)
+            for t in (d.subject, d.body)
+        )
+        for d in drafts
+    ]
+    return score(flagged, [d.fabricated for d in drafts])
+
+
 SUMMEDITS_EDITS = {"entity_modification", "hallucinated_fact_insertion"}
 SUMMEDITS_DOMAINS = ("news", "podcast", "qmsumm", "samsum")
 

@@ -343,3 +343,42 @@ def test_the_passages_with_a_value_are_where_the_sources_values_start():
         assert index.values.starts == starts
         again = {passages._at(s) for s in starts} | passages._containing("both")
         assert passages._valued == sorted(again)
+
+
+CRM = "CRM: Hannah Okafor <hannah@ledgerline.io>, Head of Success at Ledgerline, Leeds."
+PAGE = (
+    "Research today:\nLedgerline grew to 310 companies in 2023.\n"
+    "Its closest rival, Closewise, reported 600 customers at the end of 2023."
+)
+
+
+def test_a_name_after_a_possessive_belongs_to_the_subject_already_named():
+    page = "Research today:\nLedgerline runs two offices.\nIts Leeds Hub handled 2,400 clients."
+    assert misattributed("Ledgerline handled 2,400 clients.", [CRM, page]) == []
+    rival = page.replace("Its Leeds Hub", "Closewise")
+    assert misattributed("Ledgerline handled 2,400 clients.", [CRM, rival]) != []
+
+
+def test_an_abstract_noun_opening_a_sentence_is_no_subject():
+    sources = ["Globex employs 9.", "Occupancy reached 84% in 2023."]
+    assert misattributed("Globex reached 84% occupancy.", sources) == []
+    rival = ["Globex employs 9.", "Initech reached 84% in 2023."]
+    assert misattributed("Globex reached 84% occupancy.", rival) == ["Globex reached 84%"]
+
+
+def test_a_pair_is_tied_within_one_clause_and_a_semicolon_ends_a_passage():
+    # ", and" or "while" starts another statement: the 41% is not said of Globex.
+    assert misattributed("Globex grew 12%, and costs were cut by 41%.") == []
+    assert misattributed("Globex grew 12% while costs were cut by 41%.") == []
+    assert misattributed("Globex grew 12% as costs were cut by 41%.") == [
+        "Globex grew 12% as costs were cut by 41%"
+    ]
+    assert misattributed("Globex cut costs by 41%, and it grew 12%.") == ["Globex cut costs by 41%"]
+    # "; Globex was shortlisted with Hooli": Hooli is no subject of the award's clause.
+    sources = [
+        "Cera Care won the HSJ Award; Globex was shortlisted with Hooli.",
+        "Globex closed a Series B.",
+    ]
+    draft = "The HSJ Award went to Cera Care as Globex closed its Series B."
+    assert misattributed(draft, sources) == []
+    assert misattributed(draft, [sources[0].replace("; ", ", as "), sources[1]]) != []

@@ -194,6 +194,23 @@ def test_superlatives_and_awards_must_be_in_a_source(boast):
     assert passes(boast, [*SOURCES, said])
 
 
+def test_a_domain_in_an_address_is_no_ordinary_word():
+    # "ana@globex.example" does not make "Globex" an ordinary word opening a sentence.
+    crm = ["CRM: Ana Silva <ana@globex.example>, CFO at Initech, Leeds."]
+    assert not passes("Globex grew fast.", crm)
+    assert passes("Globex grew fast.", [*crm, "Globex grew fast."])
+    assert passes("Shares grew fast.", ["Shares in Initech rose."])  # an ordinary word
+
+
+def test_in_a_year_when_is_a_time_and_the_awards_are_an_award():
+    sources = ["Redfern won an award in 2023."]
+    assert passes("Redfern won in a year when clinics struggled.", sources)
+    assert not passes("Redfern grew in a year.", sources)  # a span: the sources count no year
+    assert not passes("Redfern has led for more than a decade when it counts.", sources)
+    assert passes("Congratulations on the 2023 awards.", sources)
+    assert not passes("Congratulations on the 2023 awards.", ["Redfern grew in 2023."])
+
+
 def test_a_name_ending_in_est_is_no_superlative():
     # "Design's Northcrest" reads like "Design's biggest"; the sources write it as a name.
     sources = ["Northcrest Design Inc. was founded in 2006.", "Revenue grew, led by Northcrest."]
