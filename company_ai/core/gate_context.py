@@ -16,7 +16,9 @@ sources pin the fact on another subject: every passage holding one part names so
 before the value or date there, or anywhere beside a name ("Revenue grew 41%, led by
 Keystone" pins the 41% on nobody, and "It opened an office in Lyon" pins the date on
 nobody: a place is where, not who). Names in a list ("Ana, Bob and Carl"), places, peoples,
-quoted words, the reader named in the greeting and the sender (`allow`) pair with nothing.
+quoted words, the reader named in the greeting and the sender (`allow`) pair with nothing;
+claims pair only within a clause (", and", "while", a colon or a dash starts another), and a
+semicolon ends a passage.
 
 Outreach drafts are judged with this check (`gate.judge(..., together=True)`); a summary
 (a vault page) is not, since it joins what its source says in different sentences (it
@@ -227,8 +229,8 @@ class Passages:
                 if held_name and not any(
                     i + d in held for i in held_name for d in range(1 - WINDOW, WINDOW)
                 ):
-                    return False  # (held nowhere, or in a window: it cannot be placed)
-        return True
+                    return False
+        return True  # (or the name is held nowhere, or in one window with its partner)
 
     def _pinned_elsewhere(self, item: _Item, mine: list[tuple[str, ...]]) -> bool:
         """Whether some passage holds `item` and every one that does pins it on a subject
@@ -339,25 +341,16 @@ def _claims(
         key = gate._name_key(words)
         if not key or key in reader or set(key.split()) <= allowed or _is_place(key):
             continue
-        items.append(_name(start, end, words, key))
+
+        def name_held(i: SourceIndex, words=words) -> bool:
+            return next(iter(gate._unsupported_parts(words, i)), None) is None
+
+        named = ("n", tuple(words))
+        items.append(
+            _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
+        )
     items.sort(key=lambda item: item.start)
     return items
-
-
-def _name(start: int, end: int, words: list[str], key: str) -> _Item:
-    def name_held(i: SourceIndex) -> bool:
-        return next(iter(gate._unsupported_parts(words, i)), None) is None
-
-    return _Item(
-        start,
-        end,
-        "name",
-        name_held,
-        ("n", tuple(words)),
-        key,
-        _hint(words, key),
-        _quick(words, key),
-    )
 
 
 @functools.lru_cache(maxsize=16)
