@@ -80,8 +80,14 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-# Where a sentence starts another statement: a comma and a conjunction, a colon, a dash.
-_CLAUSE_END = re.compile(r", +(?:and|but|while|whereas) +| while +| whereas +|: +| [-–—] +")
+# Where a sentence starts another statement: a comma and a conjunction, a colon, a dash; or
+# sets another subject beside its own ("41% against Initech's 12%").
+_CLAUSE_END = re.compile(
+    r", +(?:and|but|while|whereas) +| (?:while|whereas|against|versus|vs\.?|unlike) +|: +"
+    r"| [-–—] +| (?:compared (?:with|to)|ahead of|alongside|next to) +"
+)
+# A relative clause ("Mews, which also serves Accor, …"): about the claim just before it.
+_RELATIVE = re.compile(r", +(?:which|who|whose|where) +")
 
 
 class Passages:
@@ -433,7 +439,12 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 listed[k] = listed[k - 1]
         if len(inside) < 2:
             continue
-        breaks = [m.start() for m in _CLAUSE_END.finditer(text, inside[0].end, inside[-1].start)]
+        first, last = inside[0].end, inside[-1].start
+        breaks = [m.start() for m in _CLAUSE_END.finditer(text, first, last)]
+        relatives = [
+            (m.start(), _clause_end(text, m.end(), end))
+            for m in _RELATIVE.finditer(text, first, last)
+        ]
         for k, a in enumerate(inside):
             for j in range(k + 1, min(len(inside), k + 1 + REACH)):
                 b = inside[j]
@@ -441,11 +452,31 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                     continue
                 if any(a.end <= at < b.start for at in breaks):
                     continue  # in two clauses: "…in 2023, and Initech…" ties nothing
+                if not _one_clause(a, b, inside[k + 1].start, relatives):
+                    continue
                 if a.key == b.key or listed[j] <= k:
                     continue  # the same name twice, or one list ties nothing together
                 if not _passages(index).together(a, b, mine):
                     found.append((a.start, b.end))
     return found
+
+
+def _clause_end(text: str, start: int, end: int) -> int:
+    """Where a relative clause starting at `start` ends: its next comma, or `end`."""
+    comma = text.find(",", start, end)
+    return comma if comma >= 0 else end
+
+
+def _one_clause(a: _Item, b: _Item, after_a: int, relatives: list[tuple[int, int]]) -> bool:
+    """Whether a relative clause leaves `a` and `b` tied: a claim inside one is tied to the
+    claim just before it (`after_a`: where the claim after `a` starts) and to nothing after
+    it ("Mews, which also serves Accor, for 11 hotels": Accor and 11 are not tied)."""
+    for start, stop in relatives:
+        if a.end <= start < b.start < stop:
+            return after_a >= start  # the antecedent: "Globex, which grew 41%"
+        if start <= a.start < stop <= b.start:
+            return False
+    return True
 
 
 class _Pairable(NamedTuple):

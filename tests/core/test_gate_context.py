@@ -382,3 +382,19 @@ def test_a_pair_is_tied_within_one_clause_and_a_semicolon_ends_a_passage():
     draft = "The HSJ Award went to Cera Care as Globex closed its Series B."
     assert misattributed(draft, sources) == []
     assert misattributed(draft, [sources[0].replace("; ", ", as "), sources[1]]) != []
+
+
+def test_a_comparison_sets_another_subject_beside_the_sentence_s_own():
+    sources = ["Globex grew 41% last year.", "Initech grew 12% last year."]
+    assert misattributed("Globex grew 41%, against 12% for the sector.", sources) == []
+    assert misattributed("Globex grew 41% and 12% in the sector.", sources) != []
+
+
+def test_a_relative_clause_is_about_the_claim_just_before_it():
+    sources = ["Mews serves Accor.", "Globex's parent, Hooli, owns 11 hotels on Mews."]
+    # "which serves Accor" is said of Mews; the 11 after it is not tied to Accor.
+    assert misattributed("Globex uses Mews, which serves Accor, for 11 hotels.", sources) == []
+    assert misattributed("Globex uses Mews and Accor for 11 hotels.", sources) != []
+    # The antecedent is tied to what the clause says of it.
+    rival = ["Globex employs 9.", "Initech grew 41% last year."]
+    assert misattributed("Globex, which grew 41%, is hiring.", rival) == ["Globex, which grew 41%"]
