@@ -1348,8 +1348,10 @@ class _SourceValues:
         self.quarters: set[tuple[int | None, int]] = set()
         self.ordinals: set[Decimal] = set()  # ranks: "third", "4th"
         self.starts: list[int] = []  # where each value starts (`gate_context`'s passages)
+        self.said: list[object] = []  # and what it says: its date or its value
         for start, end, v in _numbers(joined, relative=False):
             self.starts.append(start)
+            self.said.append(v.date if v.kind == "date" else v.value)
             if v.kind == "date":
                 if v.phrase:
                     continue  # found by text when needed

@@ -53,6 +53,15 @@ _LIST = re.compile(r"[ ,]*(?:(?:and|or|&|as well as) +)?(?:the +)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*[ \t]+(?=[\"“'‘(\[]?[A-Z0-9])|;[ \t]+|\n+")
 
 
+class Mine(NamedTuple):
+    """The subjects a draft's sentence may give a fact to, as the words of their names:
+    those it names, and those present in every sentence unnamed (the reader and their
+    company, from the greeting and the material's CRM line)."""
+
+    named: list[tuple[str, ...]]
+    present: list[tuple[str, ...]]
+
+
 class _Item(NamedTuple):
     """A supported claim that may pair: its span, class and how to test a passage."""
 
@@ -166,11 +175,18 @@ class Passages:
             return None
         return " | ".join(gate._norm(a) for a in self.allow)
 
-    def held_together(self, a: _Item, b: _Item) -> bool:
-        """Whether one passage holds both `a` and `b`: tried first, only on the passages
-        that may hold both, so a fair pair rarely needs all of either's passages."""
+    def held_together(self, a: _Item, b: _Item, mine: Mine) -> bool:
+        """Whether one passage holds both `a` and `b`, and, for a name and a value, does not
+        pin the value on another subject ("Mercadona cut its bills by 30% with Lumen" does
+        not tie Lumen to the 30%): tried first, only on the passages that may hold both, so
+        a fair pair rarely needs all of either's passages."""
+        value = a if not a.key else b if not b.key else None
         for i in sorted(set(self._candidates(a)).intersection(self._candidates(b))):
-            if self.holds(a, i) and self.holds(b, i):
+            if (
+                self.holds(a, i)
+                and self.holds(b, i)
+                and (value is None or not self._elsewhere(i, value, mine))
+            ):
                 return True
         return False
 
@@ -217,28 +233,41 @@ class Passages:
                 and not (gate._sentence_start(text, start) and _plain_opening(words, index))
                 and not _is_place(key := gate._name_key(words))
                 and not _POSSESSED.search(text, 0, start)  # "Its Jebel Ali terminal": its
+                and not _in_relative(text, start)  # "Diageo, which owns Talisker, reported"
             ]
         if partner.key:
             return [words for _, words in found]
-        starts = self.index(i).values.starts  # (where the passage says the value, at the latest)
-        return [words for start, words in found if not starts or start < starts[-1]]
+        values = self.index(i).values
+        if not values.starts:
+            return [words for _, words in found]
+        value = partner.memo[1]
+        said = value.date if value.kind == "date" else value.value
+        # Where the passage says the value: its first figure saying it, else its last one.
+        at = next(
+            (s for s, v in zip(values.starts, values.said, strict=True) if v == said),
+            values.starts[-1],
+        )
+        return [words for start, words in found if start < at]
 
-    def together(self, a: _Item, b: _Item, mine: list[tuple[str, ...]]) -> bool:
+    def together(self, a: _Item, b: _Item, mine: Mine) -> bool:
         """Whether the sources may tie `a` to `b`: a passage (or a window of `WINDOW`)
         holds both; or neither is a name whose partner is pinned, in every passage holding
         it, on a subject that is none of `mine` (the sentence's names, as words)."""
-        if self.held_together(a, b):
+        if self.held_together(a, b, mine):
             return True  # the common case, found without all the passages of either
         for name, partner in ((a, b), (b, a)):
             if name.key and self._pinned_elsewhere(partner, mine):
                 held, held_name = self.holding(partner), self.holding(name)
                 if held_name and not any(
-                    i + d in held for i in held_name for d in range(1 - WINDOW, WINDOW)
+                    i + d in held
+                    for i in held_name
+                    for d in range(1 - WINDOW, WINDOW)
+                    if d or partner.key  # (one passage pinning a value elsewhere ties nothing)
                 ):
                     return False
         return True  # (or the name is held nowhere, or in one window with its partner)
 
-    def _pinned_elsewhere(self, item: _Item, mine: list[tuple[str, ...]]) -> bool:
+    def _pinned_elsewhere(self, item: _Item, mine: Mine) -> bool:
         """Whether some passage holds `item` and every one that does pins it on a subject
         none of `mine` names; the passages are tried only until one does not."""
         held = False
@@ -249,10 +278,16 @@ class Passages:
                 held = True
         return held
 
-    def _elsewhere(self, i: int, partner: _Item, mine: list[tuple[str, ...]]) -> bool:
-        return any(
-            words and not any(_same(words, m) for m in mine) for words in self.subjects(i, partner)
-        )
+    def _elsewhere(self, i: int, partner: _Item, mine: Mine) -> bool:
+        """Whether passage i pins `partner` on a subject the sentence does not name: one
+        neither named nor present, or only the reader's own (the sentence gives their
+        figure to someone else: "Initech now employs 412" when the reader's company does)."""
+        subjects = [words for words in self.subjects(i, partner) if words]
+        named = [any(_same(words, m) for m in mine.named) for words in subjects]
+        present = [any(_same(words, m) for m in mine.present) for words in subjects]
+        if any(not n and not p for n, p in zip(named, present, strict=True)):
+            return True
+        return any(present) and not any(named)
 
 
 _RUN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'.-")
@@ -398,6 +433,22 @@ def _is_place(key: str) -> bool:
     return key in gate.PLACES or key in gate.DEMONYMS or key in gate._PLACE_OF
 
 
+# The contact and their company as `drafting.source_material` writes them: "CRM: Ana
+# Silva <ana@globex.example>, CFO at Globex Ltd, Leeds."
+_CRM = re.compile(
+    r"^CRM: ([^<\n]+?) <[^>\n]*>, [^\n]* at ([^\n]+?), [^,\n]*\.[ \t]*$", re.MULTILINE
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _crm_names(joined: str) -> frozenset[str]:
+    """The name keys of the contact and their company, from the material's CRM line."""
+    found = _CRM.search(joined) if "CRM: " in joined else None
+    if found is None:
+        return frozenset()
+    return frozenset(gate._name_key(part.split()) for part in found.groups())
+
+
 def _reader(mentions: Mentions) -> set[str]:
     """The name keys of a greeting line ("Hi Priya and team,"): the reader is no claim."""
     text = mentions.folded or mentions.text
@@ -419,7 +470,10 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     pairable = _pairable(mentions, [end for _, end in spans])
     if not pairable:
         return []
-    items = _claims(mentions, index, _reader(mentions), pairable)
+    reader = _reader(mentions)
+    items = _claims(mentions, index, reader, pairable)
+    # Named in every sentence without being written there: the reader and their company.
+    present = [tuple(key.split()) for key in reader | _crm_names(index.joined) if key]
     found: list[tuple[int, int]] = []
     at = 0
     for _, end in spans:
@@ -430,7 +484,7 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
         if len(inside) < 2 or all(not item.key for item in inside):
             continue  # no pair: its claims need not be looked for in the sources
         inside = [item for item in inside if item.supported_by(index)]
-        mine = [tuple(item.key.split()) for item in inside if item.key]
+        mine = Mine([tuple(item.key.split()) for item in inside if item.key], present)
         # listed[k]: the items from the one opening item k's list ("Ana, Bob and Carl") on
         listed = list(range(len(inside)))
         for k in range(1, len(inside)):
@@ -459,6 +513,12 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 if not _passages(index).together(a, b, mine):
                     found.append((a.start, b.end))
     return found
+
+
+def _in_relative(text: str, pos: int) -> bool:
+    """Whether `pos` stands inside a relative clause of its sentence (", which …,")."""
+    opened = max(text.rfind(", which ", 0, pos), text.rfind(", who ", 0, pos))
+    return opened >= 0 and "," not in text[opened + 2 : pos]
 
 
 def _clause_end(text: str, start: int, end: int) -> int:

@@ -278,7 +278,7 @@ def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkey
     cases = _tricky_and_gate_cases()
     cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Ana Silva met Bob Ames.")]
     fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
-    monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, a, b: False)
+    monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, a, b, mine: False)
     plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
@@ -391,10 +391,46 @@ def test_a_comparison_sets_another_subject_beside_the_sentence_s_own():
 
 
 def test_a_relative_clause_is_about_the_claim_just_before_it():
-    sources = ["Mews serves Accor.", "Globex's parent, Hooli, owns 11 hotels on Mews."]
-    # "which serves Accor" is said of Mews; the 11 after it is not tied to Accor.
-    assert misattributed("Globex uses Mews, which serves Accor, for 11 hotels.", sources) == []
-    assert misattributed("Globex uses Mews and Accor for 11 hotels.", sources) != []
+    text = "Globex uses Mews, which serves Accor, for 11 hotels."
+    items = gate_context._claims(extract(text), SourceIndex([text]), set())
+    at = {text[item.start : item.end]: k for k, item in enumerate(items)}
+    relatives = [
+        (m.start(), gate_context._clause_end(text, m.end(), len(text)))
+        for m in gate_context._RELATIVE.finditer(text)
+    ]
+
+    def tied(a: str, b: str) -> bool:
+        k = at[a]
+        return gate_context._one_clause(items[k], items[at[b]], items[k + 1].start, relatives)
+
+    assert tied("Mews", "Accor") and tied("Mews", "11") and tied("Globex", "11")
+    assert not tied("Globex", "Accor")  # the clause is about Mews, the claim before it
+    assert not tied("Accor", "11")  # nor is what follows the clause about Accor
     # The antecedent is tied to what the clause says of it.
     rival = ["Globex employs 9.", "Initech grew 41% last year."]
     assert misattributed("Globex, which grew 41%, is hiring.", rival) == ["Globex, which grew 41%"]
+
+
+def test_one_passage_holding_both_ties_a_name_to_a_value_only_if_it_pins_it_on_no_other():
+    case = ["Mercadona fitted 120 stores with Lumen panels, cutting their bills by 30%."]
+    assert misattributed("Lumen cut its own bills by 30%.", case) == [
+        "Lumen cut its own bills by 30%"
+    ]
+    assert misattributed("Mercadona cut its bills by 30% with Lumen.", case) == []
+    # Where the passage says the value: the 120 is Mercadona's, before Lumen is named.
+    assert misattributed("Mercadona's 120 stores", case) == []
+    # A name in a relative clause is not whom the sentence's figure belongs to.
+    diageo = ["Diageo, which owns Talisker, reported sales of £17 billion in 2023."]
+    assert misattributed("Diageo reported £17 billion of sales.", diageo) == []
+
+
+def test_the_reader_and_their_company_are_present_in_every_sentence():
+    crm = "CRM: Ali Karimi <ali@fathom.example>, CEO at Fathom, Southampton."
+    job = "BP used Fathom drones to inspect 400 km of pipeline in 2023."
+    assert misattributed("BP's 400 km of pipeline", [crm, job]) == []
+    assert misattributed("BP's 400 km of pipeline", [job]) == ["BP's 400"]  # Fathom not present
+    # The reader's own figure given to someone else is still another subject's.
+    own = "Fathom employs 70 people in Southampton."
+    assert misattributed("Initech employs 70 people.", [crm, own, "Initech is a client."]) == [
+        "Initech employs 70"
+    ]
