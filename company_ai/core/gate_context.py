@@ -17,8 +17,13 @@ before the value or date there, or anywhere beside a name ("Revenue grew 41%, le
 Keystone" pins the 41% on nobody, and "It opened an office in Lyon" pins the date on
 nobody: a place is where, not who). Names in a list ("Ana, Bob and Carl"), places, peoples,
 quoted words, the reader named in the greeting and the sender (`allow`) pair with nothing;
-claims pair only within a clause (", and", "while", a colon or a dash starts another), and a
-semicolon ends a passage.
+claims pair only within a clause (", and", "while", "against", a colon or a dash starts
+another; a relative clause is about the claim just before it), and a semicolon ends a
+passage. The reader and their company (the greeting, the material's CRM line) are present
+in every sentence: a figure in a sentence that names no one is said of the reader's company
+("Congratulations on reaching 600 customers"), and a passage pinning a fact on them pins it
+on no one else, unless the sentence gives it to another ("Initech employs 412" when the
+reader's company does).
 
 Outreach drafts are judged with this check (`gate.judge(..., together=True)`); a summary
 (a vault page) is not, since it joins what its source says in different sentences (it
@@ -212,6 +217,26 @@ class Passages:
             found.add(self._at(at))
             at = self.lowered.find(word, at + 1)  # type: ignore[union-attr]
         return found
+
+    def foreign(self, present: frozenset[str]) -> bool:
+        """Whether a passage saying a value may pin it on someone: it capitalises a word
+        that is no word of `present` (lower case), no date, place or people, and no
+        ordinary word opening it. (A text test, before any passage is indexed: false only
+        where `subjects` would find no one but the present.)"""
+        index = self._index()
+        assert index is not None
+        for i in self._valued:
+            a, b = self.spans[i]
+            for at, words in _capitalised_runs(self.joined[a:b]):
+                if at == 0 and _plain_opening(words, index):
+                    words = words[1:]  # "Revenue grew…", "In 2021…"
+                lower = [w.lower() for w in words]
+                if not lower or lower[0] in present:
+                    continue  # the present's own name ("Globex Harbor"): `_same`, by its first word
+                if all(w in gate.DATE_WORDS or _is_place(w) for w in lower):
+                    continue
+                return True
+        return False
 
     def _at(self, pos: int) -> int:
         return bisect_right(self.starts, pos) - 1
@@ -449,6 +474,52 @@ def _crm_names(joined: str) -> frozenset[str]:
     return frozenset(gate._name_key(part.split()) for part in found.groups())
 
 
+@functools.lru_cache(maxsize=64)
+def _crm_company(joined: str) -> tuple[str, ...] | None:
+    """The words of the contact's company in the material's CRM line, if it names one."""
+    found = _CRM.search(joined) if "CRM: " in joined else None
+    company = found.group(2).split() if found else []
+    return tuple(company) if company and company != ["None"] else None
+
+
+def _name_item(start: int, words: list[str]) -> _Item:
+    """A name said nowhere in the text but standing at `start` (the reader's company)."""
+    key = gate._name_key(words)
+
+    def name_held(i: SourceIndex) -> bool:
+        return next(iter(gate._unsupported_parts(words, i)), None) is None
+
+    named = ("n", tuple(words))
+    return _Item(start, start, "name", name_held, named, key, _hint(words, key), _quick(words, key))
+
+
+def _capitalised_runs(text: str) -> Iterable[tuple[int, list[str]]]:
+    """(where it starts, its words) of each run of capitalised words in `text`, stripped of
+    the punctuation around them (any script: "Łódź Logistics")."""
+    run: list[str] = []
+    start = at = 0
+    for token in text.split(" "):
+        word = token.strip(_PUNCTUATION)
+        if word[:1].isupper():
+            if not run:
+                start = at
+            run.append(word)
+            if token != token.rstrip(_PUNCTUATION):
+                yield start, run  # a comma or full stop after it ends the run
+                run = []
+        elif run:
+            yield start, run
+            run = []
+        at += len(token) + 1
+    if run:
+        yield start, run
+
+
+_PUNCTUATION = ".,;:!?\"'“”‘’()[]"
+# A sentence about the sender's own company: its figures are not the reader's.
+_OURS = re.compile(r"\b(?:we|our|ours|us)\b", re.IGNORECASE)
+
+
 def _reader(mentions: Mentions) -> set[str]:
     """The name keys of a greeting line ("Hi Priya and team,"): the reader is no claim."""
     text = mentions.folded or mentions.text
@@ -463,24 +534,32 @@ def _reader(mentions: Mentions) -> set[str]:
 def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int]]:
     """The [start, end) spans (in `mentions.folded`) of the pairs of supported claims that
     one sentence ties together and no source passage holds together."""
-    if len(mentions.values) + len(mentions.names) < 2:
+    company = _crm_company(index.joined) if mentions.values else None
+    if len(mentions.values) + len(mentions.names) < (1 if company else 2):
         return []  # the common case for a short text: nothing to pair
     text = mentions.folded or mentions.text
     spans = sentences(text)
-    pairable = _pairable(mentions, [end for _, end in spans])
+    pairable = _pairable(mentions, [end for _, end in spans], company is not None)
     if not pairable:
         return []
     reader = _reader(mentions)
     items = _claims(mentions, index, reader, pairable)
     # Named in every sentence without being written there: the reader and their company.
     present = [tuple(key.split()) for key in reader | _crm_names(index.joined) if key]
+    present_words = frozenset(word for words in present for word in words)
     found: list[tuple[int, int]] = []
     at = 0
-    for _, end in spans:
+    for start, end in spans:
         inside = []
         while at < len(items) and items[at].start < end:
             inside.append(items[at])
             at += 1
+        if company and not any(i.key for i in inside) and any(i.cls == "number" for i in inside):
+            if _OURS.search(text, start, end) or not _passages(index).foreign(present_words):
+                continue  # the sender's own figure ("We grew 40%"), or no one else's at all
+            # No name: a figure said of the reader's company ("Congratulations on reaching
+            # 600 customers"), as if it were named at the sentence's start.
+            inside.insert(0, _name_item(start, list(company)))
         if len(inside) < 2 or all(not item.key for item in inside):
             continue  # no pair: its claims need not be looked for in the sources
         inside = [item for item in inside if item.supported_by(index)]
@@ -553,15 +632,18 @@ class _Pairable(NamedTuple):
         return any(self.may)
 
 
-def _pairable(mentions: Mentions, ends: list[int]) -> _Pairable:
-    """`_Pairable` for the sentences ending at `ends`."""
+def _pairable(mentions: Mentions, ends: list[int], implied: bool = False) -> _Pairable:
+    """`_Pairable` for the sentences ending at `ends`; with `implied`, a sentence with a
+    figure and no name may pair too (with the reader's company)."""
     counts, named = [0] * len(ends), [False] * len(ends)
+    figures = [False] * len(ends)
     value_at = []  # each value's sentence (none for a weekday or a relative time)
     for start, _, value, _, _ in mentions.values:
         k = len(ends) if value.weekday or value.phrase else bisect_right(ends, start)
         value_at.append(k)
         if k < len(ends):
             counts[k] += 1
+            figures[k] |= value.kind != "date"
     name_at = []
     for start, end, _, _ in mentions.names:
         touched = range(bisect_right(ends, start), min(len(ends), bisect_right(ends, end - 1) + 1))
@@ -569,7 +651,10 @@ def _pairable(mentions: Mentions, ends: list[int]) -> _Pairable:
         for k in touched:
             counts[k] += 1
             named[k] = True
-    may = [n > 1 and name for n, name in zip(counts, named, strict=True)]
+    may = [
+        (n > 1 and name) or (implied and figure and not name)
+        for n, name, figure in zip(counts, named, figures, strict=True)
+    ]
     return _Pairable(
         may,
         [k < len(ends) and may[k] for k in value_at],

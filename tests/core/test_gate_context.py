@@ -305,7 +305,7 @@ def test_sentences_that_cannot_pair_are_passed_without_the_sources(monkeypatch):
     assert spared > 20 and passed > 5
     fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
 
-    def every(mentions, ends):
+    def every(mentions, ends, implied=False):
         return gate_context._Pairable(
             [True] * len(ends), [True] * len(mentions.values), [True] * len(mentions.names)
         )
@@ -434,3 +434,31 @@ def test_the_reader_and_their_company_are_present_in_every_sentence():
     assert misattributed("Initech employs 70 people.", [crm, own, "Initech is a client."]) == [
         "Initech employs 70"
     ]
+
+
+def test_a_figure_in_a_sentence_naming_no_one_is_said_of_the_reader_s_company():
+    crm = "CRM: Hannah Okafor <hannah@ledgerline.io>, Head of Success at Ledgerline, Leeds."
+    page = (
+        "Research today:\nLedgerline grew to 310 companies in 2023.\n"
+        "Its closest rival, Closewise, reported 600 customers at the end of 2023."
+    )
+    said = misattributed("Congratulations on reaching 600 customers.", [crm, page])
+    assert said == ["Congratulations on reaching 600"]
+    assert misattributed("Congratulations on reaching 310 companies.", [crm, page]) == []
+    assert misattributed("We also reached 600 customers.", [crm, page]) == []  # the sender's
+    assert misattributed("Congratulations on reaching 600 customers.", [page]) == []  # no CRM
+
+
+def test_a_figure_no_other_subject_may_hold_is_passed_before_any_passage_is_indexed(monkeypatch):
+    """`Passages.foreign` (a text test for a subject beside the reader's) changes no
+    verdict: the same claims as when every figure naming no one is paired."""
+    from company_ai.tools.gate_fair import SENDER, fair_drafts
+    from company_ai.tools.gate_rivals import load
+
+    cases = [(d.body, d.sources, (SENDER,)) for d in fair_drafts(n_contacts=6)]
+    cases += [(r.body, r.sources, tuple(r.allow)) for r in load()]
+    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    monkeypatch.setattr(gate_context.Passages, "foreign", lambda self, present: True)
+    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    assert fast == plain
+    assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") > 20
