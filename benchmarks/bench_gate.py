@@ -54,6 +54,13 @@ LONG_DRAFT_CHARS = 5000
 # and by presence alone (as a summary is).
 DRAFT_GATES = ((True, "as outreach judges"), (False, "presence alone"))
 
+# The hand-written sets against the check: the first (half aside, then tuned on whole) and
+# the second, written later by another hand, all of it held out.
+RIVAL_SETS = (
+    ("first set, aside half", True, None),
+    ("first set, the other half", False, None),
+    ("second set (held out)", True, Path(__file__).parent / "data" / "gate_rivals2.json"),
+)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_ENTFA = DATA / "entfa" / "train.json"
 DEFAULT_SUMMEDITS = DATA / "summedits-dev"
@@ -100,8 +107,8 @@ def main() -> None:
             alarms = f"false alarms {s.fp}/{s.fp + s.tn}"
             print(f"fair drafts in the product's shape, {part}, {how}: {alarms}")
     for together, how in DRAFT_GATES:
-        for part, aside in (("aside half", True), ("the other half", False)):
-            s = rival_scores(aside, together=together)
+        for part, aside, path in RIVAL_SETS:
+            s = rival_scores(aside, together=together, path=path)
             print(
                 f"drafts written by hand against the check, {part}, {how}: recall"
                 f" {s.recall:.3f}, false alarms {s.false_alarm_rate:.3f}, {s.line()}"

@@ -283,13 +283,14 @@ def fair_scores(aside: bool, *, together: bool = False) -> Scores:
     return score(flagged, [False] * len(drafts))
 
 
-def rival_scores(aside: bool, *, together: bool = False) -> Scores:
-    """The hand-written drafts that try to beat the co-occurrence check (`gate_rivals`), on
-    the aside half or the other: a draft is flagged when any claim of its subject or body
-    is unsupported; positives are the fabricated ones."""
-    from company_ai.tools.gate_rivals import load
+def rival_scores(aside: bool, *, together: bool = False, path: Path | None = None) -> Scores:
+    """The hand-written drafts that try to beat the co-occurrence check (`gate_rivals`; the
+    second set, `gate_rivals2.json`, with `path`: all of it aside), on the aside part or the
+    other: a draft is flagged when any claim of its subject or body is unsupported;
+    positives are the fabricated ones."""
+    from company_ai.tools.gate_rivals import DATA, load
 
-    drafts = [d for d in load() if d.aside == aside]
+    drafts = [d for d in load(path or DATA) if d.aside == aside]
     flagged = [
         any(
             unsupported(t, d.sources, tuple(d.allow), tuple(d.known), together=together)
