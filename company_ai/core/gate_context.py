@@ -190,7 +190,7 @@ class Passages:
             if (
                 self.holds(a, i)
                 and self.holds(b, i)
-                and (value is None or not self._elsewhere(i, value, mine))
+                and (value is None or not self._elsewhere(i, value, mine, value is b))
             ):
                 return True
         return False
@@ -281,7 +281,7 @@ class Passages:
         if self.held_together(a, b, mine):
             return True  # the common case, found without all the passages of either
         for name, partner in ((a, b), (b, a)):
-            if name.key and self._pinned_elsewhere(partner, mine):
+            if name.key and self._pinned_elsewhere(partner, mine, name is a):
                 held, held_name = self.holding(partner), self.holding(name)
                 if held_name and not any(
                     i + d in held
@@ -292,27 +292,29 @@ class Passages:
                     return False
         return True  # (or the name is held nowhere, or in one window with its partner)
 
-    def _pinned_elsewhere(self, item: _Item, mine: Mine) -> bool:
+    def _pinned_elsewhere(self, item: _Item, mine: Mine, after_name: bool) -> bool:
         """Whether some passage holds `item` and every one that does pins it on a subject
         none of `mine` names; the passages are tried only until one does not."""
         held = False
         for i in self._candidates(item):
             if self.holds(item, i):
-                if not self._elsewhere(i, item, mine):
+                if not self._elsewhere(i, item, mine, after_name):
                     return False
                 held = True
         return held
 
-    def _elsewhere(self, i: int, partner: _Item, mine: Mine) -> bool:
+    def _elsewhere(self, i: int, partner: _Item, mine: Mine, after_name: bool) -> bool:
         """Whether passage i pins `partner` on a subject the sentence does not name: one
-        neither named nor present, or only the reader's own (the sentence gives their
-        figure to someone else: "Initech now employs 412" when the reader's company does)."""
+        neither named nor present, or, where the sentence's name stands before `partner`
+        as its subject (`after_name`), only the reader's own (the sentence gives their
+        figure to someone else: "Initech now employs 412" when the reader's company does;
+        not "the 2024 award from the Institute", which gives it to no one)."""
         subjects = [words for words in self.subjects(i, partner) if words]
         named = [any(_same(words, m) for m in mine.named) for words in subjects]
         present = [any(_same(words, m) for m in mine.present) for words in subjects]
         if any(not n and not p for n, p in zip(named, present, strict=True)):
             return True
-        return any(present) and not any(named)
+        return after_name and any(present) and not any(named)
 
 
 _RUN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'.-")

@@ -429,6 +429,9 @@ def test_the_reader_and_their_company_are_present_in_every_sentence():
     job = "BP used Fathom drones to inspect 400 km of pipeline in 2023."
     assert misattributed("BP's 400 km of pipeline", [crm, job]) == []
     assert misattributed("BP's 400 km of pipeline", [job]) == ["BP's 400"]  # Fathom not present
+    # A name after the figure is not given it: the reader's award stays the reader's.
+    award = "Fathom won the 2024 Ocean Award from the Marine Institute."
+    assert misattributed("Congratulations on the 2024 Ocean Award.", [crm, award]) == []
     # The reader's own figure given to someone else is still another subject's.
     own = "Fathom employs 70 people in Southampton."
     assert misattributed("Initech employs 70 people.", [crm, own, "Initech is a client."]) == [
