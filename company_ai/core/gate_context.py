@@ -180,7 +180,7 @@ class Passages:
             return None
         return " | ".join(gate._norm(a) for a in self.allow)
 
-    def held_together(self, a: _Item, b: _Item, mine: Mine) -> bool:
+    def held_together(self, a: _Item, b: _Item, mine: Mine, yours: bool = False) -> bool:
         """Whether one passage holds both `a` and `b`, and, for a name and a value, does not
         pin the value on another subject ("Mercadona cut its bills by 30% with Lumen" does
         not tie Lumen to the 30%): tried first, only on the passages that may hold both, so
@@ -190,7 +190,7 @@ class Passages:
             if (
                 self.holds(a, i)
                 and self.holds(b, i)
-                and (value is None or not self._elsewhere(i, value, mine, value is b))
+                and (value is None or not self._elsewhere(i, value, mine, value is b and not yours))
             ):
                 return True
         return False
@@ -259,7 +259,11 @@ class Passages:
                 and not _is_place(key := gate._name_key(words))
                 and not _POSSESSED.search(text, 0, start)  # "Its Jebel Ali terminal": its
                 and not _in_relative(text, start)  # "Diageo, which owns Talisker, reported"
+                and not _A_NAME.search(text, 0, start)  # "opened a Fukuoka office": what, not who
             ]
+            described = len(found) > 1 and found[0][0] == 0 and len(found[0][1]) == 1
+            if described and text[: found[1][0]].split()[1:] in _DESCRIBED:
+                del found[0]  # "Grocery chain Bukka Fresh…": a word describing the name
         if partner.key:
             return [words for _, words in found]
         values = self.index(i).values
@@ -274,14 +278,15 @@ class Passages:
         )
         return [words for start, words in found if start < at]
 
-    def together(self, a: _Item, b: _Item, mine: Mine) -> bool:
+    def together(self, a: _Item, b: _Item, mine: Mine, yours: bool = False) -> bool:
         """Whether the sources may tie `a` to `b`: a passage (or a window of `WINDOW`)
         holds both; or neither is a name whose partner is pinned, in every passage holding
-        it, on a subject that is none of `mine` (the sentence's names, as words)."""
-        if self.held_together(a, b, mine):
+        it, on a subject that is none of `mine` (the sentence's names, as words). `yours`:
+        the sentence gives `b` to the reader ("led your $75 million round")."""
+        if self.held_together(a, b, mine, yours):
             return True  # the common case, found without all the passages of either
         for name, partner in ((a, b), (b, a)):
-            if name.key and self._pinned_elsewhere(partner, mine, name is a):
+            if name.key and self._pinned_elsewhere(partner, mine, name is a and not yours):
                 held, held_name = self.holding(partner), self.holding(name)
                 if held_name and not any(
                     i + d in held
@@ -335,6 +340,17 @@ def _capitalised_word(text: str, word: str) -> bool:
     return False
 
 
+_A_NAME = re.compile(r"\ban?\s+$", re.IGNORECASE)
+# What a page calls a company before its name ("Grocery chain Bukka Fresh", "Logistics group
+# Hartmann & Cie"): the word opening the sentence before one of these describes the name.
+_DESCRIBED = [
+    [noun]
+    for noun in "chain group brand retailer rival competitor start-up startup firm company bank"
+    " fund insurer carrier maker operator supplier distributor studio publisher client customer"
+    " partner investor airline grocer platform agency".split()
+]
+# "your" just before a claim: the sentence gives it to the reader ("led your $75 million").
+_YOURS = re.compile(r"\byour\s+(?:own\s+)?$", re.IGNORECASE)
 # A possessive pronoun just before a name: what it names belongs to someone already named.
 _POSSESSED = re.compile(r"\b(?:its|their|his|her|our|your)\s+$", re.IGNORECASE)
 # The endings of English abstract nouns: a sentence opening with one alone ("Occupancy
@@ -591,7 +607,8 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                     continue
                 if a.key == b.key or listed[j] <= k:
                     continue  # the same name twice, or one list ties nothing together
-                if not _passages(index).together(a, b, mine):
+                yours = bool(_YOURS.search(text, a.end, b.start))
+                if not _passages(index).together(a, b, mine, yours):
                     found.append((a.start, b.end))
     return found
 

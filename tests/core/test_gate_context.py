@@ -278,7 +278,7 @@ def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkey
     cases = _tricky_and_gate_cases()
     cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Ana Silva met Bob Ames.")]
     fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
-    monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, a, b, mine: False)
+    monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, *args: False)
     plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
@@ -465,3 +465,18 @@ def test_a_figure_no_other_subject_may_hold_is_passed_before_any_passage_is_inde
     plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") > 20
+
+
+def test_a_word_opening_before_a_name_an_indefinite_name_and_your_are_no_other_subject():
+    crm = "CRM: Kofi Mensah <kofi@kobo.example>, CTO at Kobo Rails, Accra."
+    # "Grocery chain Bukka Fresh": the name is the subject, not "Grocery".
+    story = "Grocery chain Bukka Fresh cut failed checkouts by 26% with Kobo Rails."
+    assert misattributed("Bukka Fresh cut failed checkouts by 26%.", [crm, story]) == []
+    assert misattributed("Hooli cut failed checkouts by 26%.", [crm, story, "Hooli is big."]) != []
+    # "a Fukuoka office" is what was opened, not who hires.
+    office = "Kobo Rails opened a Fukuoka office in 2024 and is hiring 25 engineers there."
+    assert misattributed("Are the 25 engineering roles new?", [crm, office]) == []
+    # "your $75 million": the sentence gives the round to the reader's company.
+    round_ = "Kobo Rails raised $75 million in a Series C, led by Puget Partners."
+    assert misattributed("Puget Partners led your $75 million Series C.", [crm, round_]) == []
+    assert misattributed("Puget Partners led a $75 million Series C.", [crm, round_]) != []
