@@ -54,12 +54,13 @@ LONG_DRAFT_CHARS = 5000
 # and by presence alone (as a summary is).
 DRAFT_GATES = ((True, "as outreach judges"), (False, "presence alone"))
 
-# The hand-written sets against the check: the first (half aside, then tuned on whole) and
-# the second, written later by another hand, all of it held out.
+# The hand-written sets against the check, each by another hand: the first (half aside, then
+# tuned on whole), the second (held out, measured once, then tuned on), the third (held out).
 RIVAL_SETS = (
     ("first set, aside half", True, None),
     ("first set, the other half", False, None),
-    ("second set (held out)", True, Path(__file__).parent / "data" / "gate_rivals2.json"),
+    ("second set", True, Path(__file__).parent / "data" / "gate_rivals2.json"),
+    ("third set (held out)", True, Path(__file__).parent / "data" / "gate_rivals3.json"),
 )
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_ENTFA = DATA / "entfa" / "train.json"

@@ -291,6 +291,8 @@ def extract(text: str) -> Mentions:
             continue  # "Are you free on Thursday?" proposes a day; it claims nothing
         if value.phrase and value.phrase.startswith(_FUTURE) and _offers(lowered, start, end):
             continue  # "Happy to talk next week" proposes a time
+        if value.kind == "number" and _call_length(lowered, start, end):
+            continue  # "Could we talk for twenty minutes?" proposes a call's length
         noun = _noun_after(lowered, end) if value.kind in ("number", "money") else None
         values.append((start, end, value, _hedge_before(lowered, start), noun))
     quoted: list[tuple[int, int, str]] = []
@@ -842,6 +844,30 @@ _OFFER = re.compile(
     r"|follow up|get back|touch base|reconnect|let's|let me know|happy to|i'll|i will|i can"
     r"|could we|can we|shall we|would you|are you|works? for you|suit)\b"
 )
+
+
+# The length of a call the writer asks for: "Would twenty minutes be useful?", "Could we talk
+# for 20 minutes?", "a quick 15-minute call" (not "cut the close by 20 minutes").
+_ASKING_FOR = re.compile(
+    r"\b(?:would|could|have|got|for|spare|take|grab|a|an|quick|short|just)\s+$"
+)
+_MINUTES = re.compile(r"[ -](?:minutes?|mins?)\b")
+_A_CALL = re.compile(r"\b(?:call|chat|talk|speak|meet|meeting|demo|catch up|coffee)\b")
+
+
+def _call_length(lowered: str, start: int, end: int) -> bool:
+    """Whether a number of minutes is the length of a call the writer asks for, in a
+    question or beside a call it offers, rather than a claim."""
+    if not (
+        _MINUTES.match(lowered, end) and _ASKING_FOR.search(lowered, max(0, start - 12), start)
+    ):
+        return False
+    if _in_question(lowered, end):
+        return True
+    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n") + 1
+    ends = [i for i in (lowered.find(c, end) for c in ".!?\n") if i >= 0]
+    sentence_end = min(ends) if ends else len(lowered)
+    return bool(_A_CALL.search(lowered, opening, sentence_end)) and _offers(lowered, start, end)
 
 
 def _offers(lowered: str, start: int, end: int) -> bool:

@@ -202,6 +202,14 @@ def test_a_domain_in_an_address_is_no_ordinary_word():
     assert passes("Shares grew fast.", ["Shares in Initech rose."])  # an ordinary word
 
 
+def test_the_length_of_a_call_the_writer_offers_is_no_claim():
+    offers = ("Could we talk for twenty minutes?", "Would twenty minutes be useful?")
+    for offer in (*offers, "Worth a quick 15-minute call?", "Happy to do a 30-minute demo."):
+        assert passes(offer, ["Redfern grew."])
+    for claim in ("Could we cut your close by 20 minutes?", "Our demo saves 20 minutes."):
+        assert not passes(claim, ["Redfern grew."])
+
+
 def test_in_a_year_when_is_a_time_and_the_awards_are_an_award():
     sources = ["Redfern won an award in 2023."]
     assert passes("Redfern won in a year when clinics struggled.", sources)
