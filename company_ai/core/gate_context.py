@@ -572,9 +572,12 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
         while at < len(items) and items[at].start < end:
             inside.append(items[at])
             at += 1
-        if company and not any(i.key for i in inside) and any(i.cls == "number" for i in inside):
-            if _OURS.search(text, start, end) or not _passages(index).foreign(present_words):
-                continue  # the sender's own figure ("We grew 40%"), or no one else's at all
+        if company and inside and not any(i.key for i in inside):
+            inside = [item for item in inside if item.supported_by(index)]
+            if not any(i.cls == "number" for i in inside) or _OURS.search(text, start, end):
+                continue  # no figure the sources hold, or the sender's own ("We grew 40%")
+            if not _passages(index).foreign(present_words):
+                continue  # no passage saying a figure names anyone else
             # No name: a figure said of the reader's company ("Congratulations on reaching
             # 600 customers"), as if it were named at the sentence's start.
             inside.insert(0, _name_item(start, list(company)))
