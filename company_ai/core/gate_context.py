@@ -119,6 +119,7 @@ class Passages:
         self._holds: dict[tuple, bool] = {}
         self._texts: dict[int, tuple[str, str]] = {}
         self._subjects: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+        self._foreign: dict[frozenset[str], bool] = {}
 
     def index(self, i: int) -> SourceIndex:
         found = self._indexes.get(i)
@@ -223,6 +224,12 @@ class Passages:
         that is no word of `present` (lower case), no date, place or people, and no
         ordinary word opening it. (A text test, before any passage is indexed: false only
         where `subjects` would find no one but the present.)"""
+        found = self._foreign.get(present)
+        if found is None:
+            found = self._foreign[present] = self._names_someone(present)
+        return found
+
+    def _names_someone(self, present: frozenset[str]) -> bool:
         index = self._index()
         assert index is not None
         for i in self._valued:
@@ -250,7 +257,8 @@ class Passages:
         if found is None:
             a, b = self.spans[i]
             text = self.joined[a:b]
-            index = self.index(i)
+            index = self._index()  # the whole sources say which words are ordinary
+            assert index is not None
             found = self._subjects[i] = [
                 (start, tuple(key.split()))
                 for start, _, words in gate._names(text, [])
