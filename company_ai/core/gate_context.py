@@ -4,7 +4,7 @@ The presence gate (`gate.check`) asks of each claim whether the sources hold it 
 so "Globex cut costs by 41%" passes sources saying that Initech cut costs by 41% and Globex
 grew 12%. This check asks more of the claims one sentence ties together (a name with a
 number, two names, a name with a date): that one source passage, a sentence or a few
-neighbouring ones, holds them together.
+neighbouring ones, holds them together without pinning the figure on someone else.
 
     >>> find_unsupported_claims(
     ...     "Globex cut costs by 41%.", ["Initech cut costs by 41%. Globex grew 12%."]
@@ -433,16 +433,20 @@ def _claims(
         key = gate._name_key(words)
         if not key or key in reader or set(key.split()) <= allowed or _is_place(key):
             continue
-
-        def name_held(i: SourceIndex, words=words) -> bool:
-            return next(iter(gate._unsupported_parts(words, i)), None) is None
-
-        named = ("n", tuple(words))
-        items.append(
-            _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
-        )
+        items.append(_name_item(start, end, words))
     items.sort(key=lambda item: item.start)
     return items
+
+
+def _name_item(start: int, end: int, words: list[str]) -> _Item:
+    """A name at [start, end) of the text (empty for the reader's company, named nowhere)."""
+    key = gate._name_key(words)
+
+    def name_held(i: SourceIndex) -> bool:
+        return next(iter(gate._unsupported_parts(words, i)), None) is None
+
+    named = ("n", tuple(words))
+    return _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
 
 
 @functools.lru_cache(maxsize=16)
@@ -491,32 +495,23 @@ _CRM = re.compile(
 )
 
 
+class _Crm(NamedTuple):
+    """Who the material's CRM line says the reader is."""
+
+    names: frozenset[str]  # the name keys of the contact and their company
+    company: tuple[str, ...] | None  # the company's words, if it names one
+
+
 @functools.lru_cache(maxsize=64)
-def _crm_names(joined: str) -> frozenset[str]:
-    """The name keys of the contact and their company, from the material's CRM line."""
+def _crm(joined: str) -> _Crm:
     found = _CRM.search(joined) if "CRM: " in joined else None
     if found is None:
-        return frozenset()
-    return frozenset(gate._name_key(part.split()) for part in found.groups())
-
-
-@functools.lru_cache(maxsize=64)
-def _crm_company(joined: str) -> tuple[str, ...] | None:
-    """The words of the contact's company in the material's CRM line, if it names one."""
-    found = _CRM.search(joined) if "CRM: " in joined else None
-    company = found.group(2).split() if found else []
-    return tuple(company) if company and company != ["None"] else None
-
-
-def _name_item(start: int, words: list[str]) -> _Item:
-    """A name said nowhere in the text but standing at `start` (the reader's company)."""
-    key = gate._name_key(words)
-
-    def name_held(i: SourceIndex) -> bool:
-        return next(iter(gate._unsupported_parts(words, i)), None) is None
-
-    named = ("n", tuple(words))
-    return _Item(start, start, "name", name_held, named, key, _hint(words, key), _quick(words, key))
+        return _Crm(frozenset(), None)
+    company = tuple(found.group(2).split())
+    return _Crm(
+        frozenset(gate._name_key(part.split()) for part in found.groups()),
+        company if company and company != ("None",) else None,
+    )
 
 
 def _capitalised_runs(text: str) -> Iterable[tuple[int, list[str]]]:
@@ -560,9 +555,12 @@ def _reader(mentions: Mentions) -> set[str]:
 def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int]]:
     """The [start, end) spans (in `mentions.folded`) of the pairs of supported claims that
     one sentence ties together and no source passage holds together."""
-    company = _crm_company(index.joined) if mentions.values else None
-    if len(mentions.values) + len(mentions.names) < (1 if company else 2):
+    if not mentions.values and len(mentions.names) < 2:
         return []  # the common case for a short text: nothing to pair
+    crm = _crm(index.joined)
+    company = crm.company if mentions.values else None
+    if len(mentions.values) + len(mentions.names) < (1 if company else 2):
+        return []
     text = mentions.folded or mentions.text
     spans = sentences(text)
     pairable = _pairable(mentions, [end for _, end in spans], company is not None)
@@ -571,7 +569,7 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     reader = _reader(mentions)
     items = _claims(mentions, index, reader, pairable)
     # Named in every sentence without being written there: the reader and their company.
-    present = [tuple(key.split()) for key in reader | _crm_names(index.joined) if key]
+    present = [tuple(key.split()) for key in reader | crm.names if key]
     present_words = frozenset(word for words in present for word in words)
     found: list[tuple[int, int]] = []
     at = 0
@@ -588,7 +586,7 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 continue  # no passage saying a figure names anyone else
             # No name: a figure said of the reader's company ("Congratulations on reaching
             # 600 customers"), as if it were named at the sentence's start.
-            inside.insert(0, _name_item(start, list(company)))
+            inside.insert(0, _name_item(start, start, list(company)))
         if len(inside) < 2 or all(not item.key for item in inside):
             continue  # no pair: its claims need not be looked for in the sources
         inside = [item for item in inside if item.supported_by(index)]
