@@ -864,10 +864,9 @@ def _call_length(lowered: str, start: int, end: int) -> bool:
         return False
     if _in_question(lowered, end):
         return True
-    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n") + 1
-    ends = [i for i in (lowered.find(c, end) for c in ".!?\n") if i >= 0]
-    sentence_end = min(ends) if ends else len(lowered)
-    return bool(_A_CALL.search(lowered, opening, sentence_end)) and _offers(lowered, start, end)
+    return bool(_A_CALL.search(lowered, *_sentence(lowered, start, end))) and _offers(
+        lowered, start, end
+    )
 
 
 def _offers(lowered: str, start: int, end: int) -> bool:
@@ -875,9 +874,14 @@ def _offers(lowered: str, start: int, end: int) -> bool:
     than asserting it ("the price rises next month")."""
     if _proposes(lowered, start, end):
         return True
-    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n")
+    return bool(_OFFER.search(lowered, *_sentence(lowered, start, end)))
+
+
+def _sentence(lowered: str, start: int, end: int) -> tuple[int, int]:
+    """[start, end) of the sentence holding lowered[start:end]."""
+    opening = max(lowered.rfind(c, 0, start) for c in ".!?\n") + 1
     ends = [i for i in (lowered.find(c, end) for c in ".!?\n") if i >= 0]
-    return bool(_OFFER.search(lowered, opening + 1, min(ends) if ends else len(lowered)))
+    return opening, min(ends) if ends else len(lowered)
 
 
 _HEDGE_WORDS = re.compile(

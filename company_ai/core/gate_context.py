@@ -259,6 +259,7 @@ class Passages:
             text = self.joined[a:b]
             index = self._index()  # the whole sources say which words are ordinary
             assert index is not None
+            relatives = _relatives(text, 0, len(text))
             found = self._subjects[i] = [
                 (start, tuple(key.split()))
                 for start, _, words in gate._names(text, [])
@@ -266,11 +267,16 @@ class Passages:
                 and not (gate._sentence_start(text, start) and _plain_opening(words, index))
                 and not _is_place(key := gate._name_key(words))
                 and not _POSSESSED.search(text, 0, start)  # "Its Jebel Ali terminal": its
-                and not _in_relative(text, start)  # "Diageo, which owns Talisker, reported"
+                and not any(a <= start < b for a, b in relatives)  # "Diageo, which owns …,"
                 and not _A_NAME.search(text, 0, start)  # "opened a Fukuoka office": what, not who
             ]
-            described = len(found) > 1 and found[0][0] == 0 and len(found[0][1]) == 1
-            if described and text[: found[1][0]].split()[1:] in _DESCRIBED:
+            between = text[: found[1][0]].split()[1:] if len(found) > 1 else []
+            if (
+                len(between) == 1
+                and between[0] in _DESCRIBED
+                and found[0][0] == 0
+                and len(found[0][1]) == 1
+            ):
                 del found[0]  # "Grocery chain Bukka Fresh…": a word describing the name
         if partner.key:
             return [words for _, words in found]
@@ -351,12 +357,11 @@ def _capitalised_word(text: str, word: str) -> bool:
 _A_NAME = re.compile(r"\ban?\s+$", re.IGNORECASE)
 # What a page calls a company before its name ("Grocery chain Bukka Fresh", "Logistics group
 # Hartmann & Cie"): the word opening the sentence before one of these describes the name.
-_DESCRIBED = [
-    [noun]
-    for noun in "chain group brand retailer rival competitor start-up startup firm company bank"
-    " fund insurer carrier maker operator supplier distributor studio publisher client customer"
+_DESCRIBED = frozenset(
+    "chain group brand retailer rival competitor start-up startup firm company bank fund"
+    " insurer carrier maker operator supplier distributor studio publisher client customer"
     " partner investor airline grocer platform agency".split()
-]
+)
 # "your" just before a claim: the sentence gives it to the reader ("led your $75 million").
 _YOURS = re.compile(r"\byour\s+(?:own\s+)?$", re.IGNORECASE)
 # A possessive pronoun just before a name: what it names belongs to someone already named.
@@ -601,10 +606,7 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
             continue
         first, last = inside[0].end, inside[-1].start
         breaks = [m.start() for m in _CLAUSE_END.finditer(text, first, last)]
-        relatives = [
-            (m.start(), _clause_end(text, m.end(), end))
-            for m in _RELATIVE.finditer(text, first, last)
-        ]
+        relatives = _relatives(text, first, end)
         for k, a in enumerate(inside):
             for j in range(k + 1, min(len(inside), k + 1 + REACH)):
                 b = inside[j]
@@ -622,16 +624,14 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
     return found
 
 
-def _in_relative(text: str, pos: int) -> bool:
-    """Whether `pos` stands inside a relative clause of its sentence (", which …,")."""
-    opened = max(text.rfind(", which ", 0, pos), text.rfind(", who ", 0, pos))
-    return opened >= 0 and "," not in text[opened + 2 : pos]
-
-
-def _clause_end(text: str, start: int, end: int) -> int:
-    """Where a relative clause starting at `start` ends: its next comma, or `end`."""
-    comma = text.find(",", start, end)
-    return comma if comma >= 0 else end
+def _relatives(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """[start, stop) of each relative clause opening in text[start:end] (", which …,"),
+    from its comma to its next comma or to `end`."""
+    found = []
+    for m in _RELATIVE.finditer(text, start, end):
+        comma = text.find(",", m.end(), end)
+        found.append((m.start(), comma if comma >= 0 else end))
+    return found
 
 
 def _one_clause(a: _Item, b: _Item, after_a: int, relatives: list[tuple[int, int]]) -> bool:

@@ -394,10 +394,7 @@ def test_a_relative_clause_is_about_the_claim_just_before_it():
     text = "Globex uses Mews, which serves Accor, for 11 hotels."
     items = gate_context._claims(extract(text), SourceIndex([text]), set())
     at = {text[item.start : item.end]: k for k, item in enumerate(items)}
-    relatives = [
-        (m.start(), gate_context._clause_end(text, m.end(), len(text)))
-        for m in gate_context._RELATIVE.finditer(text)
-    ]
+    relatives = gate_context._relatives(text, 0, len(text))
 
     def tied(a: str, b: str) -> bool:
         k = at[a]
@@ -480,3 +477,15 @@ def test_a_word_opening_before_a_name_an_indefinite_name_and_your_are_no_other_s
     round_ = "Kobo Rails raised $75 million in a Series C, led by Puget Partners."
     assert misattributed("Puget Partners led your $75 million Series C.", [crm, round_]) == []
     assert misattributed("Puget Partners led a $75 million Series C.", [crm, round_]) != []
+
+
+def test_the_crm_line_is_read_as_source_material_writes_it():
+    from company_ai.core.contacts import Contact
+    from company_ai.core.drafting import source_material
+
+    contact = Contact(1, "Ana Silva", "ana@globex.example", "Globex, Ltd", "Head at HQ", "Leeds")
+    crm = gate_context._crm("\n".join(source_material(contact, "", [])))
+    assert crm.company == ("Globex,", "Ltd")
+    assert crm.names == {gate._name_key(["Ana", "Silva"]), gate._name_key(["Globex,", "Ltd"])}
+    nameless = dataclasses.replace(contact, company=None)
+    assert gate_context._crm("\n".join(source_material(nameless, "", []))).company is None

@@ -195,19 +195,14 @@ def test_superlatives_and_awards_must_be_in_a_source(boast):
 
 
 def test_a_domain_in_an_address_is_no_ordinary_word():
-    # "ana@globex.example" does not make "Globex" an ordinary word opening a sentence.
-    crm = ["CRM: Ana Silva <ana@globex.example>, CFO at Initech, Leeds."]
-    assert not passes("Globex grew fast.", crm)
-    assert passes("Globex grew fast.", [*crm, "Globex grew fast."])
+    # "ana@zentrix.example" does not make "Zentrix" an ordinary word opening a sentence
+    # (Zentrix is no name the company knows: only the sources can say what it is).
+    crm = ["CRM: Ana Silva <ana@zentrix.example>, CFO at Initech, Leeds."]
+    assert not passes("Zentrix grew fast.", crm)
+    assert passes("Zentrix grew fast.", [*crm, "Zentrix grew fast."])
+    assert not passes("Zentrix grew fast.", ["Orders at https://shop.example/zentrix rose."])
+    assert not passes("Zentrix grew fast.", ["Orders at zentrix.example rose."])
     assert passes("Shares grew fast.", ["Shares in Initech rose."])  # an ordinary word
-
-
-def test_the_length_of_a_call_the_writer_offers_is_no_claim():
-    offers = ("Could we talk for twenty minutes?", "Would twenty minutes be useful?")
-    for offer in (*offers, "Worth a quick 15-minute call?", "Happy to do a 30-minute demo."):
-        assert passes(offer, ["Redfern grew."])
-    for claim in ("Could we cut your close by 20 minutes?", "Our demo saves 20 minutes."):
-        assert not passes(claim, ["Redfern grew."])
 
 
 def test_in_a_year_when_is_a_time_and_the_awards_are_an_award():
