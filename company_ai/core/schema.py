@@ -11,6 +11,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal, get_args
 
+from company_ai.core.intake import REFUSALS_TABLE
+
 
 class Store(StrEnum):
     """The domain stores, one SQLite file each under the data directory (`<name>.db`).
@@ -555,13 +557,27 @@ MEMORY_PG_V2 = [
     """,
 ]
 
+# The intake discipline (core/intake.py): an item a capture refused (a mail, a People page,
+# a research page) is recorded with its reason in the store of the capture that read it,
+# so the next run knows it and does not meet it again.
+CRM_V3 = [REFUSALS_TABLE]
+OUTREACH_V7 = [REFUSALS_TABLE]
+
 # The stores that may live in PostgreSQL, and their schema versions there.
 PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2]}
 
 MIGRATIONS: dict[str, list[list[str]]] = {
-    Store.CRM: [CRM_V1, CRM_V2],
+    Store.CRM: [CRM_V1, CRM_V2, CRM_V3],
     Store.MEMORY: [MEMORY_V1, MEMORY_V2],
-    Store.OUTREACH: [OUTREACH_V1, OUTREACH_V2, OUTREACH_V3, OUTREACH_V4, OUTREACH_V5, OUTREACH_V6],
+    Store.OUTREACH: [
+        OUTREACH_V1,
+        OUTREACH_V2,
+        OUTREACH_V3,
+        OUTREACH_V4,
+        OUTREACH_V5,
+        OUTREACH_V6,
+        OUTREACH_V7,
+    ],
     Store.BRAIN: [BRAIN_V1],
     Store.RECALL: [RECALL_V1, RECALL_V2, RECALL_V3],
     Store.OPS: [OPS_V1],

@@ -31,7 +31,7 @@ def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
 # version never runs it again, so an edit to one (a cap written as a constant changed, say)
 # would reach new stores only: append a version instead, and its digest here.
 MIGRATION_DIGESTS = {
-    "crm": ["64f9d22c152311f3", "889efa67bfc4a937"],
+    "crm": ["64f9d22c152311f3", "889efa67bfc4a937", "115d763731929b88"],
     "memory": ["8f0d96f681760a59", "a92ba291772e7824"],
     "outreach": [
         "b74b5507cfa13a81",
@@ -40,6 +40,7 @@ MIGRATION_DIGESTS = {
         "3bbff696ee617a62",
         "90907c3ee885e181",
         "4aa8925e4f2ec69f",
+        "115d763731929b88",
     ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f"],
