@@ -168,8 +168,10 @@ def load_json(raw: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> Any:
 
     def number(kind: type) -> Callable[[str], Any]:
         def parse(digits: str) -> Any:
-            if len(digits) > bounds.max_digits:
-                raise Refused(f"a number of {len(digits):,} digits (at most {bounds.max_digits})")
+            if len(digits) > bounds.max_digits:  # cheap first: a sign or a point is short
+                count = sum(ch.isdigit() for ch in digits)
+                if count > bounds.max_digits:
+                    raise Refused(f"a number of {count:,} digits (at most {bounds.max_digits})")
             return kind(digits)
 
         return parse
