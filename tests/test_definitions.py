@@ -92,14 +92,6 @@ def test_the_product_never_imports_the_tools():
     assert offenders == []
 
 
-def test_the_readme_names_every_asset():
-    readme = (ROOT / "README.md").read_text()
-    missing = [
-        s.key.to_user_string() for s in asset_specs() if f"`{s.key.to_user_string()}`" not in readme
-    ]
-    assert missing == []
-
-
 def timetable_problems(d: dg.Definitions) -> list[str]:
     """Duplicate job keys, schedules without their job, jobs without a max runtime."""
     names = [job.name for job in d.jobs or []]
