@@ -4,7 +4,7 @@ import dagster as dg
 import pytest
 
 from company_ai.core.db import Stores
-from company_ai.core.people import Cursor, load_cursor
+from company_ai.core.people import Cursor, load_cursor, pass_state
 from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
@@ -52,7 +52,8 @@ def test_the_sync_of_the_sample_crm_adopts_every_contact_and_changes_nothing_els
     with Stores(data).connect("crm", readonly=True) as crm:
         assert crm.execute("SELECT id, email, name, updated_at FROM contacts").fetchall() == before
         synced = "SELECT count(*) FROM contacts WHERE synced_from = 'sample' AND seen_in = ?"
-        assert crm.execute(synced, (MORNING.strftime("%Y-%m-%dT%H:%M:%SZ"),)).fetchone()[0] == 300
+        state = pass_state(crm, "sample")
+        assert crm.execute(synced, (state.generation,)).fetchone()[0] == 300
     assert load_cursor(data / "cursors" / "crm_contacts.json", "sample") == (Cursor(), None)
 
 
@@ -66,12 +67,26 @@ def test_a_past_day_is_refused_as_a_capture(data):
     )
 
 
-def test_a_malformed_source_fails_the_run_with_the_reason_and_keeps_the_cursor(data):
+def refused_check(result):
+    [check] = [
+        c for c in result.get_asset_check_evaluations()
+        if c.check_name == "crm_contacts_refused_nothing"
+    ]  # fmt: skip
+    return check
+
+
+def test_a_malformed_source_is_one_refused_page_and_the_cursor_is_kept(data):
     cursor = data / "cursors" / "crm_contacts.json"
     (data / SAMPLE_PEOPLE_FILE).write_text('{"connections": [')  # cut short mid-write
     with dg.instance_for_test() as instance:
         result = materialize(data, instance=instance)
-    assert not result.success and not cursor.exists()
-    [failure] = [e for e in result.all_events if e.is_step_failure]
-    description = failure.step_failure_data.user_failure_data.description
-    assert "is not a people list" in description and "tries it again" in description
+    assert result.success and not cursor.exists()
+    found = metadata(result)
+    assert (found["items_refused"], found["stopped"]) == (1, "page refused")
+    check = refused_check(result)
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["refused"].value == 1
+    [reason] = check.metadata["reasons"].value.values()
+    assert "is not a people list" in reason
+    with Stores(data).connect("crm", readonly=True) as crm:
+        assert crm.execute("SELECT count(*) FROM intake_refusals").fetchone()[0] == 1
