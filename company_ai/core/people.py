@@ -172,7 +172,9 @@ def person_record(person: object) -> tuple[ContactRecord, list[str]]:
             if len(value) > BOUNDS.max_chars:
                 raise Refused(f"an address of {len(value):,} characters")
             try:
-                address = normalize_email(clean_text(value))
+                if clean_text(value) != value:  # a lone surrogate, a control character
+                    raise ValueError("not an address")
+                address = normalize_email(value)
             except ValueError:
                 problems.append(f"{resource}: an address that is not one was dropped")
                 continue
