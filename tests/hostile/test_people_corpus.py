@@ -31,8 +31,8 @@ def test_a_hostile_page_refuses_the_bad_person_and_syncs_the_rest(
     path,
     stores,
     clock,
-    google,
-    monkeypatch,  # noqa: F811
+    google,  # noqa: F811 (the fixture imported above)
+    monkeypatch,
 ):
     stores.create_all()
     google([({"status": "200"}, path.read_bytes())])
@@ -85,8 +85,8 @@ def test_the_corpus_refuses_what_it_should(stores, clock, google, monkeypatch): 
 def test_a_page_of_a_million_people_is_one_refused_item_and_deletes_nobody(
     stores,
     clock,
-    google,
-    monkeypatch,  # noqa: F811
+    google,  # noqa: F811 (the fixture imported above)
+    monkeypatch,
 ):
     stores.create_all()
     with dg.instance_for_test() as instance:
