@@ -6,7 +6,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, CRM, OWNER
 from company_ai.core.forget import find_returned
-from company_ai.core.people import BUDGET_S, MAX_PAGES, MalformedPage, SyncError, sync_people
+from company_ai.core.people import BUDGET_S, MAX_PAGES, SyncError, sync_people
 from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
 from company_ai.core.tombstones import Tombstones
@@ -33,7 +33,15 @@ def assets(setup: Setup) -> list:
                 asset="crm_contacts",
                 description="No person removed by `company-ai forget` is in the CRM again "
                 "(a restored snapshot brings them back; the sync itself skips them).",
-            )
+            ),
+            dg.AssetCheckSpec(
+                "crm_contacts_refused_nothing",
+                asset="crm_contacts",
+                blocking=False,
+                description="The latest sync refused no person and no page of the address "
+                "book (a refused one is in crm.db's intake_refusals with its reason; the rest "
+                "were synced).",
+            ),
         ],
     )
     def crm_contacts(
@@ -54,6 +62,15 @@ def assets(setup: Setup) -> list:
         contacts deleted upstream are marked (`deleted_at`), never removed. People removed by
         `company-ai forget` are skipped (`forgotten` counts them), and the check fails if one
         is in the CRM again: `company-ai forget --reapply` removes them once more.
+
+        Each pass belongs to crm.db: a cursor file from another pass (a restored backup, a
+        copied file) is set aside and a full pass starts. Contacts are marked deleted for
+        being absent only at the end of a full pass that read every page of its own, and
+        never more than `max_deleted_share` of them at once (`deletions_held` counts the
+        rest). Each person is read alone: one that cannot be read (hostile text, wrong
+        types, no resourceName) is refused and recorded in `intake_refusals`, the rest are
+        synced; a page that cannot be read is refused whole, and the next run asks again.
+        `items_refused` counts them; the WARN check lists them.
         """
         days.require_current(context, setup, "the address book")
         with stores.connect(Store.CRM) as crm:
@@ -67,9 +84,10 @@ def assets(setup: Setup) -> list:
                     clock=time.monotonic,
                     max_pages=MAX_PAGES,
                     budget_s=BUDGET_S,
+                    max_deleted_share=people.max_deleted_share,
                     log=context.log.warning,
                 )
-            except (SyncError, MalformedPage) as exc:
+            except SyncError as exc:
                 raise dg.Failure(
                     description=f"{exc}. Pages stored before it are kept; the cursor still "
                     "points at the page that failed, so the next run tries it again.",
@@ -87,7 +105,13 @@ def assets(setup: Setup) -> list:
                         "returned": len(returned),
                         "fix": "run `company-ai forget --reapply`" if returned else "none",
                     },
-                )
+                ),
+                dg.AssetCheckResult(
+                    check_name="crm_contacts_refused_nothing",
+                    passed=not report.refusals,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"refused": len(report.refusals), "reasons": report.reasons()},
+                ),
             ],
         )
 

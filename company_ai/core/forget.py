@@ -55,6 +55,7 @@ class Person:
     emails: list[str]
     names: list[str]
     contact_ids: list[int]
+    sources: list[str] = field(default_factory=list)  # their ids in a contact source
 
     @property
     def needles(self) -> list[str]:
@@ -107,8 +108,12 @@ def _person_of(crm: sqlite3.Connection, ids: list[int]) -> Person:
             [*ids, *ids],
         )
     }
-    names = {r[0] for r in crm.execute(f"SELECT name FROM contacts WHERE id IN ({marks})", ids)}
-    return Person(sorted(emails), sorted(n for n in names if n.strip()), sorted(ids))
+    rows = crm.execute(
+        f"SELECT name, external_id FROM contacts WHERE id IN ({marks})", ids
+    ).fetchall()
+    names = {r[0] for r in rows}
+    sources = sorted({r[1] for r in rows if r[1]})
+    return Person(sorted(emails), sorted(n for n in names if n.strip()), sorted(ids), sources)
 
 
 def find_returned(stores: Stores, stones: Tombstones) -> list[str]:
@@ -118,11 +123,12 @@ def find_returned(stores: Stores, stones: Tombstones) -> list[str]:
         return []
     found = []
     with stores.connect(Store.CRM, readonly=True) as crm:
-        for cid, email in crm.execute("SELECT id, email FROM contacts"):
+        rows = crm.execute("SELECT id, email, external_id FROM contacts").fetchall()
+        for cid, email, source_id in rows:
             emails = [r[0] for r in crm.execute(
                 "SELECT email FROM contact_emails WHERE contact_id = ?", (cid,))]  # fmt: skip
-            # By address only: a namesake is someone else.
-            if stones.has([*emails, *([email] if email else [])]):
+            # By address or source id only: a namesake is someone else.
+            if stones.has([*emails, *([email] if email else [])]) or stones.has_source(source_id):
                 found.append(email or emails[0])
     return found
 
@@ -140,7 +146,12 @@ def forget(
     stones = Tombstones.load(data)
     progress = _read_progress(data)
     if progress is not None:
-        person = Person(progress["emails"], progress["names"], progress["contact_ids"])
+        person = Person(
+            progress["emails"],
+            progress["names"],
+            progress["contact_ids"],
+            progress.get("sources", []),
+        )
         if normal_email(email) not in person.emails:
             log("finishing an earlier forget that was interrupted first")
             _run(stores, stones, person, progress, now, log)
@@ -167,7 +178,8 @@ def _run(
     log: Callable[[str], None],
 ) -> Forgotten:
     data = stores.data_dir
-    stones.bury(person.emails, person.names, now)  # first: nothing may bring them back
+    # First: nothing may bring them back.
+    stones.bury(person.emails, person.names, now, sources=person.sources)
     result = Forgotten(vault_notes=progress.get("vault_notes", []),
                        vector_ids=progress.get("vector_ids", []))  # fmt: skip
     for place, step in PLACES:
@@ -446,10 +458,10 @@ def _files(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
             continue
         try:
             if path.suffix == ".json":
-                cleaned = json.dumps(_clean_json(json.loads(text), person.needles), indent=1)
+                cleaned = json.dumps(_clean_json(json.loads(text), person), indent=1)
             elif path.suffix == ".jsonl":
                 cleaned = "".join(
-                    json.dumps(_clean_json(json.loads(line), person.needles)) + "\n"
+                    json.dumps(_clean_json(json.loads(line), person)) + "\n"
                     for line in text.splitlines()
                     if line.strip()
                 )
@@ -475,19 +487,32 @@ def _redact(text: str, needles: list[str]) -> str:
     return text
 
 
-def _clean_json(value: Any, needles: list[str]) -> Any:
-    """Records (objects in a list) that name them are dropped; other text is redacted."""
+def _clean_json(value: Any, person: Person) -> Any:
+    """Records (objects in a list) that name them are dropped; other text is redacted. A
+    contact source's person record (one with a `resourceName`) is theirs only by its id or
+    an address: one that shares only the name is someone else, and stays as it is."""
+    needles = person.needles
     if isinstance(value, str):
         return _redact(value, needles)
     if isinstance(value, dict):
-        return {k: _clean_json(v, needles) for k, v in value.items()}
+        if "resourceName" in value and not _theirs(value, person):
+            return value
+        return {k: _clean_json(v, person) for k, v in value.items()}
     if isinstance(value, list):
-        return [
-            _clean_json(v, needles)
-            for v in value
-            if not (isinstance(v, dict) and _holds(json.dumps(v).encode(), needles))
-        ]
+        return [_clean_json(v, person) for v in value if not _theirs(v, person)]
     return value
+
+
+def _theirs(value: Any, person: Person) -> bool:
+    """Whether a record in a list is theirs: a source's person record by id or address,
+    any other record by any needle."""
+    if not isinstance(value, dict):
+        return False
+    if "resourceName" in value:
+        return value["resourceName"] in person.sources or _holds(
+            json.dumps(value).encode(), person.emails
+        )
+    return _holds(json.dumps(value).encode(), person.needles)
 
 
 def _rows(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[str, int]:

@@ -561,13 +561,30 @@ MEMORY_PG_V2 = [
 # a research page) is recorded with its reason in the store of the capture that read it,
 # so the next run knows it and does not meet it again.
 CRM_V3 = [REFUSALS_TABLE]
+
+# The contact sync's passes, named by this store (core/people.py): a cursor file from
+# another pass (a restored backup, a copied file) is known as such, and only a complete
+# pass of this store's own generation marks contacts deleted.
+CRM_V4 = [
+    """
+    CREATE TABLE sync_state (
+        source        TEXT PRIMARY KEY,
+        number        INTEGER NOT NULL,  -- how many full passes of the source this store began
+        generation    TEXT NOT NULL,     -- the current one: its number and a random id
+        serial        INTEGER NOT NULL,  -- pages committed in it (with their upserts)
+        started_at    TEXT NOT NULL,
+        complete_at   TEXT,              -- when its full pass went through its last page
+        refused_pages INTEGER NOT NULL DEFAULT 0
+    )
+    """
+]
 OUTREACH_V7 = [REFUSALS_TABLE]
 
 # The stores that may live in PostgreSQL, and their schema versions there.
 PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2]}
 
 MIGRATIONS: dict[str, list[list[str]]] = {
-    Store.CRM: [CRM_V1, CRM_V2, CRM_V3],
+    Store.CRM: [CRM_V1, CRM_V2, CRM_V3, CRM_V4],
     Store.MEMORY: [MEMORY_V1, MEMORY_V2],
     Store.OUTREACH: [
         OUTREACH_V1,

@@ -1,7 +1,8 @@
 """Tombstones: the people `company-ai forget` removed, kept so that nothing brings them back.
 
 `<data dir>/forgotten.json` holds a per-install salt, one tombstone per forgotten person
-(keyed hashes of their normalised addresses and name, never the text) and the audit log of
+(keyed hashes of their normalised addresses, their name and their ids in the contact
+source, e.g. a People resourceName, never the text) and the audit log of
 every forget (when, and how many rows or files each place lost). It is not a domain store,
 so restoring a snapshot of the stores leaves it in place: the contact sync and the CSV
 import skip a tombstoned address, inbox triage drops mail from one, the vault gate holds
@@ -70,6 +71,10 @@ class Tombstones:
         return {e for p in self.people for e in p["emails"]}
 
     @functools.cached_property
+    def _sources(self) -> set[str]:
+        return {s for p in self.people for s in p.get("sources", ())}
+
+    @functools.cached_property
     def _names(self) -> set[str]:
         return {n for p in self.people for n in p["names"]}
 
@@ -82,6 +87,11 @@ class Tombstones:
 
     def has_email(self, email: str | None) -> bool:
         return bool(self.people and email) and self.key(normal_email(email or "")) in self._emails
+
+    def has_source(self, source_id: str | None) -> bool:
+        """Whether the contact source's record `source_id` (a resourceName) was forgotten:
+        the same record comes back with a new address and stays forgotten."""
+        return bool(self.people and source_id) and self.key(source_id or "") in self._sources
 
     def has(self, emails: Iterable[str], name: str | None = None) -> bool:
         """Whether a person with these addresses (or this exact name) was forgotten."""
@@ -105,19 +115,28 @@ class Tombstones:
                     return True
         return False
 
-    def bury(self, emails: Iterable[str], names: Iterable[str], at: str) -> None:
+    def bury(
+        self, emails: Iterable[str], names: Iterable[str], at: str, sources: Iterable[str] = ()
+    ) -> None:
         """Add a tombstone for one person (idempotent) and write the file."""
         names = [normal_name(n) for n in names if normal_name(n)]
+        ids = sorted({self.key(s) for s in sources if s})
         stone = {
             "emails": sorted({self.key(normal_email(e)) for e in emails}),
             "names": sorted({self.key(n) for n in names}),
             "words": sorted({len(n.split()) for n in names}),
+            "sources": ids,
         }
-        if not any(p["emails"] == stone["emails"] for p in self.people):
+        same = [p for p in self.people if p["emails"] == stone["emails"]]
+        if same and set(ids) <= set(same[0].get("sources", [])):
+            return
+        if same:  # a tombstone written before ids were kept: the ids added
+            same[0]["sources"] = sorted({*same[0].get("sources", []), *ids})
+        else:
             self.people.append(stone | {"since": at})
-            for derived in ("_emails", "_names", "_name_sizes"):
-                self.__dict__.pop(derived, None)
-            self.save()
+        for derived in ("_emails", "_names", "_name_sizes", "_sources"):
+            self.__dict__.pop(derived, None)
+        self.save()
 
     def log(self, entry: Mapping[str, Any]) -> None:
         self.forgets.append(dict(entry))

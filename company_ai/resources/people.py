@@ -8,6 +8,7 @@ from googleapiclient.model import JsonModel
 from pydantic import PrivateAttr
 
 from company_ai.core.people import (
+    MAX_DELETED_SHARE,
     PAGE_FIELDS,
     PAGE_SIZE,
     PERSON_FIELDS,
@@ -24,13 +25,45 @@ TRANSIENT_RETRIES = 2  # at most ~3 s of backoff: well inside the 80 s past the 
 class FastJsonModel(JsonModel):
     """The client's JSON model with orjson reading the answers: a page of 1,000 people is
     ~460 KB, and the stdlib's `json.loads` of it was the largest cost of a sync page
-    (BENCHMARKS.md). The People API uses no data wrapper, so the body is the answer."""
+    (BENCHMARKS.md). The People API uses no data wrapper, so the body is the answer.
+
+    What orjson refuses (a lone surrogate, a number of 5,000 digits, NaN) is read again by
+    the stdlib, which keeps such a string (each person's text is cleaned later, person by
+    person) and turns such a number into `Unreadable`, which no field of a person accepts:
+    one bad person is refused, not the page. An answer neither can read is MalformedPage."""
 
     def deserialize(self, content: bytes | str) -> object:
         try:
             return orjson.loads(content)
         except orjson.JSONDecodeError as exc:  # also an answer that is not UTF-8
-            raise MalformedPage(f"the answer is not a JSON object ({exc})") from exc
+            return _lenient(content, exc)
+
+
+class Unreadable:
+    """A JSON number past the People bounds (or NaN): a value, but never a usable one."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text)
+
+
+MAX_DIGITS = 30
+
+
+def _number(kind: type) -> Any:
+    def parse(text: str) -> object:
+        return Unreadable(text) if len(text) > MAX_DIGITS else kind(text)
+
+    return parse
+
+
+def _lenient(content: bytes | str, first: Exception) -> object:
+    try:
+        text = content.decode("utf-8") if isinstance(content, bytes) else content
+        return json.loads(
+            text, parse_int=_number(int), parse_float=_number(float), parse_constant=Unreadable
+        )
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise MalformedPage(f"the answer is not a JSON object ({first})") from exc
 
 
 class PeopleSource(dg.ConfigurableResource):
@@ -42,9 +75,12 @@ class PeopleSource(dg.ConfigurableResource):
     `dg.EnvVar`; the access token is refreshed by google-auth as it expires. Either way
     `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.people.sync_people`:
     a refused token (HTTP 400/410) raises `TokenRejected`, an answer that is not JSON
-    raises `MalformedPage`."""
+    raises `MalformedPage`. `max_deleted_share`: the most of the contacts one complete
+    pass may mark deleted for not returning them (more is held as a likely fault; raise it
+    for one run when the address book really shrank)."""
 
     backend: Literal["sample", "google"] = "sample"
+    max_deleted_share: float = MAX_DELETED_SHARE
     sample_file: str = ""
     google_token: str = ""
     _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence

@@ -1,10 +1,13 @@
-from datetime import UTC, datetime
+import shutil
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from company_ai.core.db import Stores
-from company_ai.core.people import Cursor, load_cursor
+from company_ai.core.people import Cursor, load_cursor, pass_state
 from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
@@ -52,7 +55,8 @@ def test_the_sync_of_the_sample_crm_adopts_every_contact_and_changes_nothing_els
     with Stores(data).connect("crm", readonly=True) as crm:
         assert crm.execute("SELECT id, email, name, updated_at FROM contacts").fetchall() == before
         synced = "SELECT count(*) FROM contacts WHERE synced_from = 'sample' AND seen_in = ?"
-        assert crm.execute(synced, (MORNING.strftime("%Y-%m-%dT%H:%M:%SZ"),)).fetchone()[0] == 300
+        state = pass_state(crm, "sample")
+        assert crm.execute(synced, (state.generation,)).fetchone()[0] == 300
     assert load_cursor(data / "cursors" / "crm_contacts.json", "sample") == (Cursor(), None)
 
 
@@ -66,12 +70,148 @@ def test_a_past_day_is_refused_as_a_capture(data):
     )
 
 
-def test_a_malformed_source_fails_the_run_with_the_reason_and_keeps_the_cursor(data):
+def refused_check(result):
+    [check] = [
+        c for c in result.get_asset_check_evaluations()
+        if c.check_name == "crm_contacts_refused_nothing"
+    ]  # fmt: skip
+    return check
+
+
+def test_a_malformed_source_is_one_refused_page_and_the_cursor_is_kept(data):
     cursor = data / "cursors" / "crm_contacts.json"
     (data / SAMPLE_PEOPLE_FILE).write_text('{"connections": [')  # cut short mid-write
     with dg.instance_for_test() as instance:
         result = materialize(data, instance=instance)
-    assert not result.success and not cursor.exists()
-    [failure] = [e for e in result.all_events if e.is_step_failure]
-    description = failure.step_failure_data.user_failure_data.description
-    assert "is not a people list" in description and "tries it again" in description
+    assert result.success and not cursor.exists()
+    found = metadata(result)
+    assert (found["items_refused"], found["stopped"]) == (1, "page refused")
+    check = refused_check(result)
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["refused"].value == 1
+    [reason] = check.metadata["reasons"].value.values()
+    assert "is not a people list" in reason
+    with Stores(data).connect("crm", readonly=True) as crm:
+        assert crm.execute("SELECT count(*) FROM intake_refusals").fetchone()[0] == 1
+
+
+# --- the Google source through the real client ------------------------------------------
+
+
+def google_book(people: int, per_page: int = 10, sync: str = "s1") -> list[tuple]:
+    """The address book as `connections.list` answers, `per_page` people a page."""
+    from tests.core.test_people_sync import book
+
+    return book(-(-people // per_page), per_page, sync)
+
+
+@pytest.fixture
+def google(monkeypatch):
+    """`google(responses)`: the real People client (its bundled discovery document, the
+    resource's own JSON model) reading `responses` over an HttpMockSequence."""
+    from googleapiclient.discovery import build
+    from googleapiclient.http import HttpMockSequence
+
+    from company_ai.resources.people import FastJsonModel
+
+    def answer(responses):
+        http = HttpMockSequence(list(responses))
+        monkeypatch.setattr(
+            PeopleSource,
+            "_service",
+            lambda self: build(
+                "people", "v1", http=http, static_discovery=True, model=FastJsonModel()
+            ),
+        )
+        return http
+
+    return answer
+
+
+def sync_google(data, clock, at, instance, max_pages=None, monkeypatch=None):
+    clock(at)
+    if max_pages is not None:
+        monkeypatch.setattr("company_ai.assets.crm.MAX_PAGES", max_pages)
+    result = dg.materialize(
+        [crm_contacts],
+        partition_key=(at - timedelta(days=1)).date().isoformat(),
+        instance=instance,
+        resources={
+            "stores": StoresResource(data_dir=str(data)),
+            "people": PeopleSource(backend="google"),
+        },
+        raise_on_error=False,
+    )
+    assert result.success
+    return metadata(result)
+
+
+def backup(source, target) -> None:
+    """An online backup of a SQLite file, as a snapshot takes it."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    dst.close()
+
+
+def deleted(stores) -> int:
+    with stores.connect("crm", readonly=True) as crm:
+        return crm.execute(
+            "SELECT count(*) FROM contacts WHERE synced_from = 'google_people'"
+            " AND deleted_at IS NOT NULL"
+        ).fetchone()[0]
+
+
+def test_a_cursor_or_a_store_restored_from_another_pass_deletes_nobody(
+    stores, clock, google, monkeypatch
+):
+    data = stores.data_dir
+    stores.create_all()
+    cursor = data / "cursors" / "crm_contacts.json"
+    day = [MORNING - timedelta(days=5 - n) for n in range(6)]
+    with dg.instance_for_test() as instance:
+        google(google_book(60))
+        first = sync_google(data, clock, day[0], instance, 5, monkeypatch)  # pass B, 5 pages
+        assert (first["people"], first["stopped"]) == (50, "page cap")
+        old_cursor = cursor.read_bytes()  # a backup of the cursor, mid-pass
+        backup(stores.path("crm"), data.parent / "crm-mid-pass.db")  # and of the store
+        google(google_book(60)[5:])
+        assert sync_google(data, clock, day[0], instance)["stopped"] == "complete"
+        cursor.unlink()  # e.g. the sync token expired: the next pass is a full one (C)
+        google(google_book(60))
+        assert sync_google(data, clock, day[1], instance, 15, monkeypatch)["stopped"] == "complete"
+        assert deleted(stores) == 0
+
+        cursor.write_bytes(old_cursor)  # the cursor restored from the backup
+        http = google(google_book(60))
+        found = sync_google(data, clock, day[2], instance)
+        assert "pageToken" not in http.request_sequence[0][0]  # a new full pass
+        assert "not to this CRM store's pass" in found["restarted"]
+        assert (found["people"], found["marked_deleted_absent"], deleted(stores)) == (60, 0, 0)
+
+        # The store restored from the mid-pass backup, the cursor left as it is now.
+        for suffix in ("-wal", "-shm"):
+            Path(f"{stores.path('crm')}{suffix}").unlink(missing_ok=True)
+        shutil.copy(data.parent / "crm-mid-pass.db", stores.path("crm"))
+        google(google_book(60))
+        found = sync_google(data, clock, day[3], instance)
+        assert found["marked_deleted_absent"] == 0 and deleted(stores) == 0
+        assert found["people"] == 60 and "not to this CRM store's pass" in found["restarted"]
+
+
+def test_a_complete_pass_that_misses_most_people_holds_the_deletions(
+    stores, clock, google, monkeypatch
+):
+    data = stores.data_dir
+    stores.create_all()
+    with dg.instance_for_test() as instance:
+        google(google_book(60))
+        sync_google(data, clock, MORNING, instance)
+        (data / "cursors" / "crm_contacts.json").unlink()
+        google(google_book(20))  # a full pass that returns 20 of the 60
+        found = sync_google(data, clock, MORNING - timedelta(days=1), instance)
+        assert (found["marked_deleted_absent"], found["deletions_held"]) == (0, 40)
+        assert deleted(stores) == 0
+        assert (
+            not (data / "cursors" / "crm_contacts.json").exists()
+            or load_cursor(data / "cursors" / "crm_contacts.json", "google_people")[0].fresh
+        )  # the next run checks with a full pass again

@@ -2,6 +2,7 @@
 midway, an unknown address, and the tombstone against import, sync, mail, vault and restore."""
 
 import hashlib
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -202,7 +203,10 @@ def test_a_restored_snapshot_brings_them_back_and_the_check_and_reapply_see_it(
                        "people": PeopleSource(sample_file=str(data / "sample_people.json"))},
             raise_on_error=False,
         )  # fmt: skip
-    [check] = result.get_asset_check_evaluations()
+    [check] = [
+        c for c in result.get_asset_check_evaluations()
+        if c.check_name == "forgotten_people_stay_forgotten"
+    ]  # fmt: skip
     assert not check.passed and check.metadata["returned"].value == 1
     assert email not in str(check.metadata)
     assert main(["--data-dir", str(data), "forget", "--reapply"]) == 0
@@ -323,3 +327,38 @@ def test_a_tombstone_answers_at_once_for_a_person_buried_after_a_question(tmp_pa
     assert stones.has_email("zed@quux.example")
     assert stones.names_in("met zed quux at the fair")
     assert Tombstones.load(tmp_path).has(["other@x.example"], "zed quux")
+
+
+def test_a_namesake_stays_and_the_forgotten_source_record_stays_forgotten(stores):
+    """A person is theirs by source id or address, never by name: forgetting one Ada Quux
+    leaves the other in the People source file; the forgotten record coming back from the
+    source with a new address is skipped, and the tombstone holds only keyed hashes."""
+    from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
+
+    data = stores.data_dir
+    records = [
+        ContactRecord("Ada Quux", ("ada@one.example",), external_id="people/c1"),
+        ContactRecord("Ada Quux", ("ada@two.example",), external_id="people/c2"),
+    ]
+    with stores.connect("crm") as crm:
+        upsert_contacts(crm, records, source="google_people", now=NOW,
+                        synced_from="google_people", seen_in="g")  # fmt: skip
+    book = {"connections": [
+        {"resourceName": f"people/c{n}", "names": [{"displayName": "Ada Quux"}],
+         "emailAddresses": [{"value": f"ada@{w}.example"}]}
+        for n, w in ((1, "one"), (2, "two"))
+    ]}  # fmt: skip
+    (data / SAMPLE_PEOPLE_FILE).write_text(json.dumps(book))
+    forget(stores, "ada@one.example", now=NOW, log=lambda _: None)
+    left = json.loads((data / SAMPLE_PEOPLE_FILE).read_text())["connections"]
+    assert [p["resourceName"] for p in left] == ["people/c2"]  # the namesake is kept whole
+    assert left[0]["names"] == [{"displayName": "Ada Quux"}]
+    with stores.connect("crm") as crm:
+        back = upsert_contacts(
+            crm, [ContactRecord("Ada Q.", ("ada@new.example",), external_id="people/c1")],
+            source="google_people", now=NOW, synced_from="google_people", seen_in="g",
+        )  # fmt: skip
+        assert (back.forgotten, back.inserted) == (1, 0)
+        assert [r[0] for r in crm.execute("SELECT external_id FROM contacts")] == ["people/c2"]
+    for secret in ("people/c1", "ada@one.example", "Ada Quux"):
+        assert find_canary(secret, data / TOMBSTONE_FILE) == []

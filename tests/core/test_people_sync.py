@@ -2,6 +2,7 @@
 library's bundled People discovery document): pages, resumes, refused tokens, the time
 budget, bad answers and bad cursor files."""
 
+import dataclasses
 import gc
 import json
 from urllib.parse import parse_qs, urlsplit
@@ -11,9 +12,9 @@ from googleapiclient.http import HttpMockSequence
 
 from company_ai.core.people import (
     Cursor,
-    MalformedPage,
     SyncError,
     load_cursor,
+    pass_state,
     person_record,
     save_cursor,
     sync_people,
@@ -98,6 +99,12 @@ def cursor(tmp_path):
     return tmp_path / "data" / "cursors" / "crm_contacts.json"
 
 
+def at_rest(crm, sync_token: str, source: str = "google_people") -> Cursor:
+    """The cursor a complete pass leaves: the sync token, in this store's generation."""
+    state = pass_state(crm, source)
+    return Cursor(sync_token=sync_token, generation=state.generation, serial=state.serial)
+
+
 def contacts(crm) -> list[tuple]:
     return [tuple(r) for r in crm.execute("SELECT external_id, email FROM contacts ORDER BY id")]
 
@@ -112,7 +119,9 @@ def test_several_pages_are_stored_and_the_sync_token_is_saved_at_the_end(crm, cu
     assert first["pageSize"] == "1000" and first["requestSyncToken"] == "true"
     assert set(first["personFields"].split(",")) >= {"names", "emailAddresses", "organizations"}
     assert "pageToken" not in first and (second["pageToken"], third["pageToken"]) == ("p1", "p2")
-    assert load_cursor(cursor, "google_people") == (Cursor(sync_token="s1"), None)
+    assert load_cursor(cursor, "google_people") == (at_rest(crm, "s1"), None)
+    state = pass_state(crm, "google_people")
+    assert state.serial == 3 and state.complete
 
 
 def mask(selector: str) -> dict:
@@ -175,8 +184,8 @@ def test_the_partial_response_keeps_every_field_a_record_is_made_of(crm, cursor)
 
 def test_an_answer_that_is_not_utf8_is_malformed_and_the_collector_is_back_on(crm, cursor):
     google = Google([book(2)[0], ({"status": "200"}, b'{"connections": [], "x": "\xff"}')])
-    with pytest.raises(MalformedPage, match="not a JSON object"):
-        run(google.fetch(), crm, cursor)
+    report, _ = run(google.fetch(), crm, cursor)
+    assert report.stopped == "page refused" and "not a JSON object" in report.refusals[0].reason
     assert gc.isenabled()  # paused for each page only, whatever happens in it
     assert len(contacts(crm)) == 3
     assert load_cursor(cursor, "google_people")[0].page_token == "p1"
@@ -233,7 +242,7 @@ def test_a_crash_after_a_page_is_stored_but_before_its_cursor_is_saved_redoes_it
             raise Crash("killed before the cursor of page 2 was saved")
         saved.append(at)
         people.write_atomic(
-            path, json.dumps({"version": 1, "source": source} | at.__dict__).encode()
+            path, json.dumps({"version": 2, "source": source} | at.__dict__).encode()
         )
 
     monkeypatch.setattr(people, "save_cursor", dies_on_the_second_save)
@@ -269,7 +278,8 @@ def test_the_time_budget_stops_a_run_before_a_page_that_would_overrun_it(crm, cu
     report, _ = run(slow, crm, cursor, clock=lambda: now[0], budget_s=520)
     # Pages start at 0, 100, 200, 300 and 400 s; a sixth would start at 500 s and end past 520.
     assert (report.pages, report.stopped) == (5, "time budget")
-    assert load_cursor(cursor, "google_people")[0] == Cursor("p5", None, NOW, 5)
+    generation = pass_state(crm, "google_people").generation
+    assert load_cursor(cursor, "google_people")[0] == Cursor("p5", None, generation, 5, 5)
     report, _ = run(slow, crm, cursor, clock=lambda: now[0], budget_s=520)
     assert (report.pages, report.stopped) == (3, "complete") and len(contacts(crm)) == 24
 
@@ -284,12 +294,14 @@ def test_an_expired_sync_token_clears_the_cursor_and_restarts_from_page_one(crm,
     assert "sync token" in report.restarted and "restarts from page one" in report.restarted
     assert report.restarted in notes and report.metadata()["restarted"] == report.restarted
     assert (report.stopped, report.counts.unchanged, len(contacts(crm))) == ("complete", 6, 6)
-    assert load_cursor(cursor, "google_people")[0] == Cursor(sync_token="s9")
+    assert load_cursor(cursor, "google_people")[0] == at_rest(crm, "s9")
 
 
 @pytest.mark.parametrize("status", [400, 410])
 def test_an_invalid_page_token_restarts_the_pass_from_page_one(crm, cursor, status):
-    save_cursor(cursor, "google_people", Cursor("stale", None, "2026-11-01T07:30:00Z", 7))
+    run(Google(book(3)).fetch(), crm, cursor, max_pages=1)  # a pass stops at page 2
+    stopped = load_cursor(cursor, "google_people")[0]
+    save_cursor(cursor, "google_people", dataclasses.replace(stopped, page_token="stale"))
     google = Google([error(status, "Page token is invalid."), *book(2)])
     report, notes = run(google.fetch(), crm, cursor)
     assert google.queries()[0]["pageToken"] == "stale" and "pageToken" not in google.queries()[1]
@@ -307,15 +319,20 @@ def test_a_refusal_of_page_one_itself_is_an_error_not_a_loop(crm, cursor):
 def test_a_malformed_answer_stops_the_run_and_keeps_what_came_before(crm, cursor):
     pages = book(3)
     broken = [pages[0], ({"status": "200"}, '{"connections": [{"resourceName": "people/c')]
-    with pytest.raises(MalformedPage, match="not a JSON object"):
-        run(Google(broken).fetch(), crm, cursor)
+    report, notes = run(Google(broken).fetch(), crm, cursor)
+    assert report.stopped == "page refused" and report.metadata()["items_refused"] == 1
+    assert "not a JSON object" in report.reasons()["page 2 of pass " + report.refusals[0].key[15:]]
+    assert "the next run asks for it again" in notes[-1]
     assert len(contacts(crm)) == 3
     assert load_cursor(cursor, "google_people")[0].page_token == "p1"  # the next run retries it
     not_a_list = [({"status": "200"}, json.dumps({"connections": {"a": 1}}))]
-    with pytest.raises(MalformedPage, match="connections is not a list"):
-        run(Google(not_a_list).fetch(), crm, cursor)
-    report, _ = run(Google(pages[1:]).fetch(), crm, cursor)
+    report, _ = run(Google(not_a_list).fetch(), crm, cursor)
+    assert report.reasons() == {report.refusals[0].key: "connections is not a list"}
+    report, notes = run(Google(pages[1:]).fetch(), crm, cursor)
     assert report.stopped == "complete" and len(contacts(crm)) == 9
+    assert report.swept == 0 and "a page of this pass" in notes[-1]  # not complete: no sweep
+    # The same page twice is one item.
+    assert crm.execute("SELECT count(*) FROM intake_refusals").fetchone()[0] == 1
 
 
 def test_two_new_people_sharing_an_address_on_one_page_are_both_stored(crm, cursor):
@@ -349,7 +366,13 @@ def test_people_that_cannot_be_read_are_skipped_and_named_the_rest_stored(crm, c
     ]
     report, notes = run(Google([page(odd)]).fetch(), crm, cursor)
     assert report.people == 3 and report.skipped == 4 and len(notes) == 4
-    assert "person 1 of the page skipped" in notes[0] and "resourceName" in notes[1]
+    assert "person 1 of a page skipped" in notes[-2] and "resourceName" in notes[-1]
+    refused = crm.execute("SELECT item_key, reason FROM intake_refusals ORDER BY item_key")
+    assert [(k.split(": ")[-1], r) for k, r in refused] == [
+        ("person 1 of a page", "a person must be an object, not str"),
+        ("person 2 of a page", "a person without a usable resourceName"),
+    ]
+    assert report.metadata()["items_refused"] == 2
     rows = crm.execute("SELECT external_id, name, email, company FROM contacts ORDER BY id")
     assert [tuple(r) for r in rows] == [
         ("people/c1", "(no name)", None, None),
@@ -394,7 +417,7 @@ def test_a_corrupt_or_truncated_cursor_restarts_from_page_one_and_says_so(crm, c
     assert "pageToken" not in google.queries()[0] and "syncToken" not in google.queries()[0]
     assert "corrupt" in report.restarted and "restarting from page one" in report.restarted
     assert notes[0] == report.restarted and report.stopped == "complete"
-    assert load_cursor(cursor, "google_people") == (Cursor(sync_token="s1"), None)
+    assert load_cursor(cursor, "google_people") == (at_rest(crm, "s1"), None)
 
 
 def test_a_cursor_of_another_source_is_not_used(crm, cursor):
