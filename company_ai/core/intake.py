@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sqlite3
+import stat
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -215,6 +218,52 @@ def _cleaned(data: Any, bounds: Bounds) -> Any:
             parent[slot] = cleaned
             stack.extend((cleaned, k, depth + 1) for k in cleaned)
     return root[0]
+
+
+# --- files ---------------------------------------------------------------------------------
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def read_regular(path: Path, bounds: Bounds = DEFAULT_BOUNDS) -> bytes:
+    """The bytes of the regular file at `path`, at most `bounds.max_bytes` of them, or
+    `Refused`: a symbolic link is never followed, and a FIFO, device, socket or directory is
+    never read (opened without blocking, checked on the open file, so nothing can be swapped
+    in between); the size is checked before reading and the read is capped, so a file that
+    grows while read is refused too. Other errors (permissions, I/O) are the OSError's."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise Refused("a symbolic link, not a file (links are never followed)") from None
+        raise exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
+            raise Refused(f"not a regular file ({kind})")
+        if info.st_size > bounds.max_bytes:
+            raise Refused(f"{info.st_size:,} bytes, over the {bounds.max_bytes:,}-byte limit")
+        chunks, left = [], bounds.max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if len(raw) > bounds.max_bytes:
+        raise Refused(f"grew past the {bounds.max_bytes:,}-byte limit while it was read")
+    return raw
 
 
 # --- times from outside --------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """Engagement drop files: episodes once, opens recorded, bad files moved aside whole."""
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.engagement import plural, take_signals
+from company_ai.core.intake import Bounds
 
 ADA = "ada@acme.example"
 AT = "2026-11-30T10:02:00Z"
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # the run's clock
 
 
 @pytest.fixture
@@ -61,7 +64,7 @@ def test_signals_become_episodes_once_and_the_file_moves_to_processed(stores, tm
     folder = tmp_path / "drop"
     drop(folder, "a.json", GOOD)
     logs = []
-    done = take_signals(stores, folder, tz="UTC", warn=logs.append)
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=logs.append)
     assert (done.processed, done.signals, done.episodes_written) == (1, 6, 5)
     assert done.unknown_contacts == 1 and "no contact" in logs[0]
     contents = [e["content"] for e in episodes(stores)]
@@ -82,7 +85,7 @@ def test_signals_become_episodes_once_and_the_file_moves_to_processed(stores, tm
         assert outreach.execute("SELECT opened_at FROM messages").fetchone()[0] == AT
     # the same payload dropped again (a webhook retry): nothing new
     drop(folder, "a.json", GOOD)
-    again = take_signals(stores, folder, tz="UTC", warn=logs.append)
+    again = take_signals(stores, folder, tz="UTC", now=NOW, warn=logs.append)
     assert again.episodes_written == 0 and len(episodes(stores)) == 5
     assert (folder / "processed" / "a.1.json").is_file(), "the earlier file is kept too"
 
@@ -111,7 +114,7 @@ def test_a_malformed_file_is_moved_aside_whole_with_its_reason(stores, tmp_path,
         path.write_text(content if isinstance(content, str) else json.dumps(content))
     original = path.read_bytes()
     logs = []
-    done = take_signals(stores, folder, tz="UTC", warn=logs.append)
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=logs.append)
     assert done.processed == 0 and why in done.rejected["bad.json"]
     assert episodes(stores) == [], "never half-read: the good signal of a bad file is not stored"
     assert (folder / "rejected" / "bad.json").read_bytes() == original, "never lost"
@@ -124,16 +127,16 @@ def test_a_bad_file_does_not_stop_the_good_ones(stores, tmp_path):
     drop(folder, "1.json", "{nope")
     drop(folder, "2.json", GOOD)
     drop(folder, "3.tmp", "{half written")  # not *.json yet: left alone
-    done = take_signals(stores, folder, tz="UTC", warn=lambda _: None)
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
     assert (done.files, done.processed, list(done.rejected)) == (2, 1, ["1.json"])
     assert (folder / "3.tmp").exists()
 
 
 def test_an_oversized_file_is_rejected_unread(stores, tmp_path, monkeypatch):
-    monkeypatch.setattr("company_ai.core.engagement.MAX_FILE_BYTES", 100)
+    monkeypatch.setattr("company_ai.core.engagement.BOUNDS", Bounds(max_bytes=100))
     folder = tmp_path / "drop"
     drop(folder, "big.json", GOOD)
-    done = take_signals(stores, folder, tz="UTC", warn=lambda _: None)
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
     assert "over the 100-byte limit" in done.rejected["big.json"]
 
 
