@@ -142,3 +142,120 @@ def test_an_oversized_file_is_rejected_unread(stores, tmp_path, monkeypatch):
 
 def test_plurals():
     assert [plural(n, "page") for n in (0, 1, 2)] == ["0 pages", "1 page", "2 pages"]
+
+
+def portal(**extra):
+    return {"kind": "portal_signup", "email": ADA, "at": AT} | extra
+
+
+def keys_and_contents(stores):
+    with stores.connect("memory") as memory:
+        query = "SELECT natural_key, content, created_at FROM contact_episodes ORDER BY id"
+        return memory.execute(query).fetchall()
+
+
+def test_a_signals_id_is_the_key_of_what_it_adds(stores, tmp_path):
+    folder = tmp_path / "drop"
+    drop(folder, "1.json", portal(id="evt-7", detail="first"))
+    drop(folder, "2.json", portal(id="evt-7", detail="sent again, changed"))  # a retry
+    drop(folder, "3.json", portal(id="evt-8", detail="first"))  # same content, another id
+    take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
+    rows = keys_and_contents(stores)
+    assert [r[0] for r in rows] == [
+        "engagement:portal_signup:evt-7",
+        "engagement:portal_signup:evt-8",
+    ]
+    assert rows[0][1] == "Signed up to the customer portal: first."
+
+
+def test_a_signal_without_id_is_keyed_by_its_content_whatever_the_spacing(stores, tmp_path):
+    folder = tmp_path / "drop"
+    drop(folder, "1.json", json.dumps(portal(detail="trial")))
+    drop(
+        folder,
+        "2.json",
+        f'{{ "detail" :"trial",\n\t"at":"{AT}" , "email": "{ADA}","kind":"portal_signup"}}',
+    )
+    drop(folder, "3.json", json.dumps(portal(detail="trial 2")))
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
+    assert (done.processed, done.episodes_written) == (3, 2)
+    first, other = (r[0] for r in keys_and_contents(stores))
+    assert first.startswith("engagement:portal_signup:h") and first != other
+
+
+@pytest.mark.parametrize(
+    ("claimed", "flag", "counter"),
+    [("2035-06-01T09:00:00Z", "in the future", "future_times"),
+     ("1989-12-31T23:59:59Z", "before 1990", "times_before_1990")],
+)  # fmt: skip
+def test_a_time_from_outside_is_bounded_by_the_runs_clock(stores, tmp_path, claimed, flag, counter):
+    folder = tmp_path / "drop"
+    drop(folder, "a.json", {"signals": [
+        portal(id="p1", at=claimed),
+        {"id": "o1", "kind": "email_open", "email": ADA, "at": claimed, "message": "<m1@x>"},
+        portal(id="p2"),
+    ]})  # fmt: skip
+    logs = []
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=logs.append)
+    assert getattr(done, counter) == 2 and done.processed == 1
+    rows = keys_and_contents(stores)
+    assert [r[2] for r in rows] == ["2026-11-30T12:00:00Z", "2026-11-30T12:00:00Z", AT]
+    assert f"(said it happened at {claimed}, {flag}; kept as received)" in rows[0][1]
+    assert rows[2][1] == "Signed up to the customer portal."
+    assert any(flag in line for line in logs)
+    with stores.connect("outreach") as outreach:
+        opened = outreach.execute("SELECT opened_at FROM messages").fetchone()[0]
+    assert opened == "2026-11-30T12:00:00Z", "an open is never dated after the run"
+
+
+def test_a_file_that_cannot_be_read_or_stored_moves_aside_and_the_rest_go_on(
+    stores, tmp_path, monkeypatch
+):
+    from company_ai.core import engagement
+
+    folder = tmp_path / "drop"
+    for name, detail in (("1.json", "unreadable"), ("2.json", "unstorable"), ("3.json", "fine")):
+        drop(folder, name, portal(id=name, detail=detail))
+    read = engagement.read_regular
+    append = engagement.append_episodes
+
+    def failing_read(path, bounds):
+        if path.name == "1.json":
+            raise PermissionError(13, "Permission denied")
+        return read(path, bounds)
+
+    def failing_append(conn, episodes, tz):
+        if "unstorable" in episodes[0]["content"]:
+            raise RuntimeError("something nobody expected")
+        return append(conn, episodes, tz=tz)
+
+    monkeypatch.setattr(engagement, "read_regular", failing_read)
+    monkeypatch.setattr(engagement, "append_episodes", failing_append)
+    done = take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
+    assert done.rejected == {
+        "1.json": "could not be read (PermissionError)",
+        "2.json": "could not be stored (RuntimeError: something nobody expected)",
+    }
+    assert done.taken.metadata() == {"items_read": 3, "items_refused": 2}
+    assert sorted(p.name for p in (folder / "rejected").iterdir()) == [
+        "1.json", "1.json.why.txt", "2.json", "2.json.why.txt"
+    ]  # fmt: skip
+    assert (folder / "processed" / "3.json").is_file()
+
+
+def test_a_store_that_cannot_be_written_stops_the_run_and_keeps_the_file(
+    stores, tmp_path, monkeypatch
+):
+    import sqlite3
+
+    from company_ai.core import engagement
+
+    def locked(conn, episodes, tz):
+        raise sqlite3.OperationalError("database is locked")
+
+    folder = tmp_path / "drop"
+    drop(folder, "1.json", portal(id="x"))
+    monkeypatch.setattr(engagement, "append_episodes", locked)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
+    assert (folder / "1.json").is_file() and not (folder / "rejected").exists()
