@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import sqlite3
@@ -173,7 +174,10 @@ def load_json(raw: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> Any:
         def parse(digits: str) -> Any:
             if len(digits) > bounds.max_digits:
                 raise Refused(f"a number of {len(digits):,} digits (at most {bounds.max_digits})")
-            return kind(digits)
+            value = kind(digits)
+            if kind is float and not math.isfinite(value):  # 1e999 would be infinity
+                raise Refused(f"{digits} is too large for a number")
+            return value
 
         return parse
 
@@ -211,9 +215,15 @@ def _cleaned(data: Any, bounds: Bounds) -> Any:
             if len(value) > bounds.max_chars:
                 raise Refused(f"a text of {len(value):,} characters (at most {bounds.max_chars:,})")
             parent[slot] = clean_text(value)
-        elif isinstance(value, list):
-            stack.extend((value, i, depth + 1) for i in range(len(value)))
-        elif isinstance(value, dict):
+        elif isinstance(value, (list, dict)):
+            # Everything on the stack is counted when popped: refuse before making the
+            # work of a container that cannot fit (a 5 MB array of numbers costs no more
+            # than its parse).
+            if count + len(stack) + len(value) > bounds.max_items:
+                raise Refused(f"more than {bounds.max_items:,} values")
+            if isinstance(value, list):
+                stack.extend((value, i, depth + 1) for i in range(len(value)))
+                continue
             cleaned = {clean_text(k): v for k, v in value.items()}
             parent[slot] = cleaned
             stack.extend((cleaned, k, depth + 1) for k in cleaned)
