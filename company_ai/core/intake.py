@@ -9,6 +9,8 @@ hostile, so each capture uses the same few rules, all in this module:
   One that fails is set aside as a `Refusal` with its reason: counted in the run's
   metadata, listed by the capture's WARN check, and recorded (`record_refusals`) so the
   next run does not meet it again. No exception from one item fails the run.
+  A file is read by `read_regular`: a regular file only (no link followed, no FIFO or
+  device read), its size checked before reading, the read capped.
 - **Times from outside are data.** A Date header, a file's mtime or a signal's `at` is
   bounded by `outside_time`: kept as the time the item *describes*, flagged when it lies
   in the future or before 1990, and never used as a cursor (cursors follow what this

@@ -259,3 +259,38 @@ def test_a_store_that_cannot_be_written_stops_the_run_and_keeps_the_file(
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
     assert (folder / "1.json").is_file() and not (folder / "rejected").exists()
+
+
+def test_a_fifo_named_json_never_hangs_the_run(stores, tmp_path):
+    import os
+    import threading
+
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.json")
+    drop(folder, "z.json", portal(id="after-the-pipe"))
+    done = []
+    worker = threading.Thread(
+        target=lambda: done.append(
+            take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=20)
+    if worker.is_alive():  # blocked opening the FIFO: give it a writer so the test ends
+        os.close(os.open(folder / "pipe.json", os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=20)
+        pytest.fail("reading a FIFO blocked the run")
+    assert done[0].rejected == {"pipe.json": "not a regular file (a FIFO)"}
+    assert (folder / "processed" / "z.json").is_file()
+
+
+def test_a_rejected_file_never_overwrites_what_is_already_aside(stores, tmp_path):
+    folder = tmp_path / "drop"
+    (folder / "rejected").mkdir(parents=True)
+    (folder / "rejected" / "x.json").symlink_to(tmp_path / "gone")  # dangling, still there
+    drop(folder, "x.json", "{bad")
+    take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
+    assert (folder / "rejected" / "x.json").is_symlink()
+    assert (folder / "rejected" / "x.1.json").read_text() == "{bad"
