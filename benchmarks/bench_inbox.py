@@ -135,7 +135,7 @@ def main() -> None:
         ]  # fmt: skip
         (drop / f"{f}.json").write_text(json.dumps({"signals": signals}))
     wall = time.perf_counter()
-    taken = take_signals(stores, drop, tz="UTC", warn=lambda _: None)
+    taken = take_signals(stores, drop, tz="UTC", now=NOW, warn=lambda _: None)
     wall = time.perf_counter() - wall
     print(
         f"engagement: {taken.signals:,} signals in {taken.processed} files in {wall:.2f} s:"

@@ -90,14 +90,23 @@ def assets(setup: Setup) -> list:
         A capture: it takes the drop folder as it is when it runs, so it runs for its
         current day only. Source: JSON files (webhook payloads) dropped in
         `COMPANY_AI_ENGAGEMENT_DIR`; the format is in `core/engagement.py`. Each file is
-        checked whole: a good one becomes episodes in `memory.db` in one transaction
-        (idempotent by the signal's id) and moves to `processed/`; an email open also sets
-        the message's `opened_at` in `outreach.db`. A malformed file moves to `rejected/`
-        with a log line and the reason beside it: never half-read, never lost.
+        read alone and checked whole, inside bounds (size, digits, depth; regular files
+        only): a good one becomes episodes in `memory.db` in one transaction (idempotent by
+        the signal's id, or its hash) and moves to `processed/`; an email open also sets the
+        message's `opened_at` in `outreach.db`. Any file that cannot be used moves whole to
+        `rejected/` with its reason beside it (`<name>.why.txt`), counted here
+        (`items_refused`, `reasons`) and listed by the WARN check
+        `engagement_signals_refused_nothing`; the files behind it go on. A signal's time is
+        the sender's claim: one in the future or before 1990 is kept as the run's time and
+        flagged (`future_times`, `times_before_1990`), the claim kept in the episode's text.
         """
         days.require_current(context, setup, "the drop folder")
         done = take_signals(
-            stores.stores(), Path(engagement_drop.folder), tz=setup.tz, warn=context.log.warning
+            stores.stores(),
+            Path(engagement_drop.folder),
+            tz=setup.tz,
+            now=setup.now(),
+            warn=context.log.warning,
         )
         return dg.MaterializeResult(
             metadata={
@@ -105,6 +114,11 @@ def assets(setup: Setup) -> list:
                 "files": done.files,
                 "processed": done.processed,
                 "rejected": done.rejected,
+                **done.taken.metadata(),
+                "reasons": done.taken.reasons(),
+                "future_times": done.future_times,
+                "times_before_1990": done.times_before_1990,
+                "not_moved": done.not_moved,
                 "signals": done.signals,
                 "episodes_written": done.episodes_written,
                 "unknown_contacts": done.unknown_contacts,
@@ -113,4 +127,30 @@ def assets(setup: Setup) -> list:
             }
         )
 
-    return [inbox_replies, engagement_signals]
+    @dg.asset_check(asset=engagement_signals, blocking=False)
+    def engagement_signals_refused_nothing(
+        context: dg.AssetCheckExecutionContext,
+    ) -> dg.AssetCheckResult:
+        """No drop file was refused in the latest run. WARN (never blocking) otherwise,
+        listing each refused file and why; the files are in the drop folder's `rejected/`,
+        each with its `<name>.why.txt`."""
+        return refused_nothing(context, engagement_signals.key)
+
+    return [inbox_replies, engagement_signals, engagement_signals_refused_nothing]
+
+
+def refused_nothing(
+    context: dg.AssetCheckExecutionContext, key: dg.AssetKey
+) -> dg.AssetCheckResult:
+    """The `<asset>_refused_nothing` verdict, from the asset's latest materialization's
+    metadata (`items_refused`, `reasons`)."""
+    event = context.instance.get_latest_materialization_event(key)
+    meta = event.asset_materialization.metadata if event and event.asset_materialization else {}
+    refused = meta["items_refused"].value if "items_refused" in meta else 0
+    reasons = meta["reasons"].value if "reasons" in meta else {}
+    return dg.AssetCheckResult(
+        passed=not refused,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"{refused} item(s) refused in the latest run" if refused else "none refused",
+        metadata={"refused": refused, "reasons": reasons},
+    )

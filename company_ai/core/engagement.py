@@ -12,12 +12,23 @@ that message's `opened_at` if not set). `id` is the sender's own id of the event
 optional; the episode's natural key is it, or a hash of the signal. Writers should drop a
 file under a temporary name and rename it to `*.json` when complete.
 
-A file is read whole and checked whole before anything is written: one bad signal, bad
-JSON, or a file over `MAX_FILE_BYTES` moves it aside to `rejected/` (with a log line and a
-`<name>.why.txt` beside it), never half-read and never lost. A good file's episodes are
-appended in one transaction (idempotent by natural key), then the file moves to
-`processed/`; a crash between the two re-reads it harmlessly. A signal for an address no
+A file is read whole and checked whole before anything is written, each file alone
+(`intake.take`): only a regular file is read (a symbolic link, FIFO, device or directory
+named `*.json` is not opened for reading), its size checked first and the read capped at
+`MAX_FILE_BYTES`, the JSON parsed inside `BOUNDS` (`intake.load_json`: no number past 30
+digits, no NaN, no nesting past 32 levels, every string cleaned). One bad signal, bad JSON,
+anything past a bound, or anything else that goes wrong with the file (an OSError, an
+unexpected error while storing it) moves it whole to `rejected/`, with a log line and a
+`<name>.why.txt` beside it, and the run goes on with the next file: never half-read, never
+lost, never met again. A good file's episodes are appended in one transaction (idempotent
+by natural key), then the file moves to `processed/`; a crash between the two re-reads it
+harmlessly. Only a store that cannot be written (`sqlite3.OperationalError`: locked, full)
+stops the run, leaving the file where it is for the next. A signal for an address no
 contact has is counted and logged, not stored (there is no contact to attach it to).
+
+A signal's `at` is what the sender claims: data, bounded by `intake.outside_time` against
+the run's clock. One in the future or before 1990 is stored at the time the run took it,
+flagged, and the claimed time is kept in the episode's text ("said it happened at ...").
 """
 
 from __future__ import annotations
@@ -28,23 +39,38 @@ import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from company_ai.core.contacts import normalize_email
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
+from company_ai.core.intake import (
+    Bounds,
+    Refused,
+    Taken,
+    load_json,
+    outside_time,
+    read_regular,
+    take,
+)
 from company_ai.core.schema import Store
-from company_ai.core.times import canonical_utc
+from company_ai.core.times import parse_utc, to_iso
 
 Log = Callable[[str], None]
+INTAKE = "engagement"
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_SIGNALS = 10_000
+# A signal is a dozen JSON values or so (50 pages at most are read); a file of the most
+# signals allowed fits with room to spare.
+BOUNDS = Bounds(max_bytes=MAX_FILE_BYTES, max_items=60 * MAX_SIGNALS)
 KINDS = {"site_visit": "site", "portal_signup": "portal", "social": None, "email_open": "email"}
 PROCESSED, REJECTED = "processed", "rejected"
+FUTURE, EARLY = "in the future", "before 1990"  # outside_time's flags
 
 
-class SignalError(ValueError):
+class SignalError(Refused):
     """A drop file that cannot be used as it is; the message says where and why."""
 
 
@@ -52,11 +78,12 @@ class SignalError(ValueError):
 class Signal:
     kind: str
     email: str
-    at: str
+    at: str  # the time kept: the claimed one, or the run's if that was not believable
     key: str
     content: str
     source: str
     message: str | None = None  # email_open: the Message-ID opened
+    flag: str = ""  # why `at` is not the time the signal claimed ("" when it is)
 
 
 @dataclass
@@ -68,6 +95,10 @@ class EngagementRun:
     episodes_written: int = 0
     unknown_contacts: int = 0
     opens_recorded: int = 0
+    future_times: int = 0
+    times_before_1990: int = 0
+    not_moved: int = 0  # files that could not be moved out of the drop folder
+    taken: Taken = field(default_factory=lambda: Taken(INTAKE))
 
 
 def plural(n: int, word: str) -> str:
@@ -84,8 +115,24 @@ def _text(item: dict, name: str, where: str, *, required: bool = True) -> str | 
     return " ".join(value.split())
 
 
-def parse_signal(item: Any, where: str) -> Signal:
-    """One signal, checked; SignalError naming the field otherwise."""
+def _shown(moment: datetime) -> str:
+    """A claimed time as written back, whatever its year (strftime drops a year's zeros)."""
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def signal_key(kind: str, ident: str | None, item: dict) -> str:
+    """A signal's natural key: its sender's id, or a hash of the signal as parsed (so the
+    same signal written with its keys in another order, or other spacing, is the same)."""
+    if ident:
+        return f"engagement:{kind}:{ident[:200]}"
+    canonical = json.dumps(item, sort_keys=True, ensure_ascii=False)
+    digest = hashlib.blake2b(canonical.encode(), digest_size=12).hexdigest()
+    return f"engagement:{kind}:h{digest}"
+
+
+def parse_signal(item: Any, where: str, now: datetime) -> Signal:
+    """One signal (as `load_json` returns it), checked; SignalError naming the field
+    otherwise. Its `at` is bounded by `now` (`intake.outside_time`)."""
     if not isinstance(item, dict):
         raise SignalError(f"{where}: a signal must be a JSON object")
     kind = _text(item, "kind", where)
@@ -93,14 +140,11 @@ def parse_signal(item: Any, where: str) -> Signal:
         raise SignalError(f"{where}: unknown kind {kind!r}; one of {', '.join(KINDS)}")
     try:
         email = normalize_email(_text(item, "email", where) or "")
-        at = canonical_utc(_text(item, "at", where) or "")
+        claimed = parse_utc(_text(item, "at", where) or "")
     except ValueError as exc:
         raise SignalError(f"{where}: {exc}") from None
-    ident = _text(item, "id", where, required=False)
-    digest = hashlib.blake2b(
-        json.dumps(item, sort_keys=True, ensure_ascii=False).encode(), digest_size=12
-    ).hexdigest()
-    key = f"engagement:{kind}:{ident[:200] if ident else 'h' + digest}"
+    when = outside_time(claimed, now)
+    key = signal_key(kind, _text(item, "id", where, required=False), item)
     message = None
     if kind == "site_visit":
         pages = item.get("pages")
@@ -121,25 +165,24 @@ def parse_signal(item: Any, where: str) -> Signal:
         message = _text(item, "message", where)
         content = f"Opened our message {message}."
         source = "email"
-    return Signal(kind, email, at, key, content, source, message)
+    if when.flag:
+        content += f" (said it happened at {_shown(claimed)}, {when.flag}; kept as received)"
+    return Signal(kind, email, to_iso(when.at), key, content, source, message, when.flag)
 
 
-def read_drop_file(path: Path) -> list[Signal]:
-    """Every signal of one drop file, all checked; SignalError if any part is unusable."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise SignalError(f"{size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SignalError("not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise SignalError(f"not JSON ({exc.msg} at line {exc.lineno})") from None
+def parse_drop(raw: bytes, now: datetime) -> list[Signal]:
+    """Every signal of one drop file's bytes, all checked; Refused if any part is unusable."""
+    data = load_json(raw, BOUNDS)
     items = data.get("signals") if isinstance(data, dict) and "signals" in data else data
     items = items if isinstance(items, list) else [items]
     if len(items) > MAX_SIGNALS:
         raise SignalError(f"{len(items):,} signals, over the limit of {MAX_SIGNALS:,} a file")
-    return [parse_signal(item, f"signal #{n}") for n, item in enumerate(items)]
+    return [parse_signal(item, f"signal #{n}", now) for n, item in enumerate(items)]
+
+
+def read_drop_file(path: Path, now: datetime) -> list[Signal]:
+    """Every signal of one drop file (a regular file, read inside `BOUNDS`), all checked."""
+    return parse_drop(read_regular(path, BOUNDS), now)
 
 
 def _move(path: Path, folder: str) -> Path:
@@ -147,38 +190,66 @@ def _move(path: Path, folder: str) -> Path:
     target_dir.mkdir(exist_ok=True)
     target = target_dir / path.name
     n = 1
-    while target.exists():  # never overwrite an earlier file of the same name
+    while os.path.lexists(target):  # never overwrite an earlier file (or link) of that name
         target, n = target_dir / f"{path.stem}.{n}{path.suffix}", n + 1
     os.replace(path, target)
     return target
 
 
-def take_signals(stores: Stores, drop: Path, *, tz: str, warn: Log) -> EngagementRun:
-    """Every `*.json` file in `drop`, oldest name first, by the rules in the module docstring."""
+def _drop_files(drop: Path) -> list[Path]:
+    """The `*.json` entries of the drop folder, whatever they are, oldest name first."""
+    with os.scandir(drop) as entries:
+        return sorted(Path(e.path) for e in entries if Path(e.name).suffix == ".json")
+
+
+def take_signals(stores: Stores, drop: Path, *, tz: str, now: datetime, warn: Log) -> EngagementRun:
+    """Every `*.json` file in `drop`, oldest name first, by the rules in the module docstring;
+    `now` is the run's clock, bounding the signals' times."""
     result = EngagementRun()
     if not drop.is_dir():
         return result
-    files = sorted(p for p in drop.iterdir() if p.suffix == ".json" and p.is_file())
+    taken = result.taken
     with stores.connect(Store.CRM) as crm, stores.connect(Store.MEMORY) as memory:
         outreach = stores.open(Store.OUTREACH)
         try:
-            for path in files:
+            for path in _drop_files(drop):
                 result.files += 1
-                try:
-                    signals = read_drop_file(path)
-                except (SignalError, OSError) as exc:
-                    why = str(exc)
-                    target = _move(path, REJECTED)
-                    target.with_name(target.name + ".why.txt").write_text(why + "\n")
-                    result.rejected[path.name] = why
-                    warn(f"engagement: {path.name} moved aside to {REJECTED}/: {why}")
-                    continue
-                _store(crm, memory, outreach, signals, tz, result, warn, path.name)
-                _move(path, PROCESSED)
-                result.processed += 1
+                refused = taken.refused
+                read = take(
+                    taken, [path], key=lambda p: p.name, handle=lambda p: read_drop_file(p, now)
+                )
+                for signals in read:
+                    try:
+                        _store(crm, memory, outreach, signals, tz, result, warn, path.name)
+                    except sqlite3.OperationalError:
+                        raise  # the store, not the file: stop, and leave the file for the next run
+                    except Exception as exc:  # noqa: BLE001 (one file never stops the run)
+                        taken.refuse(
+                            path.name, f"could not be stored ({type(exc).__name__}: {exc})"
+                        )
+                        continue
+                    result.processed += 1
+                    _settle(path, PROCESSED, None, result, warn)
+                if taken.refused > refused:
+                    refusal = taken.refusals[-1]
+                    result.rejected[refusal.key] = refusal.reason
+                    warn(f"engagement: {refusal.key} moved aside to {REJECTED}/: {refusal.reason}")
+                    _settle(path, REJECTED, refusal.reason, result, warn)
         finally:
             outreach.close()
     return result
+
+
+def _settle(path: Path, folder: str, why: str | None, result: EngagementRun, warn: Log) -> None:
+    """Move a file out of the drop folder (with its reason beside it when rejected). If that
+    fails it stays, logged and counted: the next run reads it again, harmlessly."""
+    try:
+        target = _move(path, folder)
+        if why is not None:
+            target.with_name(target.name + ".why.txt").write_text(why + "\n", encoding="utf-8")
+    except OSError as exc:
+        result.not_moved += 1
+        warn(f"engagement: {path.name!r} could not be moved to {folder}/: {exc}")
 
 
 def _store(
@@ -195,6 +266,10 @@ def _store(
     opens = []
     for signal in signals:
         result.signals += 1
+        if signal.flag:
+            result.future_times += signal.flag == FUTURE
+            result.times_before_1990 += signal.flag == EARLY
+            warn(f"engagement: {name}: a {signal.kind} said it happened {signal.flag}; kept as now")
         row = crm.execute("SELECT id FROM contacts WHERE email = ?", (signal.email,)).fetchone()
         if row is None:
             result.unknown_contacts += 1

@@ -9,6 +9,8 @@ hostile, so each capture uses the same few rules, all in this module:
   One that fails is set aside as a `Refusal` with its reason: counted in the run's
   metadata, listed by the capture's WARN check, and recorded (`record_refusals`) so the
   next run does not meet it again. No exception from one item fails the run.
+  A file is read by `read_regular`: a regular file only (no link followed, no FIFO or
+  device read), its size checked before reading, the read capped.
 - **Times from outside are data.** A Date header, a file's mtime or a signal's `at` is
   bounded by `outside_time`: kept as the time the item *describes*, flagged when it lies
   in the future or before 1990, and never used as a cursor (cursors follow what this
@@ -26,12 +28,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 import re
 import sqlite3
+import stat
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -172,7 +178,10 @@ def load_json(raw: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> Any:
                 count = sum(ch.isdigit() for ch in digits)
                 if count > bounds.max_digits:
                     raise Refused(f"a number of {count:,} digits (at most {bounds.max_digits})")
-            return kind(digits)
+            value = kind(digits)
+            if kind is float and not math.isfinite(value):  # 1e999 would be infinity
+                raise Refused(f"{digits} is too large for a number")
+            return value
 
         return parse
 
@@ -210,13 +219,65 @@ def _cleaned(data: Any, bounds: Bounds) -> Any:
             if len(value) > bounds.max_chars:
                 raise Refused(f"a text of {len(value):,} characters (at most {bounds.max_chars:,})")
             parent[slot] = clean_text(value)
-        elif isinstance(value, list):
-            stack.extend((value, i, depth + 1) for i in range(len(value)))
-        elif isinstance(value, dict):
+        elif isinstance(value, (list, dict)):
+            # Everything on the stack is counted when popped: refuse before making the
+            # work of a container that cannot fit (a 5 MB array of numbers costs no more
+            # than its parse).
+            if count + len(stack) + len(value) > bounds.max_items:
+                raise Refused(f"more than {bounds.max_items:,} values")
+            if isinstance(value, list):
+                stack.extend((value, i, depth + 1) for i in range(len(value)))
+                continue
             cleaned = {clean_text(k): v for k, v in value.items()}
             parent[slot] = cleaned
             stack.extend((cleaned, k, depth + 1) for k in cleaned)
     return root[0]
+
+
+# --- files ---------------------------------------------------------------------------------
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def read_regular(path: Path, bounds: Bounds = DEFAULT_BOUNDS) -> bytes:
+    """The bytes of the regular file at `path`, at most `bounds.max_bytes` of them, or
+    `Refused`: a symbolic link is never followed, and a FIFO, device, socket or directory is
+    never read (opened without blocking, checked on the open file, so nothing can be swapped
+    in between); the size is checked before reading and the read is capped, so a file that
+    grows while read is refused too. Other errors (permissions, I/O) are the OSError's."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise Refused("a symbolic link, not a file (links are never followed)") from None
+        raise exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
+            raise Refused(f"not a regular file ({kind})")
+        if info.st_size > bounds.max_bytes:
+            raise Refused(f"{info.st_size:,} bytes, over the {bounds.max_bytes:,}-byte limit")
+        chunks, left = [], bounds.max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if len(raw) > bounds.max_bytes:
+        raise Refused(f"grew past the {bounds.max_bytes:,}-byte limit while it was read")
+    return raw
 
 
 # --- times from outside --------------------------------------------------------------------
