@@ -375,15 +375,15 @@ def _report(msg: Message) -> tuple[tuple[Delivery, ...], str | None]:
             for block in _fields(part):
                 if "action" not in block:
                     continue  # the per-message block (Reporting-MTA, ...)
-                found = (block.get("final-recipient", ""), block.get("original-recipient", ""))
-                recipients = tuple(a for a in map(_address, found) if a)
+                named = (block.get("final-recipient", ""), block.get("original-recipient", ""))
+                recipients = tuple(a for a in map(_address, named) if a)
                 deliveries.append(
                     Delivery(recipients, block["action"].lower()[:20], block.get("status", "")[:20])
                 )
         elif kind == "message/disposition-notification" and original is None:
             for block in _fields(part):
-                found = _MSGID.findall(block.get("original-message-id", ""))
-                original = found[0] if found else original
+                ids = _MSGID.findall(block.get("original-message-id", ""))
+                original = ids[0] if ids else original
         elif kind in ("message/rfc822", "text/rfc822-headers") and original is None:
             inner = part.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
@@ -576,7 +576,7 @@ def _owner(crm: sqlite3.Connection, address: str) -> int | None:
     """The contact owning `address` (any of their addresses), or None."""
     row = crm.execute(
         "SELECT contact_id FROM contact_emails WHERE email = ?"
-        " UNION ALL SELECT id FROM contacts WHERE lower(email) = ? LIMIT 1",
+        " UNION ALL SELECT id FROM contacts WHERE email = ? LIMIT 1",
         (address, address),
     ).fetchone()
     return row[0] if row else None
