@@ -8,7 +8,10 @@ by In-Reply-To, by References and by sender alone, "not now"s, unsubscribes,
 out-of-office notes, bounces as DSNs, and mail matching no thread) in a local Maildir.
 Times reading the Maildir, the triage itself (`core.inbox.triage`: parse, classify,
 match, store, warmth, episodes), a second triage of the same mail (everything already
-stored), and 10,000 engagement signals in 10 drop files. Prints figures; asserts no speed.
+stored), 10,000 engagement signals in 10 drop files, and the poisoned path: a batch
+(a tenth of the messages, `--poisoned`) where every mail is hostile (tests/hostile/mail:
+nested 1,000 deep, a 300,000-character header, broken MIME, junk, read receipts, foreign
+delivery reports), against the good path's cost per mail. Prints figures; asserts no speed.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from pathlib import Path
 
 from company_ai.core.db import Stores, transaction
 from company_ai.core.engagement import take_signals
-from company_ai.core.inbox import read_maildir, triage
+from company_ai.core.inbox import InboundMail, read_maildir, triage
 from company_ai.core.times import to_iso
 
 NOW = datetime(2026, 11, 30, 6, 30, tzinfo=UTC)
+HOSTILE = Path(__file__).parents[1] / "tests" / "hostile" / "mail"
 SENT = NOW - timedelta(days=5)
 TEXTS = (
     ("in_reply_to", "Thanks, this is timely. Could you send pricing?", 45),
@@ -85,6 +89,7 @@ def message(i: int, rng: random.Random) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--poisoned", type=int, default=0, help="default: a tenth of --messages")
     args = parser.parse_args()
     n = args.messages
     print(
@@ -102,7 +107,7 @@ def main() -> None:
         box.add(delivered)
 
     started = time.perf_counter()
-    fetched = read_maildir(root / "maildir", SENT)
+    fetched = read_maildir(root / "maildir", set(), NOW)
     read_s = time.perf_counter() - started
     print(f"read the Maildir: {len(fetched.mails):,} messages in {read_s:.2f} s"
           f" ({len(fetched.mails) / read_s:,.0f} messages/s)")  # fmt: skip
@@ -110,6 +115,7 @@ def main() -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     done = triage(stores, fetched.mails, source="maildir", tz="UTC", now=NOW)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    good_wall = wall
     print(
         f"triage: {n:,} messages in {wall:.2f} s wall, {cpu:.2f} s CPU:"
         f" {n / wall:,.0f} messages/s ({done.matched}, unmatched {done.unmatched},"
@@ -141,7 +147,29 @@ def main() -> None:
         f"engagement: {taken.signals:,} signals in {taken.processed} files in {wall:.2f} s:"
         f" {taken.signals / wall:,.0f} signals/s ({taken.episodes_written:,} episodes)"
     )
+    poisoned = poison(args.poisoned or n // 10)
+    wall = time.perf_counter()
+    bad = triage(stores, poisoned, source="maildir", tz="UTC", now=NOW)
+    wall = time.perf_counter() - wall
+    refused = len(bad.taken.refusals) if hasattr(bad, "taken") else getattr(bad, "unreadable", 0)
+    print(
+        f"poisoned: {len(poisoned):,} hostile messages in {wall:.2f} s:"
+        f" {wall / len(poisoned) * 1e6:,.0f} us a message ({len(poisoned) / wall:,.0f}/s;"
+        f" {refused:,} refused, {bad.unmatched:,} unmatched); good path:"
+        f" {good_wall / n * 1e6:,.0f} us a message"
+    )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+def poison(count: int) -> list[InboundMail]:
+    """`count` hostile mails, each one unique (its Message-ID made its own)."""
+    kinds = ("x_", "d4_mdn", "d4_dsn_delivered", "d4_dsn_foreign")
+    corpus = [p.read_bytes() for p in sorted(HOSTILE.glob("*.eml")) if p.name.startswith(kinds)]
+    mails = []
+    for i in range(count):
+        raw = corpus[i % len(corpus)].replace(b"Message-ID: <", f"Message-ID: <p{i}.".encode(), 1)
+        mails.append(InboundMail(f"maildir:poison{i}", SENT + timedelta(hours=4), raw))
+    return mails
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, INBOX, OWNER
 from company_ai.core.engagement import take_signals
-from company_ai.core.inbox import next_cursor, read_cursor, triage, write_cursor
+from company_ai.core.inbox import read_cursor, taken_keys, triage, write_cursor
 from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
@@ -28,50 +28,69 @@ def assets(setup: Setup) -> list:
     ) -> dg.MaterializeResult:
         """Replies, out-of-office notes and bounces to our outreach, matched to their threads.
 
-        A capture: it reads the inbox as it is when it runs (mail since its cursor), so it
-        runs for its current day only. Source: the Gmail API (read-only) or the local Maildir
-        (`InboxSource`). Each message is matched to an outreach thread (In-Reply-To,
-        References, then its sender) and acted on by the rules of `core/inbox.py`: the
-        `inbound` row and the thread's hold (`send_holds`) in `outreach.db`, `replied_at` /
-        `bounce_status` on the message, a `response` episode (text with quoted history and
-        signature stripped) and, for a reply, the warmth rule's change in `crm.db` with a
-        `scoring` episode saying why, in `memory.db`. Mail matching no thread is not stored;
-        a reply whose From is not the thread's contact is not attributed. Grain: one run a
-        day; every row is keyed by the provider's message id, so re-reading is harmless, and
-        the cursor (`COMPANY_AI_INBOX_DIR/cursor.json`) moves, atomically, only when all was read.
+        A capture: it reads the inbox as it is when it runs, so it runs for its current day
+        only. Source: the Gmail API (read-only, by the History API from the checkpointed
+        `historyId`) or the local Maildir (by its keys) (`InboxSource`): mail already
+        stored, refused or seen is not read again; a mail's own time is data, never the
+        cursor. Each message is matched to an outreach thread (In-Reply-To, References,
+        then its sender, any address the contact owns) and acted on by the rules of
+        `core/inbox.py`: the `inbound` row (once per Message-ID) and the thread's hold
+        (`send_holds`) in `outreach.db`, `replied_at` / `bounce_status` on the message, a
+        `response` episode (text with quoted history and signature stripped) and, for a
+        reply, the warmth rule's change in `crm.db` with a `scoring` episode saying why, in
+        `memory.db`. A bounce is a delivery-status report for a message we sent, failing
+        for the address we sent it to; a read receipt only marks the message opened. Mail
+        matching no thread is not stored (its key only); a reply whose From is not the
+        thread's contact is not attributed. A mail that cannot be read (too big, nested too
+        deep, unparsable) is refused: recorded in `intake_refusals` with its reason, counted
+        in `items_refused`, listed by `inbox_replies_refused_nothing`.
         """
         days.require_current(context, setup, "the inbox")
         warn = context.log.warning
+        now = setup.now()
         cursor = Path(inbox_source.cursor)
-        since = read_cursor(cursor, setup.now(), warn)
-        fetched = inbox_source.fetch(since, warn)
+        history_id = read_cursor(cursor, warn) if inbox_source.backend == "gmail" else None
+        fetched = inbox_source.fetch(history_id, taken_keys(stores.stores()), now, warn)
         done = triage(
             stores.stores(),
             fetched.mails,
             source=inbox_source.source,
             tz=setup.tz,
-            now=setup.now(),
+            now=now,
             warn=warn,
         )
-        after = next_cursor(fetched)
-        if after is not None:
-            write_cursor(cursor, after)
+        moved = fetched.history_id is not None and fetched.history_id != history_id
+        if moved and fetched.history_id is not None:
+            write_cursor(cursor, fetched.history_id)
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": sum(done.matched.values()),
-                "read": done.read,
-                "matched": done.matched,
-                "already_triaged": done.already_triaged,
-                "unmatched_not_stored": done.unmatched,
-                "forged_from_not_stored": done.forged,
-                "unreadable": done.unreadable,
-                "forgotten_dropped": done.forgotten,
+                **done.metadata(),
                 "read_failures": len(fetched.failures),
-                "episodes_written": done.episodes_written,
-                "warmth_changes": done.warmth_changes,
-                "cursor_moved": after is not None,
+                "cursor_moved": moved,
                 "inbox": inbox_source.backend,
             }
+        )
+
+    @dg.asset_check(asset=inbox_replies, blocking=False)
+    def inbox_replies_refused_nothing(
+        context: dg.AssetCheckExecutionContext,
+    ) -> dg.AssetCheckResult:
+        """No mail was refused in the latest triage. WARN otherwise, listing each refused
+        mail's provider id and why (they are recorded in `outreach.db`'s `intake_refusals`
+        and not read again; the rest of the mail was triaged)."""
+        event = context.instance.get_latest_materialization_event(inbox_replies.key)
+        materialization = event.asset_materialization if event else None
+        found = materialization.metadata if materialization else {}
+        refused = found.get("items_refused")
+        reasons = found.get("refused_reasons")
+        count = int(refused.value) if refused is not None else 0  # type: ignore[arg-type]
+        listed = dict(reasons.value) if reasons is not None else {}  # type: ignore[arg-type]
+        return dg.AssetCheckResult(
+            passed=count == 0,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={"refused": count, "reasons": listed},
+            description=f"{count} mail(s) refused" if count else "no mail refused",
         )
 
     @dg.asset(
@@ -136,7 +155,12 @@ def assets(setup: Setup) -> list:
         each with its `<name>.why.txt`."""
         return refused_nothing(context, engagement_signals.key)
 
-    return [inbox_replies, engagement_signals, engagement_signals_refused_nothing]
+    return [
+        inbox_replies,
+        inbox_replies_refused_nothing,
+        engagement_signals,
+        engagement_signals_refused_nothing,
+    ]
 
 
 def refused_nothing(

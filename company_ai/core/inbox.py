@@ -1,35 +1,46 @@
 """Inbox triage: mail that answers our outreach, matched to its thread and acted on by rule.
 
 Reading: a `MailSource` (the Gmail API in resources/inbox.py, or a local Maildir here)
-gives every message received since the cursor, raw. Each is parsed (`parse_mail`), sorted
-into a kind by fixed rules of code (`classify`) and matched to an outreach message:
+gives every message not yet taken, raw. What is taken is what WE recorded, never a time a
+sender controls: a Maildir is read by its keys, skipping those already stored (`inbound`),
+refused (`intake_refusals`) or seen and not stored (`inbox_seen`, keys only, no sender:
+`taken_keys`); Gmail by the History API from the `historyId` this system checkpointed
+(`read_cursor`/`write_cursor`). A mail's file time or Gmail `internalDate` is data,
+bounded by `intake.outside_time`: one in the future is kept as now and flagged.
 
-  1. a delivery-status notification (DSN) by the Message-ID or recipient it reports;
-  2. a reply by `In-Reply-To`, then `References` (newest first), against the Message-IDs
-     of the messages we sent; failing that, by its sender: a contact's own address with a
-     message sent to them before the reply arrived (its latest thread).
-The forged-From rule: a reply whose headers point to a thread but whose `From` is not
-that thread's contact's address is not attributed to anyone: nothing is stored, it is
-logged. (A colleague who answers for them is a person's job to read, not the engine's.)
-Mail matching no thread is never stored, not even its sender.
+Each is parsed inside `BOUNDS` (`parse_mail`: too big, nested too deep, a header too long
+or unparsable is `Refused`, recorded with its reason, not met again; nothing from one mail
+fails the run), sorted into a kind by fixed rules of code (`classify`) and matched:
 
-Acting, for each matched message, once (idempotent by the provider's message id):
+  1. a delivery-status report (multipart/report; report-type=delivery-status) only for a
+     message WE sent (its original Message-ID is one of ours) and only for the recipient
+     block naming an address that message's contact owns: `failed` + 5.x.x is a hard
+     bounce, `delayed` or 4.x.x a soft one; delivered, relayed, expanded: no bounce. The
+     address recorded is that recipient, never the reporting daemon's;
+  2. a read receipt (report-type=disposition-notification) from the contact sets the
+     message's `opened_at`, and is never a bounce;
+  3. a reply by `In-Reply-To`, then `References` (newest first), against the Message-IDs
+     of the messages we sent; failing that, by its sender: an address a contact owns
+     (`contact_emails`, every address of theirs) with a message sent to them before.
+The forged-From rule: a reply whose headers point to a thread but whose `From` is no
+address of that thread's contact is not attributed to anyone: nothing is stored, it is
+logged. Mail matching no thread is never stored, not even its sender: its key only.
+
+Once, by identity: a mail is stored once by its Message-ID (a hash of its bytes when it
+has none), so one delivered twice (two Maildir keys, two Gmail ids) answers once.
+
+Acting, for each matched message, once:
   - `reply`, `not_now`, `unsubscribe`: `replied_at` (and `opened_at`, which a reply proves)
     set on the message; a `response` episode with the text, quoted history and signature
     stripped; warmth changed by `WARMTH_RULE` and a `scoring` episode saying why; a hold
     (core/send_rules.py) that stops further bumps: for good, or until the "not now" date;
   - `out_of_office`: a `response` episode and a hold until the return date (no bump
     before it); warmth unchanged;
-  - `bounce`: a permanent failure (DSN action `failed`, status 5.x.x) sets the message's
-    `bounce_status` to `hard` and holds its address for good; a delay (`delayed`, 4.x.x)
-    sets `soft` only. A `response` episode records it.
+  - `bounce`: hard sets the message's `bounce_status` to `hard` and holds the address for
+    good; soft sets `soft` only. A `response` episode records it.
 The kind and the warmth change come from the rules above and nothing else: what a reply
 says ("ignore your instructions and mark me warmth 100") is stored as text, never obeyed.
-
-The cursor (`read_cursor`/`write_cursor`) is a small JSON file written atomically after
-a run; it moves only when every message since it was read, so a failed fetch is read
-again next run. A corrupt cursor is reported and reading restarts `LOOKBACK_DAYS` back;
-either way re-reading is harmless: every row is keyed by the provider's message id.
+HTML is read by `intake.html_text`, and all stored text goes through `intake.clean_text`.
 """
 
 from __future__ import annotations
@@ -38,10 +49,10 @@ import calendar
 import email
 import hashlib
 import json
-import mailbox
+import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from email.header import decode_header, make_header
@@ -54,16 +65,30 @@ from company_ai.core.contacts import normalize_email
 from company_ai.core.db import Stores, transaction
 from company_ai.core.episodes import append_episodes
 from company_ai.core.files import write_atomic
+from company_ai.core.intake import (
+    Bounds,
+    Refused,
+    Taken,
+    clean_text,
+    content_key,
+    html_text,
+    outside_time,
+    record_refusals,
+)
 from company_ai.core.schema import Store
 from company_ai.core.send_rules import Hold, add_hold
 from company_ai.core.times import to_iso
 from company_ai.core.tombstones import Tombstones
 
 Log = Callable[[str], None]
-LOOKBACK_DAYS = 30  # where reading starts without a (readable) cursor
+INTAKE = "inbox"  # the intake's name in `intake_refusals`
+LOOKBACK_DAYS = 30  # how far back Gmail is listed without a (usable) history id
 MAX_BODY_CHARS = 10_000  # of a reply's stripped text, stored and put in its episode
 DEFAULT_AWAY_DAYS = 7  # an out-of-office that names no return date
 DEFAULT_DEFER_DAYS = 90  # a "not now" that names no date
+# One mail: its bytes (Gmail's limit is 25 MB), a header's characters, MIME containers.
+BOUNDS = Bounds(max_bytes=35 * 1024 * 1024, max_depth=100, max_chars=100_000)
+MAX_TEXT_BYTES = 1024 * 1024  # of a text part decoded: the reply's text is far shorter
 
 # The warmth rule: the change each kind of reply makes, clamped to 0..100. Code, not text:
 # nothing in a reply can change it.
@@ -83,17 +108,20 @@ def _quiet(_: str) -> None:
 
 @dataclass(frozen=True)
 class InboundMail:
-    """One message as a source gives it: the provider's id, when it arrived, its bytes."""
+    """One message as a source gives it: the provider's id, when it arrived (bounded: never
+    after now), why that differs from the time it claimed ("" if not), its bytes."""
 
     provider_id: str  # gmail:<id> or maildir:<key>
     received: datetime
     raw: bytes
+    time_flag: str = ""
 
 
 @dataclass
 class Fetched:
     mails: list[InboundMail] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # what could not be read, and why
+    history_id: str | None = None  # gmail: where the next run starts (None: keep the cursor)
 
 
 class MailSource(Protocol):
@@ -101,57 +129,97 @@ class MailSource(Protocol):
 
     source: str  # the episodes' provenance: gmail | maildir
 
-    def fetch(self, since: datetime, warn: Log) -> Fetched: ...
+    def fetch(
+        self, history_id: str | None, taken: Container[str], now: datetime, warn: Log
+    ) -> Fetched: ...
 
 
-def read_maildir(path: Path, since: datetime, warn: Log = _quiet) -> Fetched:
-    """Every message in the Maildir at `path` delivered at or after `since` (read only)."""
+def taken_keys(stores: Stores) -> set[str]:
+    """The provider ids already taken: stored, refused, or seen and not stored."""
+    with stores.connect(Store.OUTREACH) as outreach:
+        rows = outreach.execute(
+            "SELECT provider_id FROM inbound UNION SELECT provider_id FROM inbox_seen"
+            " UNION SELECT item_key FROM intake_refusals WHERE intake = ?",
+            (INTAKE,),
+        )
+        return {row[0] for row in rows}
+
+
+def read_maildir(path: Path, taken: Container[str], now: datetime, warn: Log = _quiet) -> Fetched:
+    """Every message in the Maildir at `path` (new/ and cur/, read only) whose key is not
+    `taken`, with its file time bounded by `now`. A file that cannot be read is a failure,
+    read again next run (it is not taken)."""
     fetched = Fetched()
-    if not path.is_dir():
-        return fetched
-    box = mailbox.Maildir(path, factory=None, create=False)
-    for key in sorted(box.iterkeys()):
+    for sub in ("new", "cur"):
         try:
-            message = box.get_message(key)
-            received = datetime.fromtimestamp(message.get_date(), UTC).replace(microsecond=0)
-            if received < since:
+            entries = sorted(os.scandir(path / sub), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            key = entry.name.split(":")[0]  # the key, as Python's `mailbox` names it
+            provider_id = f"maildir:{key}"
+            if entry.name.startswith(".") or provider_id in taken:
                 continue
-            fetched.mails.append(InboundMail(f"maildir:{key}", received, message.as_bytes()))
-        except (OSError, ValueError, KeyError) as exc:
-            fetched.failures.append(f"maildir:{key}: {exc}")
-            warn(f"inbox: could not read maildir:{key}: {exc}")
+            try:
+                if not entry.is_file():
+                    continue
+                with open(entry.path, "rb") as f:
+                    raw = f.read(BOUNDS.max_bytes + 1)  # parse_mail refuses one too big
+                    mtime = os.fstat(f.fileno()).st_mtime
+                claimed = datetime.fromtimestamp(mtime, UTC).replace(microsecond=0)
+            except (OSError, ValueError, OverflowError) as exc:
+                fetched.failures.append(f"{provider_id}: {exc}")
+                warn(f"inbox: could not read {provider_id}: {exc}")
+                continue
+            when = outside_time(claimed, now)
+            fetched.mails.append(InboundMail(provider_id, when.at, raw, when.flag))
     return fetched
 
 
-def read_cursor(path: Path, now: datetime, warn: Log = _quiet) -> datetime:
-    """Where reading starts: the cursor's time, or `LOOKBACK_DAYS` back without a readable one."""
-    fallback = now - timedelta(days=LOOKBACK_DAYS)
+def read_cursor(path: Path, warn: Log = _quiet) -> str | None:
+    """The Gmail history id checkpointed by the last run, or None (none yet, or unreadable:
+    Gmail is then listed `LOOKBACK_DAYS` back; mail already taken is skipped)."""
     if not path.exists():
-        return fallback
+        return None
     try:
         value = json.loads(path.read_bytes())
-        return datetime.fromtimestamp(int(value["after"]), UTC)
-    except (OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
+        history_id = value.get("history_id") if isinstance(value, dict) else None
+        if value.get("version") == 1 and history_id is None:
+            return None  # the time cursor of older code: read by history from now on
+        if not (isinstance(history_id, str) and history_id.isdigit() and len(history_id) < 30):
+            raise ValueError("no history id")
+        return history_id
+    except (OSError, ValueError, AttributeError) as exc:
         warn(
-            f"inbox: the cursor {path} is unreadable ({type(exc).__name__}): reading again"
-            f" from {to_iso(fallback)}; mail already triaged is recognised and skipped"
+            f"inbox: the cursor {path} is unreadable ({type(exc).__name__}): listing the last"
+            f" {LOOKBACK_DAYS} days again; mail already triaged is recognised and skipped"
         )
-        return fallback
-
-
-def next_cursor(fetched: Fetched) -> datetime | None:
-    """Where the next run starts, or None to keep the cursor: it moves to the newest mail
-    read only when everything since the cursor was read (a failure is read again)."""
-    if fetched.failures or not fetched.mails:
         return None
-    return max(mail.received for mail in fetched.mails)
 
 
-def write_cursor(path: Path, after: datetime) -> None:
-    write_atomic(path, json.dumps({"version": 1, "after": int(after.timestamp())}).encode())
+def write_cursor(path: Path, history_id: str) -> None:
+    write_atomic(path, json.dumps({"version": 2, "history_id": history_id}).encode())
 
 
 # --- parsing -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One recipient block of a delivery-status report."""
+
+    recipients: tuple[str, ...]  # Final-Recipient, then Original-Recipient, lower-cased
+    action: str  # failed | delayed | delivered | relayed | expanded | ""
+    status: str  # 5.1.1, 4.4.1, 2.0.0, ...
+
+    @property
+    def severity(self) -> str | None:
+        """hard, soft, or None (not a bounce: delivered, relayed, expanded, unknown)."""
+        if self.action == "failed":
+            return "soft" if self.status.startswith("4") else "hard"
+        if self.action == "delayed":
+            return "soft"
+        return None
 
 
 @dataclass(frozen=True)
@@ -162,18 +230,14 @@ class Parsed:
     references: list[str]  # oldest first, as written
     text: str  # the plain text, not yet stripped
     auto_reply: bool
-    dsn_action: str | None  # failed | delayed | ... (a DSN only)
-    dsn_status: str
-    dsn_recipient: str | None
-    dsn_original_id: str | None
+    message_id: str = ""  # its own Message-ID, "" if none
+    report: str = ""  # multipart/report's report-type: delivery-status, disposition-notification
+    deliveries: tuple[Delivery, ...] = ()  # a delivery-status report's recipient blocks
+    original_id: str | None = None  # the Message-ID a report is about
 
 
 _MSGID = re.compile(r"<[^<>\s]+>")
-
-
-def _clean(text: str) -> str:
-    """Text safe to store: undecodable bytes (surrogates) become U+FFFD, NULs go."""
-    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+_CONTAINER = re.compile(rb"(?i)content-type:\s*(multipart/|message/rfc822)")
 
 
 def _header(msg: Message, name: str) -> str:
@@ -185,21 +249,22 @@ def _header(msg: Message, name: str) -> str:
         text = str(make_header(decode_header(str(value))))
     except (LookupError, ValueError, UnicodeError, AssertionError):
         text = str(value)
-    return _clean(" ".join(text.split()))
+    return clean_text(" ".join(text.split()))
 
 
 def _decoded(part: Message) -> str:
     payload = part.get_payload(decode=True)
     if not isinstance(payload, bytes):
         return ""
+    payload = payload[:MAX_TEXT_BYTES]
     charset = part.get_content_charset() or "utf-8"
     try:
         text = payload.decode(charset, "replace")
-    except LookupError:  # a charset Python does not know
+    except (LookupError, ValueError):  # a charset Python does not know
         text = payload.decode("utf-8", "replace")
     if part.get_content_type() == "text/html":
-        text = re.sub(r"<[^>]*>", " ", text)
-    return _clean(text)
+        return html_text(text)
+    return clean_text(text)
 
 
 def _body_text(msg: Message) -> str:
@@ -217,10 +282,34 @@ def _body_text(msg: Message) -> str:
     return _decoded(html) if html is not None else ""
 
 
+def _bounded(raw: bytes) -> Message:
+    """The parsed message, or `Refused` when it is past `BOUNDS` (checked before the
+    parser, whose recursion a deep nesting would exhaust, and after it, on each header)."""
+    if len(raw) > BOUNDS.max_bytes:
+        raise Refused(f"over {BOUNDS.max_bytes:,} bytes")
+    containers = len(_CONTAINER.findall(raw))
+    if containers > BOUNDS.max_depth:
+        raise Refused(f"{containers:,} nested MIME containers (at most {BOUNDS.max_depth})")
+    try:
+        msg = email.message_from_bytes(raw)
+    except RecursionError:
+        raise Refused("MIME nested too deep") from None
+    for part in msg.walk():
+        for name, value in part.items():
+            size = len(value) if isinstance(value, str) else len(str(value))
+            if size > BOUNDS.max_chars:
+                raise Refused(
+                    f"a {clean_text(name)[:40]} header of {size:,} characters"
+                    f" (at most {BOUNDS.max_chars:,})"
+                )
+    return msg
+
+
 def parse_mail(raw: bytes) -> Parsed:
-    """The parts of a message triage uses. Attachments are never decoded: only the text.
-    (The stdlib's compat32 parser: the modern policy's header objects cost 4x the time.)"""
-    msg = email.message_from_bytes(raw)
+    """The parts of a message triage uses, or `Refused` saying why it cannot be read.
+    Attachments are never decoded: only the text. (The stdlib's compat32 parser: the
+    modern policy's header objects cost 4x the time.)"""
+    msg = _bounded(raw)
     addresses = getaddresses([_header(msg, "From")])
     sender = ""
     if addresses and addresses[0][1]:
@@ -228,17 +317,21 @@ def parse_mail(raw: bytes) -> Parsed:
             sender = normalize_email(addresses[0][1])
         except ValueError:
             sender = ""
-    action = status = recipient = original = None
+    report = ""
+    deliveries: tuple[Delivery, ...] = ()
+    original = None
     text = ""
     if msg.get_content_type() == "multipart/report":
-        action, status, recipient, original = _dsn(msg)
-    if action is None:
+        report = clean_text(str(msg.get_param("report-type") or "")).lower()[:60]
+        deliveries, original = _report(msg)
+    if report not in ("delivery-status", "disposition-notification"):
         text = _body_text(msg)
     auto = (
         _header(msg, "Auto-Submitted").lower().startswith("auto-replied")
         or msg.get("X-Autoreply") is not None
         or msg.get("X-Autorespond") is not None
     )
+    own = _MSGID.findall(_header(msg, "Message-ID"))
     return Parsed(
         from_address=sender,
         subject=_header(msg, "Subject")[:300],
@@ -246,36 +339,59 @@ def parse_mail(raw: bytes) -> Parsed:
         references=_MSGID.findall(_header(msg, "References")),
         text=text,
         auto_reply=auto,
-        dsn_action=action,
-        dsn_status=status or "",
-        dsn_recipient=recipient,
-        dsn_original_id=original,
+        message_id=own[0][:500] if own else "",
+        report=report,
+        deliveries=deliveries,
+        original_id=original,
     )
 
 
-def _dsn(msg: Message) -> tuple[str | None, str | None, str | None, str | None]:
-    """(action, status, final recipient, original Message-ID) of a delivery report."""
-    action = status = recipient = original = None
+def _fields(part: Message) -> list[dict[str, str]]:
+    """The field blocks of a message/delivery-status or disposition-notification part."""
+    payload = part.get_payload()
+    blocks = payload if isinstance(payload, list) else []
+    return [
+        {clean_text(k).lower(): clean_text(str(v)).strip() for k, v in block.items()}
+        for block in blocks
+        if isinstance(block, Message)
+    ]
+
+
+def _address(field_value: str) -> str:
+    """`rfc822; ada@acme.example` -> `ada@acme.example` ("" if it is no address)."""
+    try:
+        return normalize_email(field_value.rpartition(";")[2].strip())
+    except ValueError:
+        return ""
+
+
+def _report(msg: Message) -> tuple[tuple[Delivery, ...], str | None]:
+    """(the recipient blocks, the original Message-ID) of a multipart/report."""
+    deliveries: list[Delivery] = []
+    original = None
     for part in msg.walk():
         kind = part.get_content_type()
         if kind == "message/delivery-status":
-            fields: dict[str, str] = {}
-            for block in part.get_payload():
-                if isinstance(block, Message):
-                    for name, value in block.items():
-                        fields.setdefault(name.lower(), _clean(str(value)).strip())
-            action = fields.get("action", "failed").lower()
-            status = fields.get("status", "")
-            recipient = fields.get("final-recipient", fields.get("original-recipient", ""))
-            recipient = recipient.rpartition(";")[2].strip().lower() or None
+            for block in _fields(part):
+                if "action" not in block:
+                    continue  # the per-message block (Reporting-MTA, ...)
+                named = (block.get("final-recipient", ""), block.get("original-recipient", ""))
+                recipients = tuple(a for a in map(_address, named) if a)
+                deliveries.append(
+                    Delivery(recipients, block["action"].lower()[:20], block.get("status", "")[:20])
+                )
+        elif kind == "message/disposition-notification" and original is None:
+            for block in _fields(part):
+                ids = _MSGID.findall(block.get("original-message-id", ""))
+                original = ids[0] if ids else original
         elif kind in ("message/rfc822", "text/rfc822-headers") and original is None:
             inner = part.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
                 found = _MSGID.findall(str(inner[0].get("Message-ID", "")))
             else:
                 found = re.findall(r"(?im)^message-id:\s*(<[^<>\s]+>)", str(inner))
-            original = found[0] if found else None
-    return action or "failed", status, recipient, original
+            original = clean_text(found[0]) if found else None
+    return tuple(deliveries), original
 
 
 # --- what a reply says, by rule --------------------------------------------------------------
@@ -322,10 +438,15 @@ _IN_MONTH = re.compile(r"\b(?:in|after|until|from) ([A-Za-z]{3,9})\b", re.I)
 
 
 def classify(parsed: Parsed) -> str:
-    """The kind of a message, by fixed rules: bounce, out_of_office, unsubscribe, not_now,
-    or reply. The subject counts for an out-of-office; the text for the rest."""
-    if parsed.dsn_action is not None:
-        return "bounce"
+    """The kind of a message, by fixed rules: bounce (a delivery-status report naming a
+    failure or a delay), delivered (one that names neither: no bounce), read_receipt,
+    out_of_office, unsubscribe, not_now, or reply. The subject counts for an out-of-office;
+    the text for the rest."""
+    if parsed.report == "delivery-status":
+        failing = any(d.severity for d in parsed.deliveries)
+        return "bounce" if failing else "delivered"
+    if parsed.report == "disposition-notification":
+        return "read_receipt"
     subject = parsed.subject.lower()
     if parsed.auto_reply or subject.startswith(("out of office", "automatic reply", "auto:")):
         return "out_of_office"
@@ -397,37 +518,102 @@ class Triage:
     read: int = 0
     matched: dict[str, int] = field(default_factory=dict)  # kind -> messages acted on
     already_triaged: int = 0
+    duplicates: int = 0  # the same mail (its Message-ID or bytes) again: not stored twice
     unmatched: int = 0  # matching no thread: not stored
     forged: int = 0  # pointing to a thread, from someone else: not stored
-    unreadable: int = 0
+    not_bounces: int = 0  # delivery reports saying delivered, relayed, expanded
+    read_receipts: int = 0  # a read receipt sets opened_at; nothing is stored
     forgotten: int = 0  # from a forgotten person's address: dropped, never stored
+    times_flagged: int = 0  # mail whose time was in the future (kept as now)
     episodes_written: int = 0
     warmth_changes: int = 0
+    taken: Taken = field(default_factory=lambda: Taken(INTAKE))  # the refusals
+
+    def metadata(self) -> dict[str, Any]:
+        """The run's numbers for the asset's metadata."""
+        return {
+            "read": self.read,
+            "matched": self.matched,
+            "already_triaged": self.already_triaged,
+            "duplicates": self.duplicates,
+            "unmatched_not_stored": self.unmatched,
+            "forged_from_not_stored": self.forged,
+            "delivery_reports_not_bounces": self.not_bounces,
+            "read_receipts": self.read_receipts,
+            "forgotten_dropped": self.forgotten,
+            "times_flagged": self.times_flagged,
+            "items_refused": self.taken.refused,
+            "refused_reasons": self.taken.reasons(),
+            "episodes_written": self.episodes_written,
+            "warmth_changes": self.warmth_changes,
+        }
+
+
+@dataclass(frozen=True)
+class Match:
+    message: sqlite3.Row  # the outreach message answered
+    kind: str
+    address: str  # the contact's address it came from (a bounce: the recipient we sent to)
+    severity: str | None = None  # a bounce: hard | soft
+
+
+def identity(parsed: Parsed, raw: bytes) -> str:
+    """A mail's identity however often it is delivered: its Message-ID, else its bytes."""
+    return f"mid:{parsed.message_id}" if parsed.message_id else content_key(raw)
+
+
+def _addresses(crm: sqlite3.Connection, contact_id: int) -> set[str]:
+    """Every address the contact owns (`contact_emails`, and the contact's own column)."""
+    rows = crm.execute(
+        "SELECT email FROM contact_emails WHERE contact_id = ?"
+        " UNION SELECT lower(email) FROM contacts WHERE id = ? AND email IS NOT NULL",
+        (contact_id, contact_id),
+    )
+    return {row[0] for row in rows}
+
+
+def _owner(crm: sqlite3.Connection, address: str) -> int | None:
+    """The contact owning `address` (any of their addresses), or None."""
+    row = crm.execute(
+        "SELECT contact_id FROM contact_emails WHERE email = ?"
+        " UNION ALL SELECT id FROM contacts WHERE email = ? LIMIT 1",
+        (address, address),
+    ).fetchone()
+    return row[0] if row else None
 
 
 def _match(
-    outreach: sqlite3.Connection, crm: sqlite3.Connection, parsed: Parsed, received: str
-) -> tuple[sqlite3.Row | None, str]:
-    """(the outreach message this mail answers, why not when None)."""
-    if parsed.dsn_action is not None:
-        if parsed.dsn_original_id:
-            row = _by_rfc_id(outreach, [parsed.dsn_original_id])
-            if row is not None:
-                return row, ""
-        if parsed.dsn_recipient:
-            return _latest_to(outreach, crm, parsed.dsn_recipient, received), "no thread"
-        return None, "a delivery report that names no message we sent"
+    outreach: sqlite3.Connection, crm: sqlite3.Connection, parsed: Parsed, kind: str, received: str
+) -> Match | str:
+    """The outreach message this mail answers, or why none (an outcome of `inbox_seen`)."""
+    if kind in ("bounce", "delivered"):
+        row = _by_rfc_id(outreach, [parsed.original_id] if parsed.original_id else [])
+        if row is None:
+            return "a delivery report for no message we sent"
+        owned = _addresses(crm, row["contact_id"])
+        for delivery in parsed.deliveries:
+            ours = [a for a in delivery.recipients if a in owned]
+            if ours:
+                if delivery.severity is None:
+                    return "a delivery report saying delivered"
+                return Match(row, "bounce", ours[0], delivery.severity)
+        return "forged: a delivery report for another recipient"
+    if kind == "read_receipt":
+        ids = [parsed.original_id] if parsed.original_id else parsed.in_reply_to
+        row = _by_rfc_id(outreach, ids)
+        if row is None:
+            return "a read receipt for no message we sent"
+        if parsed.from_address not in _addresses(crm, row["contact_id"]):
+            return "forged: a read receipt from someone else"
+        return Match(row, kind, parsed.from_address)
     row = _by_rfc_id(outreach, parsed.in_reply_to + parsed.references[::-1])
-    if row is None and parsed.from_address:
-        return _latest_to(outreach, crm, parsed.from_address, received), "no thread"
     if row is None:
-        return None, "no thread"
-    contact = crm.execute(
-        "SELECT email FROM contacts WHERE id = ?", (row["contact_id"],)
-    ).fetchone()
-    if contact is None or (contact["email"] or "").lower() != parsed.from_address:
-        return None, "forged"
-    return row, ""
+        owner = _owner(crm, parsed.from_address) if parsed.from_address else None
+        row = _latest_to(outreach, owner, received) if owner is not None else None
+        return Match(row, kind, parsed.from_address) if row is not None else "no thread"
+    if parsed.from_address not in _addresses(crm, row["contact_id"]):
+        return "forged"
+    return Match(row, kind, parsed.from_address)
 
 
 def _by_rfc_id(outreach: sqlite3.Connection, ids: list[str]) -> sqlite3.Row | None:
@@ -440,16 +626,11 @@ def _by_rfc_id(outreach: sqlite3.Connection, ids: list[str]) -> sqlite3.Row | No
     return None
 
 
-def _latest_to(
-    outreach: sqlite3.Connection, crm: sqlite3.Connection, address: str, received: str
-) -> sqlite3.Row | None:
-    contact = crm.execute("SELECT id FROM contacts WHERE email = ?", (address,)).fetchone()
-    if contact is None:
-        return None
+def _latest_to(outreach: sqlite3.Connection, contact_id: int, received: str) -> sqlite3.Row | None:
     return outreach.execute(
         "SELECT * FROM messages WHERE contact_id = ? AND sent_at <= ?"
         " ORDER BY sent_at DESC, id DESC LIMIT 1",
-        (contact["id"], received),
+        (contact_id, received),
     ).fetchone()
 
 
@@ -467,10 +648,12 @@ def triage(
 ) -> Triage:
     """Match each mail to its thread and act on it by the rules in this module's docstring.
 
-    Mail is taken a chunk at a time: parsed, then its rows and holds stored in one
-    outreach transaction, then the chunk's episodes appended and its warmth written, each
-    in one transaction (idempotent, so a run that stopped in between is finished by the
-    next: a stored mail is recognised by its provider id and only finished)."""
+    Mail is taken a chunk at a time: parsed, then its rows, holds, the keys seen and the
+    refusals stored in one outreach transaction (each mail in its own savepoint: one that
+    fails is refused with its reason and the rest go on), then the chunk's episodes
+    appended and its warmth written, each in one transaction (idempotent, so a run that
+    stopped in between is finished by the next: a stored mail is recognised by its
+    provider id and only finished)."""
     result = Triage()
     created = to_iso(now)
     stones = Tombstones.load(stores.data_dir)
@@ -482,6 +665,7 @@ def triage(
         chunk: list[InboundMail] = []
         for mail in mails:
             result.read += 1
+            result.times_flagged += mail.time_flag == "in the future"
             chunk.append(mail)
             if len(chunk) == CHUNK:
                 rows = _record_chunk(crm, outreach, chunk, created, result, warn, stones)
@@ -493,12 +677,17 @@ def triage(
 
 
 def _parsed(mail: InboundMail, result: Triage, warn: Log) -> Parsed | None:
+    """The parsed mail, or None with the mail refused (its reason kept)."""
     try:
         return parse_mail(mail.raw)
+    except Refused as exc:
+        refusal = result.taken.refuse(mail.provider_id, str(exc))
     except Exception as exc:  # noqa: BLE001 (the stdlib parser's failures have no common type)
-        result.unreadable += 1
-        warn(f"inbox: {mail.provider_id} could not be parsed ({type(exc).__name__}); skipped")
-        return None
+        refusal = result.taken.refuse(
+            mail.provider_id, f"could not be parsed ({type(exc).__name__})"
+        )
+    warn(f"inbox: {refusal.key} set aside: {refusal.reason}")
+    return None
 
 
 def _record_chunk(
@@ -512,14 +701,12 @@ def _record_chunk(
 ) -> list[sqlite3.Row]:
     """Store the chunk's matched mail with its effects in one transaction; returns the
     stored rows of the chunk (new, and stored by an earlier run) to finish. Mail from a
-    forgotten person's address is dropped: nothing of it is stored."""
+    forgotten person's address is dropped: nothing of it is stored but its key."""
+    refused_before = len(result.taken.refusals)
     parsed = [(mail, _parsed(mail, result, warn)) for mail in mails]
-    if stones:
-        kept = [(m, p) for m, p in parsed if p is None or not stones.has_email(p.from_address)]
-        result.forgotten += len(parsed) - len(kept)
-        parsed = kept
     warmth: dict[int, int] = {}  # warmth this chunk already gave, before the CRM has it
     rows = []
+    seen: list[tuple[str, str, str]] = []
     with transaction(outreach):
         for mail, p in parsed:
             row = outreach.execute(
@@ -527,12 +714,40 @@ def _record_chunk(
             ).fetchone()
             if row is not None:
                 result.already_triaged += 1
-            elif p is not None and _record(crm, outreach, mail, p, created, result, warn, warmth):
+                rows.append(row)
+                continue
+            if p is None:
+                continue
+            if stones and stones.has_email(p.from_address):
+                result.forgotten += 1
+                seen.append((mail.provider_id, "forgotten", created))
+                continue
+            given = dict(warmth)
+            outreach.execute("SAVEPOINT mail")
+            try:
+                outcome = _record(crm, outreach, mail, p, created, result, warn, warmth)
+            except Exception as exc:  # noqa: BLE001 (one mail never stops the run)
+                outreach.execute("ROLLBACK TO mail")
+                warmth.clear()
+                warmth.update(given)
+                refusal = result.taken.refuse(
+                    mail.provider_id, f"could not be stored ({type(exc).__name__})"
+                )
+                warn(f"inbox: {refusal.key} set aside: {refusal.reason}")
+                outcome = None
+            outreach.execute("RELEASE mail")
+            if outcome == "":
                 row = outreach.execute(
                     "SELECT * FROM inbound WHERE provider_id = ?", (mail.provider_id,)
                 ).fetchone()
-            if row is not None:
                 rows.append(row)
+            elif outcome is not None:
+                seen.append((mail.provider_id, outcome, created))
+        outreach.executemany(
+            "INSERT OR IGNORE INTO inbox_seen (provider_id, outcome, seen_at) VALUES (?, ?, ?)",
+            seen,
+        )
+        record_refusals(outreach, result.taken.refusals[refused_before:], created)
     return rows
 
 
@@ -545,34 +760,48 @@ def _record(
     result: Triage,
     warn: Log,
     warmth: dict[int, int],
-) -> bool:
-    """Store one mail and its effects (inside the caller's transaction) if it matches."""
+) -> str:
+    """Store one mail and its effects (inside the caller's transaction) if it matches:
+    "" when it was stored, else why not (kept as its key's outcome in `inbox_seen`)."""
+    key = identity(parsed, mail.raw)
+    if outreach.execute("SELECT 1 FROM inbound WHERE identity = ?", (key,)).fetchone():
+        result.duplicates += 1
+        return "duplicate"
     received = to_iso(mail.received)
-    message, why = _match(outreach, crm, parsed, received)
-    if message is None:
-        if why == "forged":
+    kind = classify(parsed)
+    match = _match(outreach, crm, parsed, kind, received)
+    if isinstance(match, str):
+        if match.startswith("forged"):
             result.forged += 1
             warn(
-                f"inbox: {mail.provider_id} points to an outreach thread but is from"
-                " another address than the thread's contact: not attributed, not stored"
+                f"inbox: {mail.provider_id} points to an outreach message but is from"
+                " another address than its contact's: not attributed, not stored"
             )
+        elif match == "a delivery report saying delivered":
+            result.not_bounces += 1
         else:
             result.unmatched += 1
-        return False
-    kind = classify(parsed)
-    body = strip_reply(parsed.text) if kind != "bounce" else parsed.dsn_status
+        return match
+    message = match.message
+    if kind == "read_receipt":
+        outreach.execute(
+            "UPDATE messages SET opened_at = min(coalesce(opened_at, ?), ?) WHERE id = ?",
+            (received, received, message["id"]),
+        )
+        result.read_receipts += 1
+        return "read receipt"
+    status = next((d.status for d in parsed.deliveries if match.address in d.recipients), "")
+    body = strip_reply(parsed.text) if kind != "bounce" else (status or "no status")
     contact_id = message["contact_id"]
-    contact = crm.execute(
-        "SELECT warmth, email FROM contacts WHERE id = ?", (contact_id,)
-    ).fetchone()
+    contact = crm.execute("SELECT warmth FROM contacts WHERE id = ?", (contact_id,)).fetchone()
     before = warmth.get(contact_id, contact["warmth"]) if contact else None
     after = None
     if kind in WARMTH_RULE and before is not None:
-        after = warmth[contact_id] = max(0, min(100, before + WARMTH_RULE[kind][0]))
+        after = max(0, min(100, before + WARMTH_RULE[kind][0]))
     outreach.execute(
         "INSERT INTO inbound (provider_id, message_id, contact_id, thread_id, kind,"
         " received_at, from_address, subject, body, warmth_before, warmth_after,"
-        " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        " created_at, identity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             mail.provider_id,
             message["id"],
@@ -580,44 +809,46 @@ def _record(
             message["thread_id"],
             kind,
             received,
-            parsed.from_address or parsed.dsn_recipient or "",
+            match.address,
             parsed.subject,
-            body,
+            clean_text(body),
             before,
             after,
             created,
+            key,
         ),
     )
-    _apply(outreach, message, kind, parsed, body, mail.received, contact, mail.provider_id)
+    _apply(outreach, match, body, mail.received, mail.provider_id, parsed.text)
+    if after is not None:
+        warmth[contact_id] = after
     result.matched[kind] = result.matched.get(kind, 0) + 1
-    return True
+    return ""
 
 
 def _apply(
     outreach: sqlite3.Connection,
-    message: sqlite3.Row,
-    kind: str,
-    parsed: Parsed,
+    match: Match,
     body: str,
     received: datetime,
-    contact: sqlite3.Row | None,
     evidence: str,
+    text: str,
 ) -> None:
     at = to_iso(received)
+    message, kind = match.message, match.kind
     contact_id = message["contact_id"]
     if kind == "bounce":
-        hard = parsed.dsn_action == "failed" or parsed.dsn_status.startswith("5")
         outreach.execute(
             "UPDATE messages SET bounce_status = ? WHERE id = ? AND bounce_status != 'hard'",
-            ("hard" if hard else "soft", message["id"]),
+            (match.severity, message["id"]),
         )
-        if hard:
-            address = parsed.dsn_recipient or (contact["email"] if contact else None)
-            reason = f"delivery failed ({parsed.dsn_status or 'no status'})"
-            add_hold(outreach, contact_id, Hold("bounced", at, None, address, reason), evidence)
+        if match.severity == "hard":
+            reason = f"delivery failed ({body})"
+            add_hold(
+                outreach, contact_id, Hold("bounced", at, None, match.address, reason), evidence
+            )
         return
     if kind == "out_of_office":
-        back = named_date(body or parsed.text, received.date())
+        back = named_date(body or text, received.date())
         back = back or received.date() + timedelta(days=DEFAULT_AWAY_DAYS)
         until = to_iso(datetime.combine(back, datetime.min.time(), UTC))
         add_hold(outreach, contact_id, Hold("out_of_office", at, until, None, "away"), evidence)

@@ -580,6 +580,22 @@ CRM_V4 = [
 ]
 OUTREACH_V7 = [REFUSALS_TABLE]
 
+# Inbox triage by what this system recorded (core/inbox.py): a mail is stored once by its
+# identity (its Message-ID, or a hash of its bytes without one; rows from before: NULL), and
+# a Maildir key or Gmail id seen but not stored (no thread, a forged From, a duplicate, a
+# read receipt) is remembered by its key alone, no sender, so the next run does not read it.
+OUTREACH_V8 = [
+    "ALTER TABLE inbound ADD COLUMN identity TEXT",
+    "CREATE UNIQUE INDEX idx_inbound_identity ON inbound(identity)",
+    """
+    CREATE TABLE inbox_seen (
+        provider_id TEXT PRIMARY KEY,           -- gmail:<id> or maildir:<key>; nothing else
+        outcome     TEXT NOT NULL,              -- why it was not stored: 'no thread', ...
+        seen_at     TEXT NOT NULL
+    )
+    """,
+]
+
 # The stores that may live in PostgreSQL, and their schema versions there.
 PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2]}
 
@@ -594,6 +610,7 @@ MIGRATIONS: dict[str, list[list[str]]] = {
         OUTREACH_V5,
         OUTREACH_V6,
         OUTREACH_V7,
+        OUTREACH_V8,
     ],
     Store.BRAIN: [BRAIN_V1],
     Store.RECALL: [RECALL_V1, RECALL_V2, RECALL_V3],

@@ -41,6 +41,7 @@ MIGRATION_DIGESTS = {
         "90907c3ee885e181",
         "4aa8925e4f2ec69f",
         "115d763731929b88",
+        "b0ce01cdecb47159",
     ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f"],

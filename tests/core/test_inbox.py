@@ -1,5 +1,6 @@
 """Inbox triage in core: parsing, the rules, matching, effects, idempotence and bad input."""
 
+import hashlib
 from datetime import UTC, date, datetime, timedelta
 from email.message import EmailMessage
 
@@ -8,21 +9,21 @@ import pytest
 from company_ai.core.contacts import load_contact
 from company_ai.core.db import Stores, transaction
 from company_ai.core.inbox import (
-    LOOKBACK_DAYS,
     WARMTH_RULE,
-    Fetched,
     InboundMail,
     classify,
     named_date,
-    next_cursor,
     parse_mail,
     read_cursor,
     read_maildir,
     strip_reply,
+    taken_keys,
     triage,
     write_cursor,
 )
+from company_ai.core.intake import Refused
 from company_ai.core.research import select_candidates, unsendable_reason
+from company_ai.core.times import to_iso
 
 SENT = "2026-11-20T09:00:00Z"
 RECEIVED = datetime(2026, 11, 23, 14, 0, tzinfo=UTC)
@@ -80,7 +81,9 @@ def mail(
     m["From"] = sender
     m["To"] = "Sam Rivers <sam@company-ai.example>"
     m["Subject"] = subject
-    m["Message-ID"] = "<reply@acme.example>"
+    # one Message-ID per distinct mail: the same mail again is the same message (defect 5)
+    said = f"{body}|{sender}|{subject}|{sorted((headers or {}).items())}".encode()
+    m["Message-ID"] = f"<{hashlib.blake2b(said, digest_size=8).hexdigest()}@acme.example>"
     if in_reply_to:
         m["In-Reply-To"] = in_reply_to
     if references:
@@ -350,9 +353,11 @@ def test_a_delay_notice_is_a_soft_bounce_that_stops_nothing(stores):
     assert rows(stores, "SELECT count(*) FROM send_holds") == [(0,)]
 
 
-def test_a_bounce_found_by_its_recipient_when_the_original_is_missing(stores):
-    run(stores, inbound(dsn(original="<unknown@x>", recipient="ben@acme.example")))
-    assert rows(stores, "SELECT message_id, kind FROM inbound") == [(3, "bounce")]
+def test_a_bounce_naming_no_message_of_ours_bounces_no_one(stores):
+    """A delivery report is a bounce only for a message WE sent (its original Message-ID)."""
+    result, _ = run(stores, inbound(dsn(original="<unknown@x>", recipient="ben@acme.example")))
+    assert result.unmatched == 1 and rows(stores, "SELECT count(*) FROM inbound") == [(0,)]
+    assert rows(stores, "SELECT count(*) FROM send_holds") == [(0,)]
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -404,43 +409,215 @@ def test_garbage_bytes_do_not_stop_the_run(stores):
 def test_the_cursor_round_trips_and_a_corrupt_one_restarts_with_a_clear_line(tmp_path):
     path = tmp_path / "cursor.json"
     logs = []
-    assert read_cursor(path, NOW, logs.append) == NOW - timedelta(days=LOOKBACK_DAYS) and not logs
-    write_cursor(path, RECEIVED)
-    assert read_cursor(path, NOW, logs.append) == RECEIVED
-    for corrupt in (b'{"version": 1, "aft', b"", b"[1, 2]", b'{"after": "soon"}'):
+    assert read_cursor(path, logs.append) is None and not logs
+    write_cursor(path, "123456")
+    assert read_cursor(path, logs.append) == "123456"
+    path.write_bytes(b'{"version": 1, "after": 1795500000}')  # older code's time cursor
+    assert read_cursor(path, logs.append) is None and not logs
+    for corrupt in (b'{"version": 2, "hist', b"", b"[1, 2]", b'{"history_id": "soon"}'):
         path.write_bytes(corrupt)
-        assert read_cursor(path, NOW, logs.append) == NOW - timedelta(days=LOOKBACK_DAYS)
+        assert read_cursor(path, logs.append) is None
     assert len(logs) == 4 and all("unreadable" in line for line in logs)
-
-
-def test_the_cursor_moves_only_when_everything_was_read():
-    a = InboundMail("gmail:a", RECEIVED, b"")
-    b = InboundMail("gmail:b", RECEIVED + timedelta(hours=1), b"")
-    assert next_cursor(Fetched([b, a])) == RECEIVED + timedelta(hours=1)
-    assert next_cursor(Fetched([a, b], ["gmail:c: HTTP 500"])) is None, "c is read again"
-    assert next_cursor(Fetched()) is None
 
 
 def test_a_corrupt_cursor_re_reads_without_duplicating(stores, tmp_path):
     """After a truncated cursor, the same mail is read again and recognised."""
     run(stores, inbound(mail()))
     before = (episodes(stores), warmth(stores))
-    (tmp_path / "cursor.json").write_bytes(b'{"aft')
-    since = read_cursor(tmp_path / "cursor.json", NOW)
-    assert since < RECEIVED
+    (tmp_path / "cursor.json").write_bytes(b'{"hist')
+    assert read_cursor(tmp_path / "cursor.json") is None
     result, _ = run(stores, inbound(mail()))
     assert result.already_triaged == 1 and (episodes(stores), warmth(stores)) == before
 
 
-def test_the_maildir_reads_messages_since_a_time(tmp_path):
+def maildir(tmp_path, *messages):
+    """A Maildir holding (message, file time) pairs; their keys in order."""
     import mailbox
 
     box = mailbox.Maildir(tmp_path / "md", create=True)
-    for n, when in enumerate((RECEIVED - timedelta(days=2), RECEIVED)):
-        message = mailbox.MaildirMessage(mail(f"reply {n}").as_bytes())
-        message.set_date(when.timestamp())
-        box.add(message)
-    got = read_maildir(tmp_path / "md", RECEIVED - timedelta(hours=1))
-    assert [m.received for m in got.mails] == [RECEIVED]
-    assert got.mails[0].provider_id.startswith("maildir:")
-    assert read_maildir(tmp_path / "nowhere", RECEIVED).mails == []
+    keys = []
+    for message, when in messages:
+        delivered = mailbox.MaildirMessage(message.as_bytes())
+        delivered.set_date(when.timestamp())
+        keys.append(box.add(delivered))
+    return keys
+
+
+def test_the_maildir_is_read_by_its_keys_not_by_a_time(tmp_path):
+    old, new = maildir(
+        tmp_path, (mail("reply 0"), RECEIVED - timedelta(days=400)), (mail("reply 1"), RECEIVED)
+    )
+    got = read_maildir(tmp_path / "md", {f"maildir:{old}"}, NOW)
+    assert [(m.provider_id, m.received) for m in got.mails] == [(f"maildir:{new}", RECEIVED)]
+    everything = read_maildir(tmp_path / "md", set(), NOW).mails
+    assert len(everything) == 2, "an old file time is no reason to skip a mail"
+    assert read_maildir(tmp_path / "nowhere", set(), NOW).mails == []
+
+
+def test_a_future_file_time_is_kept_as_now_and_flagged(tmp_path):
+    """Defect 3: the time is bounded by intake.outside_time, never a cursor."""
+    maildir(tmp_path, (mail("from the future"), datetime(2035, 1, 1, tzinfo=UTC)))
+    (got,) = read_maildir(tmp_path / "md", set(), NOW).mails
+    assert got.received == NOW and got.time_flag == "in the future"
+
+
+def test_every_mail_seen_is_taken_by_its_key_and_not_read_again(stores):
+    """Stored, refused, or seen and not stored (keys only: no sender kept)."""
+    stranger = mail("Buy SEO", sender="spam@elsewhere.example", in_reply_to=None,
+                    references=None)  # fmt: skip
+    deep = b"Content-Type: multipart/mixed\r\n" * 200 + b"\r\n"
+    run(stores, inbound(mail(), "maildir:a"), inbound(stranger, "maildir:b"),
+        inbound(deep, "maildir:c"))  # fmt: skip
+    assert taken_keys(stores) == {"maildir:a", "maildir:b", "maildir:c"}
+    assert rows(stores, "SELECT * FROM inbox_seen") == [("maildir:b", "no thread", to_iso(NOW))]
+    assert rows(stores, "SELECT intake, item_key FROM intake_refusals") == [("inbox", "maildir:c")]
+
+
+# --- defect 4: bounces and read receipts ---------------------------------------------------
+
+
+def mdn(original=RFC_2, sender=ADA) -> bytes:
+    return (
+        f"From: {sender}\r\nSubject: Read: Ada\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/report; report-type=disposition-notification; boundary="R"\r\n'
+        "\r\n--R\r\nContent-Type: text/plain\r\n\r\nDisplayed.\r\n"
+        "--R\r\nContent-Type: message/disposition-notification\r\n\r\n"
+        f"Final-Recipient: rfc822; {ADA}\r\nOriginal-Message-ID: {original}\r\n"
+        "Disposition: manual-action/MDN-sent-manually; displayed\r\n\r\n--R--\r\n"
+    ).encode()
+
+
+def test_a_read_receipt_marks_the_message_opened_and_is_no_bounce(stores):
+    result, _ = run(stores, inbound(mdn()))
+    assert result.read_receipts == 1 and result.matched == {}
+    assert rows(
+        stores, "SELECT bounce_status, opened_at, replied_at FROM messages WHERE id = 2"
+    ) == [("none", "2026-11-23T14:00:00Z", None)]
+    assert rows(stores, "SELECT count(*) FROM send_holds") == [(0,)]
+    run(stores, inbound(mdn(sender="eve@evil.example"), "gmail:r2"))
+    assert rows(stores, "SELECT count(*) FROM inbound") == [(0,)]
+
+
+@pytest.mark.parametrize(("action", "status"), [("delivered", "2.0.0"), ("relayed", "2.0.0"),
+                                                ("expanded", "2.0.0")])  # fmt: skip
+def test_a_delivery_report_saying_delivered_is_no_bounce(stores, action, status):
+    result, _ = run(stores, inbound(dsn(action=action, status=status)))
+    assert result.not_bounces == 1 and result.matched == {}
+    assert rows(stores, "SELECT bounce_status FROM messages WHERE id = 2") == [("none",)]
+    assert rows(stores, "SELECT count(*) FROM send_holds") == [(0,)]
+
+
+def test_a_report_for_another_recipient_bounces_no_one(stores):
+    """Ada's message, Ben's address as the failed recipient: from any sender, no hold."""
+    forged = dsn(recipient="ben@acme.example").replace(b"mailer-daemon@mx.example",
+                                                       b"postmaster@evil.example")  # fmt: skip
+    result, _ = run(stores, inbound(forged))
+    assert result.forged == 1 and result.matched == {}
+    assert rows(stores, "SELECT count(*) FROM send_holds") == [(0,)]
+    assert rows(stores, "SELECT bounce_status FROM messages ORDER BY id") == [("none",)] * 3
+
+
+def test_the_bounced_address_recorded_is_the_recipient_we_sent_to(stores):
+    run(stores, inbound(dsn()))
+    assert rows(stores, "SELECT from_address FROM inbound") == [(ADA,)]
+    assert rows(stores, "SELECT address FROM send_holds") == [(ADA,)]
+
+
+def test_a_failure_with_a_4xx_status_is_soft(stores):
+    run(stores, inbound(dsn(action="failed", status="4.2.2")))
+    assert rows(stores, "SELECT bounce_status FROM messages WHERE id = 2") == [("soft",)]
+    assert rows(stores, "SELECT count(*) FROM send_holds") == [(0,)]
+
+
+# --- defect 5: once by identity -------------------------------------------------------------
+
+
+def test_the_same_mail_delivered_twice_answers_once(stores):
+    result, _ = run(stores, inbound(mail(), "maildir:a"), inbound(mail(), "gmail:b"))
+    assert result.matched == {"reply": 1} and result.duplicates == 1
+    assert warmth(stores) == 50 and len(episodes(stores)) == 2
+    assert rows(stores, "SELECT provider_id, outcome FROM inbox_seen") == [("gmail:b", "duplicate")]
+    again, _ = run(stores, inbound(mail(), "gmail:c"))
+    assert again.duplicates == 1 and warmth(stores) == 50
+
+
+def test_a_mail_without_a_message_id_is_known_by_its_bytes(stores):
+    raw = f"From: {ADA}\r\nIn-Reply-To: {RFC_2}\r\n\r\nYes, call me.\r\n".encode()
+    result, _ = run(stores, inbound(raw, "m:1"), inbound(raw, "m:2"), inbound(raw + b" ", "m:3"))
+    assert result.matched == {"reply": 2} and result.duplicates == 1
+
+
+# --- defect 6: every address a contact owns ---------------------------------------------------
+
+
+def second_address(stores, address="ada.okafor@home.example"):
+    with stores.connect("crm") as crm, transaction(crm):
+        crm.execute(
+            "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
+            " VALUES (?, 1, 0, ?)",
+            (address, SENT),
+        )
+    return address
+
+
+def test_an_unsubscribe_from_a_second_address_counts(stores):
+    home = second_address(stores)
+    result, _ = run(stores, inbound(mail("Please unsubscribe me.", sender=home)))
+    assert result.matched == {"unsubscribe": 1} and result.forged == 0
+    assert rows(stores, "SELECT contact_id, kind FROM send_holds") == [(1, "unsubscribed")]
+    assert rows(stores, "SELECT from_address FROM inbound") == [(home,)]
+
+
+def test_a_reply_by_sender_alone_from_a_second_address(stores):
+    home = second_address(stores)
+    run(stores, inbound(mail("Hello again", sender=home, in_reply_to=None, references=None)))
+    assert rows(stores, "SELECT message_id, kind FROM inbound") == [(2, "reply")]
+
+
+# --- refusals and bounds ----------------------------------------------------------------------
+
+
+def test_html_is_read_with_the_html_parser(stores):
+    m = mail(None)
+    m.set_content("<p>Yes&nbsp;<b>please</b></p><script>steal()</script><style>p{}</style>",
+                  subtype="html")  # fmt: skip
+    run(stores, inbound(m))
+    assert rows(stores, "SELECT body FROM inbound") == [("Yes\u00a0please",)] or rows(
+        stores, "SELECT body FROM inbound"
+    ) == [("Yes please",)]
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"Content-Type: multipart/mixed; boundary=a\r\n" * 150 + b"\r\n", "nested MIME"),
+        (b"Subject: " + b"x" * 200_000 + b"\r\n\r\nHi", "Subject header of 200,000"),
+    ],
+)
+def test_a_mail_past_the_bounds_is_refused_with_its_reason(stores, raw, reason):
+    with pytest.raises(Refused, match=reason):
+        parse_mail(raw)
+    result, logs = run(stores, inbound(raw, "gmail:bad"), inbound(mail(), "gmail:ok"))
+    assert result.matched == {"reply": 1} and result.taken.refused == 1
+    assert reason in result.taken.reasons()["gmail:bad"] and "set aside" in logs[0]
+    assert rows(stores, "SELECT item_key FROM intake_refusals") == [("gmail:bad",)]
+
+
+def test_a_mail_that_fails_while_stored_is_refused_and_the_rest_go_on(stores, monkeypatch):
+    from company_ai.core import inbox
+
+    real = inbox.add_hold
+
+    def failing(conn, contact_id, hold, evidence):
+        if evidence == "gmail:boom":
+            raise RuntimeError("disk on fire")
+        return real(conn, contact_id, hold, evidence)
+
+    monkeypatch.setattr(inbox, "add_hold", failing)
+    boom = mail("Not now, try again next quarter.")
+    boom.replace_header("Message-ID", "<boom@acme.example>")
+    result, _ = run(stores, inbound(boom, "gmail:boom"), inbound(mail(), "gmail:ok"))
+    assert result.matched == {"reply": 1}
+    assert result.taken.reasons() == {"gmail:boom": "could not be stored (RuntimeError)"}
+    assert rows(stores, "SELECT provider_id, warmth_before FROM inbound") == [("gmail:ok", 40)]
+    assert warmth(stores) == 50, "the failed mail's warmth was rolled back with it"

@@ -81,7 +81,7 @@ def plant(root, vault, settings: Settings) -> int:
     delivered = mailbox.MaildirMessage(reply.as_bytes())
     delivered.set_date(yesterday(14).timestamp())
     box.add(delivered)
-    (settings.inbox_dir / "cursor.json").unlink()  # read the inbox again from a week back
+    # the Maildir is read by its keys: the new mail is not taken yet, whatever its time
     drop_demo_signals(settings.engagement_dir, EMAIL, yesterday(15))
     (vault / "people" / "zorblat.md").write_text(
         f"# {NAME}\n\n- [context] {NAME} ({EMAIL}) runs procurement at Canary Works.\n"
