@@ -109,7 +109,7 @@ def main() -> None:
     from company_ai.core.install import record_first_day
     from company_ai.core.times import utc_now
     from company_ai.core.timetable import TIMETABLE, current_partitions
-    from company_ai.tools.company_pages import write_company_pages
+    from company_ai.sample_world.company_pages import write_company_pages
 
     now = utc_now()
     last = now.astimezone(UTC).date() - timedelta(days=1)

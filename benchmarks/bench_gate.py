@@ -25,15 +25,18 @@ Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a sp
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from company_ai.core import gate_context
-from company_ai.core.gate import SourceIndex, check, extract, find_unsupported_claims
-from company_ai.tools.gate_eval import (
+from company_ai.core.gate import find_unsupported_claims
+from company_ai.core.gate.extract import extract
+from company_ai.core.gate.index import SourceIndex
+from company_ai.core.gate.presence import check
+from evals.gate_eval import (
     ALLOW,
     PARTS,
     Part,
@@ -150,7 +153,10 @@ def speed(cases: list, repeat: int) -> None:
     outreach runs it (with the co-occurrence check) and by presence alone; then presence
     with the sources indexed once; then the longest draft."""
     n = repeat * len(cases)
-    finders = {True: gate_context.find_unsupported_claims, False: find_unsupported_claims}
+    finders = {
+        together: functools.partial(find_unsupported_claims, together=together)
+        for together in (True, False)
+    }
     for together, how in DRAFT_GATES:
         elapsed = per_draft(finders[together], cases, repeat)
         print(

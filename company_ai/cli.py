@@ -353,12 +353,13 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _gate(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.gate_context import find_unsupported_claims  # as outreach judges
+    from company_ai.core.gate import find_unsupported_claims
 
     if not args.sources:
         raise CliError("give at least one --source FILE")
     text = sys.stdin.read() if str(args.textfile) == "-" else _read_text(args.textfile)
-    claims = find_unsupported_claims(text, [_read_text(p) for p in args.sources], allow=args.allow)
+    sources = [_read_text(p) for p in args.sources]
+    claims = find_unsupported_claims(text, sources, allow=args.allow, together=True)  # as outreach
     _out_json(json.dumps([c.to_json() for c in claims], ensure_ascii=False, indent=2))
     return 2 if claims else 0
 
@@ -586,7 +587,7 @@ def _similar(stores: Stores, args: argparse.Namespace) -> int:
 
 def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.embedding import load_minilm
-    from company_ai.tools.evaluation import evaluate_beir, evaluate_recall, render
+    from company_ai.core.retrieval_eval import evaluate_beir, evaluate_recall, render
 
     if args.dir is None:
         with stores.connect(Store.RECALL, readonly=True) as conn:

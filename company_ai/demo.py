@@ -153,7 +153,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
         f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
         f"{summary.episodes:,} episodes, {summary.messages:,} messages; installed {first}"
     )
-    from company_ai.tools.demo_mail import drop_demo_signals, fill_demo_inbox
+    from company_ai.sample_world.demo_mail import drop_demo_signals, fill_demo_inbox
 
     answered = fill_demo_inbox(stores, settings.inbox_dir / "maildir", now)
     shown = answered[0] if answered else _showcase_email(stores)

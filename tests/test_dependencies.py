@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-OWN = {"company_ai", "tests"} | {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+OWN = {"company_ai", "tests", "evals"} | {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
 
 
 def names(requirements: list[str]) -> set[str]:
@@ -73,6 +73,7 @@ def test_tests_and_benchmarks_import_only_declared_and_dev_packages():
     declared = names(PYPROJECT["dependencies"] + PYPROJECT["optional-dependencies"]["dev"])
     assert undeclared(ROOT / "tests", declared) == []
     assert undeclared(ROOT / "benchmarks", declared) == []
+    assert undeclared(ROOT / "evals", declared) == []
 
 
 def test_the_check_finds_a_lazy_import_of_an_undeclared_package(tmp_path):

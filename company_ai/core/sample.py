@@ -38,7 +38,7 @@ from company_ai.core.send_rules import (
     contact_timezone,
 )
 from company_ai.core.times import to_iso
-from company_ai.tools.company_pages import MONTH_NAMES, company_facts, write_company_pages
+from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, write_company_pages
 
 FIRST = (
     "Ada Alan Grace Linus Margaret Tim Barbara Ken Radia Edsger Frances Donald Hedy Katherine"

@@ -11,8 +11,8 @@ from company_ai.core.recall import (
     stale_pages,
 )
 from company_ai.core.retrieval import Searcher
+from company_ai.core.retrieval_eval import evaluate_recall, sample_questions
 from company_ai.core.vault import stage_vault
-from company_ai.tools.evaluation import evaluate_recall, sample_questions
 
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 

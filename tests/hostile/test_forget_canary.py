@@ -28,8 +28,8 @@ from company_ai.core.vectors import (
 )
 from company_ai.days import entry_of
 from company_ai.definitions import resources
+from company_ai.sample_world.demo_mail import drop_demo_signals
 from company_ai.settings import Settings
-from company_ai.tools.demo_mail import drop_demo_signals
 from tests.conftest import SAMPLE_VAULT
 from tests.hostile.canary import find_canary
 from tests.setup import named

@@ -3,9 +3,10 @@ never asserted here)."""
 
 from __future__ import annotations
 
-from company_ai.core import gate_context
-from company_ai.core.gate import GateVerdict, judge
-from company_ai.core.gate_context import find_unsupported_claims as find_together
+import functools
+
+from company_ai.core.gate import GateVerdict, find_unsupported_claims, judge
+from company_ai.core.gate import context as gate_context
 
 DRAFT = {
     "subject": "Redfern, a question",
@@ -19,6 +20,8 @@ FILLER = (
     " exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure"
     " dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat, ünïcödé 12.\n"
 )
+
+find_together = functools.partial(find_unsupported_claims, together=True)
 
 
 def verdict(parts, sources) -> GateVerdict:

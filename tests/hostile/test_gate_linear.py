@@ -10,9 +10,11 @@ import random
 
 import pytest
 
-from company_ai.core import gate
-from company_ai.core.gate import CONNECTORS, SourceIndex, find_unsupported_claims
-from company_ai.tools.gate_eval import title_case_words
+from company_ai.core.gate import find_unsupported_claims
+from company_ai.core.gate import presence as gate_presence
+from company_ai.core.gate.index import SourceIndex
+from company_ai.core.gate.words import CONNECTORS
+from evals.gate_eval import title_case_words
 
 SOURCES = [
     "Dr Grace Hopper of Bluewind Logistics Inc. met the Bank of England in Zürich.",
@@ -34,7 +36,7 @@ def reference_segments(words, index):
             chunk = words[i:j]
             if chunk[0].lower() in CONNECTORS or chunk[-1].lower() in CONNECTORS:
                 continue
-            if gate._known(chunk, index):
+            if gate_presence._known(chunk, index):
                 segments.append((i, j, True))
                 i = j
                 break
@@ -50,7 +52,7 @@ def test_the_split_agrees_with_the_exhaustive_search_on_random_runs():
     rng = random.Random(13)
     for _ in range(4000):
         words = [rng.choice(VOCABULARY) for _ in range(rng.randint(1, 9))]
-        assert gate._segments(words, index) == reference_segments(words, index), words
+        assert gate_presence._segments(words, index) == reference_segments(words, index), words
 
 
 def test_a_long_title_case_draft_gets_its_verdict():
@@ -68,7 +70,7 @@ def test_a_long_title_case_draft_gets_its_verdict():
 def work_for(words, monkeypatch) -> int:
     """Words examined by `_known` plus characters of every phrase looked up in the sources."""
     work = 0
-    known, has_phrase = gate._known, SourceIndex.has_phrase
+    known, has_phrase = gate_presence._known, SourceIndex.has_phrase
 
     def counting_known(chunk, index):
         nonlocal work
@@ -81,7 +83,7 @@ def work_for(words, monkeypatch) -> int:
         return has_phrase(self, key)
 
     with monkeypatch.context() as patch:
-        patch.setattr(gate, "_known", counting_known)
+        patch.setattr(gate_presence, "_known", counting_known)
         patch.setattr(SourceIndex, "has_phrase", counting_has_phrase)
         find_unsupported_claims(" ".join(words) + ".", SOURCES)
     return work

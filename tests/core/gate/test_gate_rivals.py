@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from company_ai.tools.gate_rivals import DATA, Rival, load
+from evals.gate_rivals import DATA, Rival, load
 
 # Each set, with the least it holds: rows and companies. The first is half aside (then tuned
 # on); the second and third are all held out, greeting and labelling each row the same way.

@@ -15,7 +15,7 @@ from company_ai.core.db import Stores
 from company_ai.core.files import write_atomic
 from company_ai.core.schema import Store
 from company_ai.core.times import parse_utc, to_iso
-from company_ai.tools.company_pages import MONTH_NAMES
+from company_ai.sample_world.company_pages import MONTH_NAMES
 
 SENDER = "sam@company-ai.example"
 ANSWERS = (

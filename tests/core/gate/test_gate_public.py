@@ -9,7 +9,7 @@ import json
 import pytest
 
 from company_ai.core.gate import find_unsupported_claims
-from company_ai.tools.gate_eval import PARTS, in_part, is_aside, summedits_pairs
+from evals.gate_eval import PARTS, in_part, is_aside, summedits_pairs
 
 RESEARCH = (
     "Research today:\nRedfern Clinics now employs 1,200 people across 35 clinics. Its founder"

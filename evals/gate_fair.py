@@ -22,7 +22,7 @@ from company_ai.core.contacts import Contact
 from company_ai.core.drafting import source_material
 from company_ai.core.research import html_text, offline_research
 from company_ai.core.sample import CITIES, FIRST, LAST, NOUN, PREFIX, SUFFIX, TITLES, TRADE
-from company_ai.tools.company_pages import MONTH_NAMES, company_facts, company_page
+from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, company_page
 
 SENDER = "Sam"
 # Products named on their own, as many real companies name theirs.

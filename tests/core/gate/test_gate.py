@@ -4,18 +4,14 @@ import json
 
 import pytest
 
-from company_ai.core import gate
-from company_ai.core.gate import (
-    GATE_VERSION,
-    KINDS,
-    GateVerdict,
-    SourceIndex,
-    check,
-    extract,
-    find_unsupported_claims,
-    judge,
-)
-from company_ai.tools.gate_eval import ALLOW, gate_scores, labelled_drafts
+from company_ai.core.gate import GateVerdict, find_unsupported_claims, judge
+from company_ai.core.gate import verdict as gate_verdict
+from company_ai.core.gate.claim import KINDS
+from company_ai.core.gate.extract import extract
+from company_ai.core.gate.index import SourceIndex
+from company_ai.core.gate.presence import check
+from company_ai.core.gate.verdict import GATE_VERSION
+from evals.gate_eval import ALLOW, gate_scores, labelled_drafts
 
 SOURCES = [
     "CRM: Grace Hopper <grace@bluewind.example>, CTO at Bluewind Logistics Inc., Leeds.",
@@ -128,7 +124,7 @@ def test_the_gate_meets_its_targets_on_the_labelled_set():
 
 
 def test_the_module_docstring_example_is_true():
-    result = doctest.testmod(gate)
+    result = doctest.testmod(gate_verdict)
     assert result.attempted >= 1 and result.failed == 0
 
 
@@ -185,7 +181,7 @@ def test_a_stored_verdict_holds_only_for_exactly_what_it_judged(change, monkeypa
     elif change == "allow":
         allow = ["Someone Else"]
     else:
-        monkeypatch.setattr(gate, "GATE_VERSION", GATE_VERSION + 1)
+        monkeypatch.setattr(gate_verdict, "GATE_VERSION", GATE_VERSION + 1)
     stored = GateVerdict.from_json(json.dumps(claims), verdict.judged)
     assert not stored.holds_for(parts, sources, allow)
 
@@ -219,6 +215,6 @@ def test_verdicts_change_only_with_the_gate_version(together):
     ]
     digest = hashlib.sha256(json.dumps(verdicts).encode()).hexdigest()
     assert VERDICTS_OF_VERSION.get(GATE_VERSION) == digest, (
-        "the gate's verdicts changed: bump gate.GATE_VERSION (drafts' stored verdicts are"
+        "the gate's verdicts changed: bump gate_verdict.GATE_VERSION (drafts' stored verdicts are"
         f" then judged again) and record {digest} for it here"
     )

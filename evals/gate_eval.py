@@ -22,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from company_ai.core import gate_context
-from company_ai.core.gate import Claim, SourceIndex, check, extract
+from company_ai.core.gate import Claim
+from company_ai.core.gate.context import check_together
+from company_ai.core.gate.extract import extract
+from company_ai.core.gate.index import SourceIndex
+from company_ai.core.gate.presence import check
 from company_ai.core.research import page_text
 from company_ai.core.sample import CITIES, FIRST, LAST, TITLES, iter_sample
-from company_ai.tools.company_pages import MONTH_NAMES, company_facts, company_page
+from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, company_page
 
 SENDER = "Sam Rivers"
 ALLOW = (SENDER, "Company AI")
@@ -184,7 +187,7 @@ def unsupported(
 ) -> list[Claim]:
     """The gate's claims on `text`; with `together`, the co-occurrence check's too."""
     index = SourceIndex(sources, allow, known=known)
-    return (gate_context.check_together if together else check)(extract(text), index)
+    return (check_together if together else check)(extract(text), index)
 
 
 def gate_scores(cases: list[Case], *, together: bool = False) -> Scores:
@@ -246,8 +249,8 @@ def title_case_words(count: int, seed: int = 0) -> list[str]:
 def adversarial_scores(aside: bool, *, together: bool = False) -> tuple[Scores, dict[str, Scores]]:
     """(all, by perturbation class) on the aside quarter (`aside=True`) or the tuning part
     of the drafts written to fool the gate; a draft is flagged if any claim is unsupported."""
-    from company_ai.tools.gate_adversary import ALLOW as SENDER_ALLOW
-    from company_ai.tools.gate_adversary import adversarial_drafts, known_names
+    from evals.gate_adversary import ALLOW as SENDER_ALLOW
+    from evals.gate_adversary import adversarial_drafts, known_names
 
     known = known_names()
     cases = [c for c in adversarial_drafts() if c.aside == aside]
@@ -272,7 +275,7 @@ def fair_scores(aside: bool, *, together: bool = False) -> Scores:
     """The fair drafts in the product's own shape (`gate_fair`), on the aside quarter of
     their shapes or the rest, judged as outreach judges them: every one flagged is a
     false alarm (fp); the rest are tn."""
-    from company_ai.tools.gate_fair import SENDER, fair_drafts
+    from evals.gate_fair import SENDER, fair_drafts
 
     drafts = [d for d in fair_drafts() if d.aside == aside]
     known = tuple(sorted({d.company for d in drafts}))
@@ -288,7 +291,7 @@ def rival_scores(aside: bool, *, together: bool = False, path: Path | None = Non
     second set, `gate_rivals2.json`, with `path`: all of it aside), on the aside part or the
     other: a draft is flagged when any claim of its subject or body is unsupported;
     positives are the fabricated ones."""
-    from company_ai.tools.gate_rivals import DATA, load
+    from evals.gate_rivals import DATA, load
 
     drafts = [d for d in load(path or DATA) if d.aside == aside]
     flagged = [

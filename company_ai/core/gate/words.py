@@ -1,7 +1,7 @@
-"""The fabrication gate's vocabulary: the word lists `core/gate.py` reads, and nothing else.
+"""The fabrication gate's vocabulary: the word lists the gate's modules read, and nothing else.
 
 Data only. Every word is lower case; a change here changes verdicts, so bump
-`gate.GATE_VERSION` with it (a test says when).
+`verdict.GATE_VERSION` with it (a test says when).
 """
 
 from __future__ import annotations
@@ -382,6 +382,80 @@ RELATIONSHIPS = {
         r"\bview|\bvisit|\bdownload|\bsigned up\b|\bregister|\battend",
     ),
 }
+# Where a match of each relationship's claim opens: it starts with one of these (letters,
+# spaces and dashes). The gate scans for them before trying the long pattern
+# (`phrases._PHRASE_OPENINGS`); a test holds them against each pattern.
+RELATIONSHIP_OPENINGS = {
+    "conversation": (
+        "as discussed|as we |chatting to you|chatting with you|good chat|good speak|"
+        "good talk|good to |great chat|great speak|great talk|great to |lovely chat|"
+        "lovely speak|lovely talk|lovely to |nice chat|nice speak|nice talk|nice to |"
+        "our brief |our call|our chat|our conversation|our discussion|our earlier |"
+        "our last |our phone |our previous |our quick |our recent |our talk|"
+        "speaking to you|speaking with you|talking to you|talking with you|"
+        "thank you again |thank you for our call|thank you for our chat|"
+        "thank you for our conversation|thank you for our time|thank you for the call|"
+        "thank you for the chat|thank you for the conversation|thank you for the time|"
+        "thank you for your call|thank you for your chat|thank you for your conversation|"
+        "thank you for your time|thanks again |thanks for our call|thanks for our chat|"
+        "thanks for our conversation|thanks for our time|thanks for the call|"
+        "thanks for the chat|thanks for the conversation|thanks for the time|"
+        "thanks for your call|thanks for your chat|thanks for your conversation|"
+        "thanks for your time|we chatted|we spoke|we talked"
+    ).split("|"),
+    "meeting": (
+        "after meeting you|glad meet you|glad meeting you|glad seeing you|glad to|"
+        "good meet you|good meeting you|good seeing you|good to|great meet you|"
+        "great meeting you|great seeing you|great to|lovely meet you|lovely meeting you|"
+        "lovely seeing you|lovely to|nice meet you|nice meeting you|nice seeing you|"
+        "nice to|our meeting|our meetup|pleasure meet you|pleasure meeting you|"
+        "pleasure seeing you|pleasure to|we met|when we met"
+    ).split("|"),
+    "introduction": (
+        "i was introduced|mutual connection|mutual contact|mutual friend|our connection|"
+        "our contact|our friend|our intro|referred by|referred me|the intro|"
+        "we were introduced|you were introduced|your intro"
+    ).split("|"),
+    "customer": (
+        "as a client|as a customer|as our client|as our customer|current client|"
+        "current customer|current partner|current user|existing client|existing customer|"
+        "existing partner|existing user|long-|longstanding client|longstanding customer|"
+        "longstanding partner|longstanding user|longtime client|longtime customer|"
+        "longtime partner|longtime user|loyal client|loyal customer|loyal partner|"
+        "loyal user|returning client|returning customer|returning partner|returning user|"
+        "valued client|valued customer|valued partner|valued user|your account with us|"
+        "your contract with us|your renewal with us|your subscription with us"
+    ).split("|"),
+    "proposal": (
+        "my proposal|my quotation|my quote|our proposal|our quotation|our quote|"
+        "the proposal|the quotation|the quote"
+    ).split("|"),
+    "message": (
+        "as promised|i sent you|my e-mail|my earlier |my email|my last |my mail|"
+        "my message|my note|my previous |my recent |our e-mail|our earlier |our email|"
+        "our last |our mail|our message|our note|our previous |our recent "
+    ).split("|"),
+    "reply": (
+        "as you asked|as you mentioned|as you requested|as you said|"
+        "thank you for the answer|thank you for the email|thank you for the message|"
+        "thank you for the note|thank you for the reply|thank you for the response|"
+        "thank you for your answer|thank you for your email|thank you for your message|"
+        "thank you for your note|thank you for your reply|thank you for your response|"
+        "thanks for the answer|thanks for the email|thanks for the message|"
+        "thanks for the note|thanks for the reply|thanks for the response|"
+        "thanks for your answer|thanks for your email|thanks for your message|"
+        "thanks for your note|thanks for your reply|thanks for your response|you asked|"
+        "you mentioned|you replied|you told me|you wrote|your question|your reply|"
+        "your response"
+    ).split("|"),
+    "engagement": (
+        "thank you for attending|thank you for downloading|thank you for registering|"
+        "thank you for signing up|thank you for visiting|thanks for attending|"
+        "thanks for downloading|thanks for registering|thanks for signing up|"
+        "thanks for visiting|you attended|you checked out|you downloaded|you registered|"
+        "you signed up|you viewed|you visited"
+    ).split("|"),
+}
 # Superlatives and awards: each is supported only by a source holding its key word.
 SUPERLATIVE = (
     r"\b(?:award|prize)[- ]?winning\b|\bawards?\b"
@@ -430,3 +504,19 @@ ROLE = (
     r"|\b(?:ceo|cfo|coo|cto|cmo|cio|cpo|cro|ciso|svp|evp|vp)(?: (?:of )?(?:operations|finance"
     r"|sales|marketing|engineering|product|people|technology|procurement|hr|it|growth))?\b"
 )
+# Where a match of ROLE opens (see RELATIONSHIP_OPENINGS).
+ROLE_OPENINGS = (
+    "ceo|cfo|chief |cio|ciso|cmo|co|cpo|cro|cto|director of |engineering director|"
+    "engineering lead|engineering manager|evp|executive |finance director|finance lead|"
+    "finance manager|financial director|financial lead|financial manager|founder|"
+    "head of |hr director|hr lead|hr manager|it director|it lead|it manager|"
+    "managing director|marketing director|marketing lead|marketing manager|"
+    "office director|office lead|office manager|operations director|operations lead|"
+    "operations manager|people director|people lead|people manager|president|"
+    "procurement director|procurement lead|procurement manager|product director|"
+    "product lead|product manager|program director|program lead|program manager|"
+    "programme director|programme lead|programme manager|project director|project lead|"
+    "project manager|sales director|sales lead|sales manager|senior |"
+    "supply chain director|supply chain lead|supply chain manager|svp|technical director|"
+    "technical lead|technical manager|vice|vp"
+).split("|")

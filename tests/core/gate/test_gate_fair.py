@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import functools
 
-from company_ai.core import gate_context
 from company_ai.core.drafting import judge_draft
-from company_ai.core.gate import extract
-from company_ai.tools.gate_fair import SENDER, SHAPES, aside_shapes, fair_drafts
+from company_ai.core.gate import context as gate_context
+from company_ai.core.gate.extract import extract
+from evals.gate_fair import SENDER, SHAPES, aside_shapes, fair_drafts
 
 
 @functools.cache

@@ -10,10 +10,9 @@ from collections import Counter
 
 import pytest
 
-from company_ai.core import gate_context
 from company_ai.core.gate import find_unsupported_claims
-from company_ai.tools import gate_adversary
-from company_ai.tools.gate_adversary import (
+from evals import gate_adversary
+from evals.gate_adversary import (
     ALLOW,
     CLASSES,
     adversarial_drafts,
@@ -71,8 +70,8 @@ def test_misattributions_hold_only_supported_claims_the_check_ties_together(fabr
         pairs = [
             c
             for text in case.parts.values()
-            for c in gate_context.find_unsupported_claims(
-                text, case.sources, allow=ALLOW, known=known
+            for c in find_unsupported_claims(
+                text, case.sources, allow=ALLOW, known=known, together=True
             )
         ]
         assert bool(pairs) == fabricated, (case.key, case.body)

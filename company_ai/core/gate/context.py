@@ -1,14 +1,14 @@
 """Claims that belong together: a true fact pinned on the wrong subject.
 
-The presence gate (`gate.check`) asks of each claim whether the sources hold it anywhere,
+The presence gate (`check`) asks of each claim whether the sources hold it anywhere,
 so "Globex cut costs by 41%" passes sources saying that Initech cut costs by 41% and Globex
 grew 12%. This check asks more of the claims one sentence ties together (a name with a
 number, two names, a name with a date): that one source passage, a sentence or a few
 neighbouring ones, holds them together without pinning the figure on someone else.
 
-    >>> find_unsupported_claims(
-    ...     "Globex cut costs by 41%.", ["Initech cut costs by 41%. Globex grew 12%."]
-    ... )
+    >>> from company_ai.core.gate.extract import extract
+    >>> sources = SourceIndex(["Initech cut costs by 41%. Globex grew 12%."])
+    >>> check_together(extract("Globex cut costs by 41%."), sources)
     [Claim(text='Globex cut costs by 41%', kind='misattributed', start=0, end=23)]
 
 A pair no passage holds is a `misattributed` claim spanning both parts, but only where the
@@ -28,8 +28,8 @@ reader's company does).
 Outreach drafts are judged with this check (`gate.judge(..., together=True)`); a summary
 (a vault page) is not, since it joins what its source says in different sentences (it
 lowered SummEdits' balanced accuracy: BENCHMARKS.md); `company-ai gate` judges as outreach
-does, through `find_unsupported_claims` here. The sources are looked at only for a sentence
-that may pair (a name and another claim); a pair is first looked for in the passages that
+does (`find_unsupported_claims(..., together=True)`). The sources are looked at only for a
+sentence that may pair (a name and another claim); a pair is first looked for in the passages that
 may hold both, and a name in a passage's normalised text, before any passage is indexed
 (each at most once); each claim pairs with at most `REACH` claims after it, so the work
 stays linear in the draft and in the sources. Each shortcut gives the plain form's answer
@@ -42,11 +42,18 @@ import functools
 import re
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from company_ai.core import gate
-from company_ai.core.gate import Claim, Mentions, SourceIndex
+from company_ai.core.gate.claim import Claim
+from company_ai.core.gate.extract import Mentions
+from company_ai.core.gate.index import SourceIndex
+from company_ai.core.gate.names import _ALSO_CALLED_FIRST, _PLACE_OF, _name_key, _names, _norm
+from company_ai.core.gate.phrases import _fold, _sentence_start
+from company_ai.core.gate.presence import _plain_opening as presence_plain_opening
+from company_ai.core.gate.presence import _undot, _unsupported_parts, check
+from company_ai.core.gate.values import DATE_WORDS, GREETING
+from company_ai.core.gate.words import CONNECTORS, DEMONYMS, PLACES
 
 # Which classes of claim pair up: "name", "number" (numbers, money, percentages), "date".
 PAIRS = frozenset({("name", "number"), ("name", "name"), ("name", "date")})
@@ -156,7 +163,7 @@ class Passages:
         if f" {item.key} " not in normalised:
             return False
         if item.quick == "phrase":
-            return True  # `gate._known` asks only the phrase
+            return True  # `presence._known` asks only the phrase
         return _capitalised_word(text, item.memo[1][0])
 
     def _text(self, i: int) -> tuple[str, str]:
@@ -165,9 +172,9 @@ class Passages:
         found = self._texts.get(i)
         if found is None:
             a, b = self.spans[i]
-            joined = gate._fold(self.joined[a:b])[0]
+            joined = _fold(self.joined[a:b])[0]
             if joined.isascii() and self._allowed is not None:
-                found = (joined, f" {gate._norm(joined)} | {self._allowed} ")
+                found = (joined, f" {_norm(joined)} | {self._allowed} ")
             else:
                 found = ("", "")
             self._texts[i] = found
@@ -179,7 +186,7 @@ class Passages:
         ASCII (its capitalised words are found otherwise)."""
         if not all(a.isascii() for a in self.allow):
             return None
-        return " | ".join(gate._norm(a) for a in self.allow)
+        return " | ".join(_norm(a) for a in self.allow)
 
     def held_together(self, a: _Item, b: _Item, mine: Mine, yours: bool = False) -> bool:
         """Whether one passage holds both `a` and `b`, and, for a name and a value, does not
@@ -240,7 +247,7 @@ class Passages:
                 lower = [w.lower() for w in words]
                 if not lower or lower[0] in present:
                     continue  # the present's own name ("Globex Harbor"): `_same`, by its first word
-                if all(w in gate.DATE_WORDS or _is_place(w) for w in lower):
+                if all(w in DATE_WORDS or _is_place(w) for w in lower):
                     continue
                 return True
         return False
@@ -262,10 +269,10 @@ class Passages:
             relatives = _relatives(text, 0, len(text))
             found = self._subjects[i] = [
                 (start, tuple(key.split()))
-                for start, _, words in gate._names(text, [])
-                if not any(w.lower() in gate.DATE_WORDS for w in words)  # "March", "Monday"
-                and not (gate._sentence_start(text, start) and _plain_opening(words, index))
-                and not _is_place(key := gate._name_key(words))
+                for start, _, words in _names(text, [])
+                if not any(w.lower() in DATE_WORDS for w in words)  # "March", "Monday"
+                and not (_sentence_start(text, start) and _plain_opening(words, index))
+                and not _is_place(key := _name_key(words))
                 and not _POSSESSED.search(text, 0, start)  # "Its Jebel Ali terminal": its
                 and not any(a <= start < b for a, b in relatives)  # "Diageo, which owns …,"
                 and not _A_NAME.search(text, 0, start)  # "opened a Fukuoka office": what, not who
@@ -341,8 +348,8 @@ _RUN_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 
 def _capitalised_word(text: str, word: str) -> bool:
     """Whether ASCII `text` writes `word` (a capitalised ASCII word, letters and digits) as
-    a run of its own (`gate._ASCII_RUN`, the run `SourceIndex.capitalised` reads), or
-    followed by . or - (after which `gate._norm` splits it off all the same)."""
+    a run of its own (`index._ASCII_RUN`, the run `SourceIndex.capitalised` reads), or
+    followed by . or - (after which `_norm` splits it off all the same)."""
     at = text.find(word)
     while at >= 0:
         end = at + len(word)
@@ -372,10 +379,10 @@ _NOUN_ENDINGS = ("ancy", "ency", "ity", "tion", "sion", "ment", "ance", "ence", 
 
 
 def _plain_opening(words: list[str], index: SourceIndex) -> bool:
-    """`gate._plain_opening`, and one word alone that ends as an abstract noun does."""
+    """`presence._plain_opening`, and one word alone that ends as an abstract noun does."""
     if len(words) == 1 and len(words[0]) > 5 and words[0].lower().endswith(_NOUN_ENDINGS):
         return not index.is_name(words[0])
-    return gate._plain_opening(words, index)
+    return presence_plain_opening(words, index)
 
 
 def _same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -425,17 +432,17 @@ def _claims(
     for n, (start, end, words, _) in enumerate(mentions.names):
         if pairable is not None and not pairable.names[n]:
             continue
-        if start in mentions.openings and gate._plain_opening(words, index):
+        if start in mentions.openings and presence_plain_opening(words, index):
             if len(words) == 1:
                 continue  # "Impressive growth…": an ordinary word
             start = end - len(" ".join(words[1:]))
             words = words[1:]
-        while len(words) > 1 and words[0].lower() in gate.CONNECTORS:
+        while len(words) > 1 and words[0].lower() in CONNECTORS:
             start = end - len(" ".join(words[1:]))  # "of the Commission": "Commission"
             words = words[1:]
         if "." in text[start:end]:
-            words = [gate._undot(w) for w in words]
-        key = gate._name_key(words)
+            words = [_undot(w) for w in words]
+        key = _name_key(words)
         if not key or key in reader or set(key.split()) <= allowed or _is_place(key):
             continue
         items.append(_name_item(start, end, words))
@@ -445,10 +452,10 @@ def _claims(
 
 def _name_item(start: int, end: int, words: list[str]) -> _Item:
     """A name at [start, end) of the text (empty for the reader's company, named nowhere)."""
-    key = gate._name_key(words)
+    key = _name_key(words)
 
     def name_held(i: SourceIndex) -> bool:
-        return next(iter(gate._unsupported_parts(words, i)), None) is None
+        return next(iter(_unsupported_parts(words, i)), None) is None
 
     named = ("n", tuple(words))
     return _Item(start, end, "name", name_held, named, key, _hint(words, key), _quick(words, key))
@@ -457,16 +464,16 @@ def _name_item(start: int, end: int, words: list[str]) -> _Item:
 @functools.lru_cache(maxsize=16)
 def _allowed_words(allow: tuple[str, ...]) -> frozenset[str]:
     """The words of the allowed names' keys (the sender's: the same for every draft)."""
-    return frozenset(word for a in allow for word in gate._name_key(a.split()).split())
+    return frozenset(word for a in allow for word in _name_key(a.split()).split())
 
 
 def _hint(words: list[str], key: str) -> str | None:
     """The first word of a name's key ("redfern" for "the Redfern Clinics"), which every
     passage holding the name holds too, in lower case; None where the sources may write it
     otherwise (an acronym, another name of a country, an accent or an apostrophe); `key`
-    is the name's (`gate._name_key`)."""
+    is the name's (`_name_key`)."""
     first = key.split(" ", 1)[0]
-    if not first.isascii() or not first.isalpha() or first in gate._ALSO_CALLED_FIRST:
+    if not first.isascii() or not first.isalpha() or first in _ALSO_CALLED_FIRST:
         return None
     if not any(w.lower().startswith(first) and not w.isupper() for w in words):
         return None
@@ -474,7 +481,7 @@ def _hint(words: list[str], key: str) -> str | None:
 
 
 def _quick(words: list[str], key: str) -> str:
-    """How `Passages._quickly_held` may test a name: "phrase" when `gate._known` asks only
+    """How `Passages._quickly_held` may test a name: "phrase" when `presence._known` asks only
     that the sources hold its key as a phrase (several words or a key of several, none an
     acronym); "word" for one plain ASCII word opening with a capital, its own key (the
     phrase and a capitalised word); else "" (the index is asked)."""
@@ -490,7 +497,7 @@ def _quick(words: list[str], key: str) -> str:
 
 def _is_place(key: str) -> bool:
     """A place or a people: where something happens, rarely whom a fact is about."""
-    return key in gate.PLACES or key in gate.DEMONYMS or key in gate._PLACE_OF
+    return key in PLACES or key in DEMONYMS or key in _PLACE_OF
 
 
 # The contact and their company as `drafting.source_material` writes them: "CRM: Ana
@@ -514,7 +521,7 @@ def _crm(joined: str) -> _Crm:
         return _Crm(frozenset(), None)
     company = tuple(found.group(2).split())
     return _Crm(
-        frozenset(gate._name_key(part.split()) for part in found.groups()),
+        frozenset(_name_key(part.split()) for part in found.groups()),
         company if company and company != ("None",) else None,
     )
 
@@ -551,10 +558,10 @@ def _reader(mentions: Mentions) -> set[str]:
     text = mentions.folded or mentions.text
     skipped = len(text) - len(text.lstrip())
     first = text[skipped:].split("\n", 1)[0]
-    if not gate.GREETING.match(first):
+    if not GREETING.match(first):
         return set()
     end = skipped + len(first)
-    return {gate._name_key(words) for start, _, words, _ in mentions.names if start < end}
+    return {_name_key(words) for start, _, words, _ in mentions.names if start < end}
 
 
 def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int]]:
@@ -691,8 +698,8 @@ def _pairable(mentions: Mentions, ends: list[int], implied: bool = False) -> _Pa
 
 
 def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:
-    """`gate.check`, and the pairs the sources do not hold together (`misattributed`)."""
-    claims = gate.check(mentions, index)
+    """`check`, and the pairs the sources do not hold together (`misattributed`)."""
+    claims = check(mentions, index)
     origin = mentions.origin
     for s, e in misattributed(mentions, index):
         if origin is not None:
@@ -700,10 +707,3 @@ def check_together(mentions: Mentions, index: SourceIndex) -> list[Claim]:
         claims.append(Claim(mentions.text[s:e], "misattributed", s, e))
     claims.sort(key=lambda c: (c.start, c.end))
     return claims
-
-
-def find_unsupported_claims(
-    text: str, sources: Sequence[str], *, allow: Iterable[str] = (), known: Iterable[str] = ()
-) -> list[Claim]:
-    """`gate.find_unsupported_claims` with the co-occurrence check."""
-    return check_together(gate.extract(text), SourceIndex(sources, allow, known=known))

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import dataclasses
 import doctest
+import functools
 
 import pytest
 
-from company_ai.core import gate, gate_context
-from company_ai.core.gate import SourceIndex, extract, judge
-from company_ai.core.gate_context import check_together, find_unsupported_claims
+from company_ai.core import gate
+from company_ai.core.gate import context as gate_context
+from company_ai.core.gate import judge
+from company_ai.core.gate import names as gate_names
+from company_ai.core.gate import presence as gate_presence
+from company_ai.core.gate import values as gate_values
+from company_ai.core.gate.context import check_together
+from company_ai.core.gate.extract import extract
+from company_ai.core.gate.index import SourceIndex
+
+find_together = functools.partial(gate.find_unsupported_claims, together=True)
 
 RIVALS = [
     "Initech cut costs by 41% in 2024. Globex grew 12% after opening in March 2023.",
@@ -20,7 +29,7 @@ RIVALS = [
 
 
 def misattributed(text: str, sources: list[str] = RIVALS, **kw) -> list[str]:
-    found = find_unsupported_claims(text, sources, **kw)
+    found = find_together(text, sources, **kw)
     assert all(c.kind == "misattributed" for c in found), found  # nothing else is unsupported
     return [c.text for c in found]
 
@@ -112,7 +121,7 @@ def test_the_reader_named_elsewhere_than_the_greeting_is_a_claim_like_any():
 
 def test_the_pair_is_reported_at_its_place_in_the_original_text():
     text = "Hi Ana,\n\nGl\u200bobex cut costs by 4\u200b1%, I read.\n"
-    found = find_unsupported_claims(text, RIVALS)
+    found = find_together(text, RIVALS)
     assert [(c.kind, c.text) for c in found] == [
         ("misattributed", "Gl\u200bobex cut costs by 4\u200b1%")
     ]
@@ -122,7 +131,7 @@ def test_the_pair_is_reported_at_its_place_in_the_original_text():
 def test_presence_claims_come_first_and_the_check_adds_only_pairs():
     mentions = extract("Globex cut costs by 41% and hired Tim Cook.")
     index = SourceIndex(RIVALS)
-    plain = gate.check(mentions, index)
+    plain = gate_presence.check(mentions, index)
     together = check_together(mentions, index)
     assert [c.text for c in plain] == ["Tim Cook"]
     assert [c for c in together if c.kind != "misattributed"] == plain
@@ -163,9 +172,9 @@ def test_sentences_split_at_ends_and_lines_only():
 def test_passages_are_looked_for_only_where_a_claim_may_be_yet_all_are_found():
     """The hint (a name's first word, a value's passages) spares indexing passages that
     cannot hold a claim: the same passages as testing every one, on the gate's drafts."""
-    from company_ai.tools.gate_adversary import ALLOW as SENDER
-    from company_ai.tools.gate_adversary import adversarial_drafts
-    from company_ai.tools.gate_eval import ALLOW, labelled_drafts
+    from evals.gate_adversary import ALLOW as SENDER
+    from evals.gate_adversary import adversarial_drafts
+    from evals.gate_eval import ALLOW, labelled_drafts
 
     cases = [(c.text, c.sources, ALLOW) for c in labelled_drafts()[:80]]
     cases += [(c.body, c.sources, SENDER) for c in adversarial_drafts() if not c.aside][::4]
@@ -193,7 +202,7 @@ def test_a_claim_held_only_across_passages_cannot_be_placed_and_pairs_with_nothi
 
 
 def test_the_benchmark_scores_the_check_only_when_asked():
-    from company_ai.tools.gate_eval import unsupported
+    from evals.gate_eval import unsupported
 
     assert unsupported("Globex cut costs by 41%.", RIVALS) == []
     assert [c.kind for c in unsupported("Globex cut costs by 41%.", RIVALS, together=True)] == [
@@ -220,9 +229,9 @@ TRICKY_DRAFTS = [
 
 
 def _tricky_and_gate_cases():
-    from company_ai.tools.gate_adversary import ALLOW as SENDER
-    from company_ai.tools.gate_adversary import adversarial_drafts
-    from company_ai.tools.gate_eval import ALLOW, labelled_drafts
+    from evals.gate_adversary import ALLOW as SENDER
+    from evals.gate_adversary import adversarial_drafts
+    from evals.gate_eval import ALLOW, labelled_drafts
 
     cases = [(c.text, c.sources, ALLOW) for c in labelled_drafts()[:60]]
     cases += [(c.body, c.sources, SENDER) for c in adversarial_drafts() if not c.aside][::6]
@@ -266,7 +275,7 @@ def test_a_word_written_as_its_own_run_is_what_the_index_capitalises():
         ("the Globexes", "Globex"),
         ("an.Globex", "Globex"),
     ]:
-        held = gate._norm(word) in SourceIndex([text]).capitalised
+        held = gate_names._norm(word) in SourceIndex([text]).capitalised
         assert gate_context._capitalised_word(text, word) <= held, (text, word)
     assert gate_context._capitalised_word("Globex grew.", "Globex")
     assert not gate_context._capitalised_word("5Globex grew", "Globex")
@@ -277,9 +286,9 @@ def test_a_pair_held_in_one_passage_is_found_first_with_the_same_verdicts(monkey
     claims with it as with every passage of each claim found first."""
     cases = _tricky_and_gate_cases()
     cases += [(d, RIVALS, ()) for d in ("Globex cut costs by 41%.", "Ana Silva met Bob Ames.")]
-    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    fast = [find_together(text, sources, allow=allow) for text, sources, allow in cases]
     monkeypatch.setattr(gate_context.Passages, "held_together", lambda self, *args: False)
-    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    plain = [find_together(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") >= 2
 
@@ -303,7 +312,7 @@ def test_sentences_that_cannot_pair_are_passed_without_the_sources(monkeypatch):
                 spared += bool(inside)
         passed += not pairable
     assert spared > 20 and passed > 5
-    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    fast = [find_together(text, sources, allow=allow) for text, sources, allow in cases]
 
     def every(mentions, ends, implied=False):
         return gate_context._Pairable(
@@ -311,7 +320,7 @@ def test_sentences_that_cannot_pair_are_passed_without_the_sources(monkeypatch):
         )
 
     monkeypatch.setattr(gate_context, "_pairable", every)
-    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    plain = [find_together(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
 
 
@@ -339,7 +348,7 @@ def test_the_passages_with_a_value_are_where_the_sources_values_start():
     for _, sources, allow in _tricky_and_gate_cases():
         index = SourceIndex(sources, allow)
         passages = gate_context.Passages(index)
-        starts = [s for s, _, _ in gate._numbers(index.joined, relative=False)]
+        starts = [s for s, _, _ in gate_values._numbers(index.joined, relative=False)]
         assert index.values.starts == starts
         again = {passages._at(s) for s in starts} | passages._containing("both")
         assert passages._valued == sorted(again)
@@ -452,14 +461,14 @@ def test_a_figure_in_a_sentence_naming_no_one_is_said_of_the_reader_s_company():
 def test_a_figure_no_other_subject_may_hold_is_passed_before_any_passage_is_indexed(monkeypatch):
     """`Passages.foreign` (a text test for a subject beside the reader's) changes no
     verdict: the same claims as when every figure naming no one is paired."""
-    from company_ai.tools.gate_fair import SENDER, fair_drafts
-    from company_ai.tools.gate_rivals import load
+    from evals.gate_fair import SENDER, fair_drafts
+    from evals.gate_rivals import load
 
     cases = [(d.body, d.sources, (SENDER,)) for d in fair_drafts(n_contacts=6)]
     cases += [(r.body, r.sources, tuple(r.allow)) for r in load()]
-    fast = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    fast = [find_together(text, sources, allow=allow) for text, sources, allow in cases]
     monkeypatch.setattr(gate_context.Passages, "foreign", lambda self, present: True)
-    plain = [find_unsupported_claims(text, sources, allow=allow) for text, sources, allow in cases]
+    plain = [find_together(text, sources, allow=allow) for text, sources, allow in cases]
     assert fast == plain
     assert sum(1 for claims in plain for c in claims if c.kind == "misattributed") > 20
 
@@ -486,6 +495,9 @@ def test_the_crm_line_is_read_as_source_material_writes_it():
     contact = Contact(1, "Ana Silva", "ana@globex.example", "Globex, Ltd", "Head at HQ", "Leeds")
     crm = gate_context._crm("\n".join(source_material(contact, "", [])))
     assert crm.company == ("Globex,", "Ltd")
-    assert crm.names == {gate._name_key(["Ana", "Silva"]), gate._name_key(["Globex,", "Ltd"])}
+    assert crm.names == {
+        gate_names._name_key(["Ana", "Silva"]),
+        gate_names._name_key(["Globex,", "Ltd"]),
+    }
     nameless = dataclasses.replace(contact, company=None)
     assert gate_context._crm("\n".join(source_material(nameless, "", []))).company is None

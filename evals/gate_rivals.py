@@ -1,6 +1,6 @@
 """Hand-written outreach drafts that try to beat the gate's "claims that belong together" check.
 
-`benchmarks/data/gate_rivals.json` holds 172 drafts (87 `fabricated`, 85 `fair`) written by
+`evals/data/gate_rivals.json` holds 172 drafts (87 `fabricated`, 85 `fair`) written by
 hand by an independent helper playing the adversary (session of the `rivals` branch). The
 helper read only the README's section on the fabrication gate and the shape of the material
 a drafter gets (`core/drafting.py::source_material`); it did not read the check
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "gate_rivals.json"
+DATA = Path(__file__).resolve().parent / "data" / "gate_rivals.json"
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,0 @@
-"""Tools around the product, not in it: sample data, measurements, evaluations."""
