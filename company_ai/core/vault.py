@@ -8,8 +8,8 @@ nothing changed; a note that disappeared is removed from staging and recorded as
 Never staged:
 - private folders (by name, at any depth, with everything under them; the name compared
   by `folder_key`, so `Journal `, `JOURNAL`, `Jour\u200bnal` or `Journal.` is `journal`):
-  nothing in them is read except to hash it; hidden folders (`.trash/`, `.obsidian/`, `.git/`) unless asked
-  for; dot-files;
+  nothing in them is read except to hash it; hidden folders (`.trash/`, `.obsidian/`,
+  `.git/`) unless asked for; dot-files;
 - whatever was private at the last run under another name (`_Memory.formerly_private`):
   a renamed private folder (the same directory by device and inode, or a new folder
   holding most of the note names of a private folder gone since, or a new folder holding
