@@ -178,7 +178,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Import contacts from a UTF-8 CSV file with a header row. Columns: name"
         " (required), email, other_emails (separated by ;), company, title, city. Each bad"
         " row is reported by line and not imported; the good rows are. Running it again"
-        " duplicates nothing. Exit status 0: every row imported; 1: some rows were bad.",
+        " duplicates nothing. Only a regular file of at most 50 MB is read (a folder, pipe or"
+        " device is refused). Exit status 0: every row imported; 1: some rows were bad, or"
+        " the file was refused.",
     )
     importer.add_argument("csvfile", type=Path, metavar="contacts.csv")
     importer.set_defaults(run=_import)

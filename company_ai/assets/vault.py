@@ -25,6 +25,7 @@ from company_ai.setup import Setup
 
 STAGING, PAGES, INDEX = "vault_staging", "recall_pages", "recall_index"
 SUPPORTED = "published_pages_are_supported_by_their_notes"  # blocks the index when it fails
+REFUSED_NOTHING = f"{STAGING}_refused_nothing"  # warns; every capture's check is so named
 
 
 def _staged_day(context: dg.AssetExecutionContext, asset: str) -> str | None:
@@ -64,10 +65,13 @@ WITHHELD_PAGES = "recall.db: SELECT title, problems FROM pages WHERE published =
 
 CHECKS = [
     dg.AssetCheckSpec(
-        "no_note_was_refused",
+        REFUSED_NOTHING,
         asset=STAGING,
-        description="Warns when a note was refused: named with its reason, or counted "
-        "by folder when it was private at the last run (a renamed private folder).",
+        description="Warns when a note was refused in the latest run: named with its reason "
+        "(unreadable, not UTF-8, binary, too big, broken or aliased front matter, a link into "
+        "a private folder), or counted by folder when it was private at the last run (a "
+        "renamed private folder). A refused note is not staged; one staged before keeps its "
+        "last good copy, and the next run tries it again.",
     ),
     dg.AssetCheckSpec(
         SUPPORTED,
@@ -115,9 +119,16 @@ def assets(setup: Setup) -> list:
         )
         reasons = dict(list(result.rejected.items())[:100])
         formerly_private = sum(result.formerly_private.values())
+        refused = len(result.rejected) + formerly_private
+        folders = {
+            folder: f"{n} notes that were private at the last run (a renamed private folder?)"
+            for folder, n in sorted(result.formerly_private.items())
+        }
         return dg.MaterializeResult(
             asset_key=STAGING,
             metadata={
+                "items_read": result.published + refused + result.held_forgotten,
+                "items_refused": refused,
                 "staged": len(result.staged),
                 "unchanged": result.unchanged,
                 "deleted": len(result.deleted),
@@ -133,12 +144,12 @@ def assets(setup: Setup) -> list:
             check_results=[
                 dg.AssetCheckResult(
                     asset_key=STAGING,
-                    check_name="no_note_was_refused",
-                    passed=not result.rejected and not formerly_private,
+                    check_name=REFUSED_NOTHING,
+                    passed=not refused,
                     severity=dg.AssetCheckSeverity.WARN,
                     metadata={
-                        "refused": len(result.rejected),
-                        "reasons": reasons,
+                        "refused": refused,
+                        "reasons": reasons | folders,
                         "formerly_private_notes": formerly_private,
                         "folders": sorted(result.formerly_private),
                     },

@@ -8,18 +8,29 @@ rows are. Importing is idempotent: a row is the contact that has any of its addr
 or (without an address) the contact imported before under the same name and company, so
 running the import again, or again after fixing the bad rows, duplicates nothing. Empty
 cells never overwrite what the CRM knows.
+
+Only a regular file of at most `MAX_CSV_BYTES` is read: a folder, a named pipe, a device
+(`/dev/zero`) or a bigger file is refused in one sentence before a byte is read, so the
+import never waits on a pipe or reads forever. Each row goes through `intake.take` alone:
+a cell that is not UTF-8, holds a control character (NUL included) or is too long refuses
+its row; the rest of the file is read. Cells are stored as `intake.clean_text` makes them
+(a formula such as `=HYPERLINK(...)` is stored as the text it is; nothing exports
+contacts to CSV).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from company_ai.core.contacts import normalize_email
+from company_ai.core.intake import Refused, Taken, clean_text, take
 from company_ai.core.people import (
     MAX_EMAILS,
     MAX_FIELD,
@@ -29,6 +40,8 @@ from company_ai.core.people import (
 )
 
 COLUMNS = ("name", "email", "other_emails", "company", "title", "city")
+# The biggest contacts file read: 100,000 contacts of six columns are about 10 MB.
+MAX_CSV_BYTES = 50 * 1024 * 1024
 BATCH = 1000  # rows per transaction: a killed import keeps whole batches, and a re-run is safe
 
 
@@ -54,17 +67,61 @@ class ImportReport:
 
 def read_contacts_csv(path: Path) -> tuple[list[tuple[int, ContactRecord]], list[RowError]]:
     """(line, record) for each good row, and a RowError for each bad one."""
+    text = _read_file(path).decode("utf-8-sig", errors="surrogateescape")
+    limit = csv.field_size_limit(MAX_CSV_BYTES)  # a long field is refused by its row
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return _read_rows(path, csv.reader(io.StringIO(text, newline="")))
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_CSV_BYTES, or CsvFileError in one
+    sentence. Checked before it is opened (a device is never opened) and again once open,
+    without blocking (a file swapped for a named pipe in between is refused, not waited on)."""
+    try:
+        kind = _not_regular(os.stat(path))
+        if kind is None:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+            try:
+                info = os.fstat(fd)
+                kind = _not_regular(info)
+                if kind is None and info.st_size <= MAX_CSV_BYTES:
+                    with os.fdopen(fd, "rb", closefd=False) as handle:
+                        data = handle.read(MAX_CSV_BYTES + 1)
+                    if len(data) <= MAX_CSV_BYTES:
+                        return data
+            finally:
+                os.close(fd)
     except FileNotFoundError:
         raise CsvFileError(f"no such file: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise CsvFileError(
-            f"{path} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
-        ) from None
     except OSError as exc:
-        raise CsvFileError(f"cannot read {path}: {exc.strerror}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+        raise CsvFileError(f"cannot read {path}: {exc.strerror}; nothing was imported") from None
+    if kind is not None:
+        raise CsvFileError(
+            f"{path} is not a regular file ({kind}): give a CSV file; nothing was imported"
+        )
+    raise CsvFileError(
+        f"{path} is {max(info.st_size, MAX_CSV_BYTES + 1):,} bytes, over the "
+        f"{MAX_CSV_BYTES:,}-byte limit for a contacts file: split it; nothing was imported"
+    )
+
+
+def _not_regular(info: os.stat_result) -> str | None:
+    """What the file is when it is not a regular file, else None."""
+    mode = info.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
+
+
+def _read_rows(path: Path, reader) -> tuple[list[tuple[int, ContactRecord]], list[RowError]]:
     try:
         header = [h.strip().lower() for h in next(reader)]
     except StopIteration:
@@ -73,52 +130,59 @@ def read_contacts_csv(path: Path) -> tuple[list[tuple[int, ContactRecord]], list
         raise CsvFileError(f"{path} is not CSV ({exc})") from None
     unknown = [h for h in header if h not in COLUMNS]
     if unknown or "name" not in header or len(set(header)) != len(header):
+        shown = ", ".join(repr(clean_text(h[:30])) for h in header)
         raise CsvFileError(
             f"{path}: the header must name distinct columns among {', '.join(COLUMNS)} "
-            f"(name required); found {', '.join(repr(h[:30]) for h in header)}"
+            f"(name required); found {shown}"
         )
-    good: list[tuple[int, ContactRecord]] = []
-    errors: list[RowError] = []
+    taken = Taken("import")
     first_line: dict[str, int] = {}  # an address or a name key -> the line that had it
-    for line, cells in _rows(reader, errors):
+
+    def row(item: tuple[int, list[str]]) -> tuple[int, ContactRecord] | None:
+        line, cells = item
         if not any(c.strip() for c in cells):
-            continue  # a blank line
+            return None  # a blank line
         if len(cells) != len(header):
-            errors.append(RowError(line, f"{len(cells)} cells for {len(header)} columns"))
-            continue
+            raise Refused(f"{len(cells)} cells for {len(header)} columns")
         try:
             record = _record(dict(zip(header, cells, strict=True)))
         except ValueError as exc:
-            errors.append(RowError(line, str(exc)))
-            continue
+            raise Refused(str(exc)) from None
         keys = list(record.emails) or [record.external_id or ""]
         repeated = next((k for k in keys if k in first_line), None)
         if repeated is not None:
-            errors.append(RowError(line, f"the same contact as line {first_line[repeated]}"))
-            continue
-        first_line |= {k: line for k in keys}
-        good.append((line, record))
-    return good, errors
+            raise Refused(f"the same contact as line {first_line[repeated]}")
+        first_line.update((k, line) for k in keys)
+        return line, record
+
+    rows = take(taken, _rows(reader, taken), key=lambda item: str(item[0]), handle=row)
+    good = [kept for kept in rows if kept is not None]
+    return good, [RowError(int(r.key), r.reason) for r in taken.refusals]
 
 
-def _rows(reader, errors: list[RowError]) -> Iterator[tuple[int, list[str]]]:
+def _rows(reader, taken: Taken) -> Iterator[tuple[int, list[str]]]:
     while True:
         try:
             cells = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            errors.append(RowError(reader.line_num, f"not CSV ({exc})"))
-            return  # the reader cannot go on past a broken quote: the rest is reported
+            # The reader cannot go on past a broken quote: the rest is reported.
+            taken.refuse(str(reader.line_num), f"not CSV ({exc})")
+            return
         yield reader.line_num, cells
 
 
-def _record(row: dict[str, str]) -> ContactRecord:
-    for column, value in row.items():
-        if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
-            raise ValueError(f"{column} contains a control character")
+def _record(cells: dict[str, str]) -> ContactRecord:
+    row: dict[str, str] = {}
+    for column, value in cells.items():
         if len(value.strip()) > MAX_FIELD:
             raise ValueError(f"{column} is longer than {MAX_FIELD} characters")
+        if any("\udc80" <= c <= "\udcff" for c in value):  # undecodable bytes, escaped
+            raise ValueError(f"{column} is not UTF-8 text (save the file as UTF-8)")
+        if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
+            raise ValueError(f"{column} contains a control character")
+        row[column] = clean_text(value)
     name = " ".join(row["name"].split())
     if not name:
         raise ValueError("name is empty")

@@ -131,6 +131,13 @@ def take(
 # joiners are kept (some scripts need them).
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Unicode's default-ignorable code points (zero-width space, joiners, soft hyphen, word
+# joiner, variation selectors, tags...): invisible, so never part of a name as compared.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
 
 
 def clean_text(text: str) -> str:
@@ -143,9 +150,10 @@ def clean_text(text: str) -> str:
 
 
 def name_key(name: str) -> str:
-    """A name as compared, never as shown: NFKC, case-folded, inner spaces squeezed and
-    trimmed, so `Journal `, `JOURNAL`, `Ｊｏｕｒｎａｌ` and `Journal\u00a0` are one name."""
-    folded = unicodedata.normalize("NFKC", clean_text(name)).casefold()
+    """A name as compared, never as shown: NFKC, case-folded, invisible (default-ignorable)
+    characters dropped, inner spaces squeezed and trimmed, so `Journal `, `JOURNAL`,
+    `Ｊｏｕｒｎａｌ`, `Journal\u00a0` and `Jour\u200bnal` are one name."""
+    folded = unicodedata.normalize("NFKC", _IGNORABLE.sub("", clean_text(name))).casefold()
     return " ".join(folded.split())
 
 

@@ -6,9 +6,10 @@ into the staging folder; nothing downstream reads the vault, only `<staging>/not
 nothing changed; a note that disappeared is removed from staging and recorded as deleted.
 
 Never staged:
-- private folders (by name, at any depth, with everything under them): nothing in them is
-  read except to hash it; hidden folders (`.trash/`, `.obsidian/`, `.git/`) unless asked
-  for; dot-files;
+- private folders (by name, at any depth, with everything under them; the name compared
+  by `folder_key`, so `Journal `, `JOURNAL`, `Jour\u200bnal` or `Journal.` is `journal`):
+  nothing in them is read except to hash it; hidden folders (`.trash/`, `.obsidian/`,
+  `.git/`) unless asked for; dot-files;
 - whatever was private at the last run under another name (`_Memory.formerly_private`):
   a renamed private folder (the same directory by device and inode, or a new folder
   holding most of the note names of a private folder gone since, or a new folder holding
@@ -28,10 +29,12 @@ hashes of their paths, names, contents and folders, never by name.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import stat
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -42,6 +45,7 @@ import yaml
 
 from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.files import write_atomic
+from company_ai.core.intake import name_key
 from company_ai.core.tombstones import Tombstones
 
 MANIFEST = "manifest.json"
@@ -182,7 +186,7 @@ def stage_vault(
     if not vault.is_dir():
         raise FileNotFoundError(f"no vault at {vault}: set COMPANY_AI_VAULT_DIR to your vault")
     root = vault.resolve()
-    private = {name.strip().lower() for name in private_folders if name.strip()}
+    private = {key for key in map(folder_key, private_folders) if key}
     day = day or datetime.now(UTC).date().isoformat()
     leftovers = _remove_temporary_files(staging)
     writing = staging / WRITING
@@ -439,7 +443,7 @@ def _walk(
                     result.hidden_folders += not is_private
                 else:
                     pending.append(
-                        (Path(entry.path), child, is_private or entry.name.lower() in private)
+                        (Path(entry.path), child, is_private or folder_key(entry.name) in private)
                     )
             elif entry.is_symlink() and entry.is_dir():
                 links.append(child)
@@ -488,7 +492,7 @@ def _check(
         real = Path(path).resolve()
         if not real.is_relative_to(root):
             return "a symlink to a file outside the vault", None
-        if any(part.lower() in private for part in real.relative_to(root).parts[:-1]):
+        if any(folder_key(part) in private for part in real.relative_to(root).parts[:-1]):
             return INTO_PRIVATE, None
     try:
         info = os.stat(path) if entry.is_symlink() else entry.stat(follow_symlinks=False)
@@ -524,6 +528,18 @@ def _decode(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+@functools.lru_cache(maxsize=4096)  # once per folder name, not once per note
+def folder_key(name: str) -> str:
+    """A folder's name as the privacy rule compares it: `intake.name_key` (NFKC, case
+    folded, invisible characters dropped, spaces trimmed), then accents dropped and
+    trailing dots trimmed, so `Journal `, `JOURNAL`, `Ｊｏｕｒｎａｌ`, `Jour\u200bnal`,
+    `Joúrnal` and `Journal.` (the same folder on Windows) are all the folder `journal`.
+    Dropping accents may make a public folder private (`Privé`), never the reverse."""
+    key = unicodedata.normalize("NFKD", name_key(name))
+    key = "".join(c for c in key if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", key).rstrip(". ")
 
 
 def _join(folder: str, name: str) -> str:

@@ -1,7 +1,13 @@
 import os
 
 from company_ai.core.distill import assign_titles, raw_title
-from company_ai.core.vault import read_manifest, split_front_matter, stage_vault, staged_notes
+from company_ai.core.vault import (
+    folder_key,
+    read_manifest,
+    split_front_matter,
+    stage_vault,
+    staged_notes,
+)
 from tests.conftest import PRIVATE_CANARY
 
 
@@ -135,3 +141,14 @@ def test_front_matter_is_split_from_the_body():
     meta, body = split_front_matter("---\ntitle: A\ntags: [x]\n---\n# A\n")
     assert meta == {"title": "A", "tags": ["x"]} and body == "# A\n"
     assert split_front_matter("# No front matter\n") == ({}, "# No front matter\n")
+
+
+def test_the_private_folders_setting_is_compared_as_the_folders_are(vault, tmp_path):
+    """The setting spelt oddly names the same folders: `ＰＲＩＶＡＴＥ.` is `private`."""
+    plain = stage_vault(vault, tmp_path / "plain", day="2026-11-28")
+    odd = stage_vault(
+        vault, tmp_path / "odd", private_folders=(" ＰＲＩＶＡＴＥ. ", "Jour\u200bnal\u00a0"),
+        day="2026-11-28",
+    )  # fmt: skip
+    assert odd.staged == plain.staged and odd.private_skipped == plain.private_skipped > 0
+    assert folder_key("Jou\u0301rnal. ") == folder_key("JOURNAL") == "journal"

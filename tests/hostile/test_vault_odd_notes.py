@@ -172,6 +172,12 @@ def test_every_odd_note_is_refused_with_a_reason_in_the_metadata_and_the_run_suc
     (vault / "notes" / os.fsdecode(b"caf\xe9.md")).write_text("# Cafe\n\nLatin-1 name.\n")
     (vault / "projects" / "same.md").write_text("# Budget\n\nOne.\n")
     (vault / "projects" / "same-too.md").write_text("# Budget\n\nTwo.\n")
+    (vault / "notes" / "latin1.md").write_bytes(
+        "# Caf\xe9\n\nSaved as Latin-1.\n".encode("latin-1")
+    )
+    (vault / "notes" / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with open(vault / "notes" / "huge.md", "wb") as huge:  # 50 MB, sparse: never read
+        huge.truncate(50 * 1024 * 1024)
     res = {
         "stores": StoresResource(data_dir=str(tmp_path / "data")),
         "vault": VaultResource(path=str(vault)),
@@ -187,15 +193,22 @@ def test_every_odd_note_is_refused_with_a_reason_in_the_metadata_and_the_run_suc
     staging, pages = result.asset_materializations_for_node("vault_night")[:2]
     assert staging.asset_key.to_user_string() == "vault_staging"
     meta = {k: v.value for k, v in staging.metadata.items()}
-    assert meta["rejected"] == 4 and meta["published_notes"] == 23
+    assert meta["rejected"] == meta["items_refused"] == 7 and meta["published_notes"] == 23
     reasons = meta["refused_notes"]
     assert "not a regular file" in reasons["notes/pipe.md"]
     assert "YAML alias" in reasons["notes/bomb.md"]
     assert "nests deeper" in reasons["notes/deep.md"]
     assert "not valid UTF-8" in reasons["notes/caf\\xe9.md"]
+    assert reasons["notes/latin1.md"] == "not UTF-8 text (invalid byte at offset 5)"
+    assert reasons["notes/image.md"] == "binary content (NUL bytes) in a .md file"
+    assert reasons["notes/huge.md"] == (
+        "52,428,800 bytes, over the 1,000,000-byte limit for a note"
+    )
     [check] = [c for c in result.get_asset_check_evaluations()
-               if c.check_name == "no_note_was_refused"]  # fmt: skip
+               if c.check_name == "vault_staging_refused_nothing"]  # fmt: skip
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    check_meta = {k: v.value for k, v in check.metadata.items()}
+    assert check_meta["refused"] == 7 and check_meta["reasons"] == reasons
     assert pages.asset_key.to_user_string() == "recall_pages"
     assert pages.metadata["entities"].value == 23
     assert staged_notes(tmp_path / "data" / "vault_staging")

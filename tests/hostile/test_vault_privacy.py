@@ -265,7 +265,7 @@ def test_a_renamed_private_folder_leaves_no_trace_in_any_store_log_or_run(tmp_pa
         )  # fmt: skip
         assert second.success
         checks = {c.check_name: c for c in second.get_asset_check_evaluations()}
-        refused = checks["no_note_was_refused"]
+        refused = checks["vault_staging_refused_nothing"]
         assert not refused.passed and refused.severity == dg.AssetCheckSeverity.WARN
         meta = {k: v.value for k, v in refused.metadata.items()}
         assert meta["formerly_private_notes"] == 2 and "clients/legal/" in meta["folders"]
@@ -275,3 +275,42 @@ def test_a_renamed_private_folder_leaves_no_trace_in_any_store_log_or_run(tmp_pa
     assert find_canary(PRIVATE_CANARY, data, home) == []
     with Stores(data).connect("recall") as conn:
         assert conn.execute("SELECT count(*) FROM entities").fetchone()[0] == 21
+
+
+def test_no_spelling_of_a_private_folder_publishes_anything(tmp_path, vault):
+    """Every spelling of tests/hostile/vault_names/names.json (trailing space, NBSP,
+    full-width, accents, zero-width characters, a trailing dot, nested, linked) is private:
+    the whole vault night runs and no file under the data directory or DAGSTER_HOME holds
+    any of their text; the public notes all publish, and only the two links are refused."""
+    from tests.hostile.vault_names import recipe
+
+    baseline = stage_vault(vault, tmp_path / "baseline", day=DAY1).private_skipped
+    cases = recipe.build(vault)
+    home, data = tmp_path / "dagster_home", tmp_path / "data"
+    home.mkdir()
+    res = {
+        "stores": StoresResource(data_dir=str(data)),
+        "vault": VaultResource(path=str(vault)),
+        "llm": LLMResource(),
+        "embedder": Embedder(),
+    }
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = dg.materialize([VAULT_NIGHT], partition_key=SETUP.daily.get_last_partition_key(),
+                                resources=res, instance=instance)  # fmt: skip
+        assert result.success
+        events = " ".join(str(e) for e in instance.all_logs(result.run_id))
+    staging = result.asset_materializations_for_node("vault_night")[0]
+    meta = {k: v.value for k, v in staging.metadata.items()}
+    leaked = [c.path for c in cases if find_canary(c.token, data, home)]
+    assert leaked == [], leaked
+    assert find_canary(recipe.CANARY, data, home) == []
+    assert recipe.CANARY not in events and not any(c.token in events for c in cases)
+    assert meta["private_skipped"] == baseline + len(cases)
+    assert meta["refused_notes"] == {
+        "notes/linked-secret.md": "a symlink into a private folder",
+        "notes/hard-linked.md": "the same content as a note in a private folder",
+    }
+    assert meta["published_notes"] == 21
+    with Stores(data).connect("recall") as conn:
+        assert conn.execute("SELECT count(*) FROM entities").fetchone()[0] == 21
+        assert conn.execute("SELECT count(*) FROM search_docs").fetchone()[0] == 21
