@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
@@ -65,10 +66,8 @@ def test_ordinary_json_is_read_as_written():
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=2_000))
 def test_no_bytes_raise_anything_but_refused(raw):
-    try:
+    with contextlib.suppress(Refused):
         intake.load_json(raw)
-    except Refused:
-        pass
 
 
 json_values = st.recursive(
