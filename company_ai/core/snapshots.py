@@ -59,7 +59,8 @@ MIN_TABLE_ROWS = 20
 # all dropped when the embedding model changes, then embedded again.
 REBUILT_TABLES = frozenset({"search_vectors"})
 # SQLite's answers when a store file is not (or no longer) a whole database: the store is
-# set aside. Any other error (a full disk, no permission) fails the whole snapshot.
+# set aside. Any other error fails the whole snapshot (a full disk, no permission), unless
+# the store itself cannot be read either (`_readable`: a short read of a cut file, …).
 _UNREADABLE = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
 
 
@@ -255,8 +256,8 @@ def _take(source: Path, staging: Path, domain: str) -> tuple[dict, list[str]]:
         tables = row_counts(target)
         verdict = _integrity(target, "quick_check")
     except sqlite3.DatabaseError as exc:
-        if getattr(exc, "sqlite_errorname", None) not in _UNREADABLE:
-            raise
+        if getattr(exc, "sqlite_errorname", None) not in _UNREADABLE and _readable(source):
+            raise  # the store reads: the copy could not be written (a full disk, …)
         target.unlink(missing_ok=True)
         return {"file": source.name, "domain": domain}, [
             f"{source.name} is not a readable SQLite database ({exc})"
@@ -271,6 +272,20 @@ def _take(source: Path, staging: Path, domain: str) -> tuple[dict, list[str]]:
     if verdict != ["ok"]:
         return entry, [f"{source.name}: quick_check says {'; '.join(verdict[:3])}"]
     return entry, []
+
+
+def _readable(source: Path) -> bool:
+    """Whether SQLite can read the store's schema at all (an error copying it that this
+    survives is the copy's, not the store's)."""
+    try:
+        conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+    return True
 
 
 def _set_aside(staging: Path, entry: dict, problems: list[str]) -> dict:
