@@ -2,6 +2,7 @@ import errno
 import json
 import os
 import shutil
+import sqlite3
 from datetime import UTC, datetime
 
 import pytest
@@ -188,3 +189,29 @@ def test_a_run_killed_between_the_two_renames_of_a_retake_loses_nothing(data, tm
     assert sorted(p.name for p in root.iterdir()) == ["2026-11-28", "2026-11-29"]
     assert load_manifest(root / "2026-11-28").files == good.files
     assert restore_drill(root).passed
+
+
+def test_an_error_copying_a_store_sets_it_aside_only_when_the_store_itself_cannot_be_read(
+    data, tmp_path, monkeypatch
+):
+    root = tmp_path / "snaps"
+    take_snapshot(data, root, "2026-11-28", keep=3, now=TAKEN)
+    real = snapshots._copy_db
+
+    def io_error_on_crm(source, target):
+        if source.name == "crm.db":
+            raise sqlite3.OperationalError("disk I/O error")  # which side: unknown
+        real(source, target)
+
+    monkeypatch.setattr(snapshots, "_copy_db", io_error_on_crm)
+    # The CRM reads: the error is the copy's (the disk), so the whole run fails.
+    with pytest.raises(SnapshotError, match="disk I/O error. Nothing was published"):
+        take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
+    assert snapshot_days(root) == ["2026-11-28"]
+    # The CRM itself cannot be read: it alone is set aside, the other stores are taken.
+    for extra in ("crm.db-wal", "crm.db-shm"):
+        (data.data_dir / extra).unlink(missing_ok=True)
+    (data.data_dir / "crm.db").write_bytes(b"\x00" * 100 + b"not sqlite" * 100)
+    taken = take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
+    assert taken.refused == {"crm.db": "crm.db is not a readable SQLite database (disk I/O error)"}
+    assert taken.last_good["crm.db"] == "2026-11-28" and "memory.db" in taken.last_good
