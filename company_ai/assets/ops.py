@@ -17,6 +17,13 @@ from company_ai.setup import Setup
 DIGEST_WINDOW = timedelta(hours=24)
 DIGEST_MAX_WINDOW = timedelta(days=7)  # after a long outage, the digest covers up to a week
 BRIEF_WINDOW = timedelta(hours=12)  # "overnight": since 18:00 for the 06:00 brief
+SNAPSHOT_CHECK = "db_snapshots_refused_nothing"
+
+
+class SnapshotConfig(dg.Config):
+    # The stores shrank on purpose (a clean-up): take every readable store as its new last
+    # good generation, and drop a store that is gone from the data directory.
+    accept_shrink: bool = False
 
 
 def _report(
@@ -178,9 +185,22 @@ def assets(setup: Setup) -> list:
         kinds={"sqlite"},
         owners=[OWNER],
         metadata=CAPTURE_META,
+        check_specs=[
+            dg.AssetCheckSpec(
+                SNAPSHOT_CHECK,
+                asset="db_snapshots",
+                blocking=False,
+                description="Fails (ERROR) when a store was set aside instead of snapshotted: "
+                "a table vanished, its rows fell sharply, or the file is gone or unreadable. "
+                "Names the store, the table and why; the store's last good generation is kept.",
+            )
+        ],
     )
     def db_snapshots(
-        context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
+        context: dg.AssetExecutionContext,
+        config: SnapshotConfig,
+        stores: StoresResource,
+        ops_folders: OpsFolders,
     ) -> dg.MaterializeResult:
         """Daily snapshots of every domain store, made with SQLite's online backup API.
 
@@ -188,9 +208,15 @@ def assets(setup: Setup) -> list:
         day only and refuses a past day (a missed snapshot is reported, never faked).
         Source: the `*.db` files under the data directory, copied while writers keep writing.
         Grain: one folder per day, `COMPANY_AI_SNAPSHOT_DIR/<day>/`, holding the copies and
-        `manifest.json` (file, size, sha256, row counts per table), published whole by a
-        rename; the newest `COMPANY_AI_SNAPSHOT_RETENTION` folders are kept. The monthly
-        `restore_drill` check restores the latest one and proves it.
+        `manifest.json` (file, size, sha256, row counts per table, and each store's last good
+        day), published whole by a rename. Each store is judged alone against its last good
+        generation: one whose table vanished, whose rows (a table's or the store's) fell
+        under half, or whose file is gone or unreadable is set aside (its copy under
+        `<day>/suspect/`), keeps its last good generation and fails the check
+        `db_snapshots_refused_nothing`; the other stores are taken. A shrink on purpose is
+        taken with the run config `accept_shrink: true`. The newest
+        `COMPANY_AI_SNAPSHOT_RETENTION` days are kept, and always each store's last good
+        one. The monthly `restore_drill` check restores each store's last good generation.
         """
         day = days.require_current(context, setup, "every store's content")
         try:
@@ -200,22 +226,42 @@ def assets(setup: Setup) -> list:
                 day,
                 keep=ops_folders.snapshot_retention,
                 now=setup.now(),
+                allow_shrink=config.accept_shrink,
             )
         except snapshots.SnapshotError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        refused = manifest.refused
+        if refused:
+            context.log.error(f"stores set aside, their last good generation kept: {refused}")
         return dg.MaterializeResult(
             metadata={
                 "folder": dg.MetadataValue.path(str(manifest.folder)),
                 "files": len(manifest.files),
                 "bytes": manifest.bytes,
                 "rows": {f["file"]: sum(f["tables"].values()) for f in manifest.files},
-            }
+                "items_refused": len(refused),
+                "reasons": refused,
+                "last_good": manifest.last_good,
+            },
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name=SNAPSHOT_CHECK,
+                    passed=not refused,
+                    # ERROR: a store without a fresh backup is alerted at once (sensors/
+                    # alerts.py) and counted in the digest; non-blocking, the others are taken.
+                    severity=dg.AssetCheckSeverity.ERROR,
+                    description="; ".join(f"{f} set aside: {why}" for f, why in refused.items())
+                    or "every store was snapshotted",
+                    metadata={"refused": len(refused), "reasons": refused},
+                )
+            ],
         )
 
     @dg.asset_check(asset=db_snapshots, blocking=False)
     def restore_drill(ops_folders: OpsFolders) -> dg.AssetCheckResult:
-        """Restores the latest snapshot into a temporary folder: checksums, integrity_check and
-        row counts against the manifest. Monthly (restore_drill_job); a failure is alerted."""
+        """Restores each store's last good generation (as the latest manifest names it) into a
+        temporary folder: checksums, integrity_check and row counts against the manifest.
+        Monthly (restore_drill_job); a failure is alerted."""
         report = snapshots.restore_drill(ops_folders.snapshot_dir)
         if not report.passed:
             dg.get_dagster_logger().error(

@@ -70,6 +70,9 @@ class Digest:
     not_taken: list[Due] = field(default_factory=list)
     recovered: list[RunInfo] = field(default_factory=list)
     warnings: dict[str, int] = field(default_factory=dict)  # failed WARN checks, counted
+    # Failed ERROR checks, counted: each was alerted when it failed (sensors/alerts.py);
+    # the digest lists them again so a morning's reading shows what is still wrong.
+    check_errors: dict[str, int] = field(default_factory=dict)
 
     def render(self) -> str:
         lines = [
@@ -81,6 +84,9 @@ class Digest:
         if self.failed:
             lines.append("ERROR: failed:")
             lines += [f"- {r.label()}: {r.error or r.status}" for r in self.failed]
+        if self.check_errors:
+            lines.append("ERROR: checks failed (each alerted when it failed):")
+            lines += [f"- {name}: {count}" for name, count in sorted(self.check_errors.items())]
         if self.missed:
             lines.append("Missed (no run yet):")
             lines += [f"- {d.job} {d.partition} (due {to_iso(d.tick)})" for d in self.missed]
@@ -111,11 +117,13 @@ def build_digest(
     """What ran, failed, was missed (or not taken) and recovered; `runs` are the window's
     runs, with the status they had at `until`."""
     warnings: dict[str, int] = {}
+    check_errors: dict[str, int] = {}
     for run in runs:
         for check in run.checks:
-            if not check.passed and check.severity == "WARN":
+            if not check.passed:
+                counted = warnings if check.severity == "WARN" else check_errors
                 key = f"{check.asset} {check.name}"
-                warnings[key] = warnings.get(key, 0) + 1
+                counted[key] = counted.get(key, 0) + 1
     return Digest(
         since,
         until,
@@ -125,6 +133,7 @@ def build_digest(
         not_taken=sorted(not_taken),
         recovered=[r for r in runs if r.status == "SUCCESS" and r.catchup_attempt],
         warnings=warnings,
+        check_errors=check_errors,
     )
 
 

@@ -9,7 +9,7 @@ import json
 import logging
 import os
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -32,6 +32,7 @@ from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from tests.conftest import AS_OF
 from tests.fakes import FakeServer, Reply
+from tests.hostile import stores as hostile_stores
 from tests.hostile.canary import find_canary
 from tests.hostile.privileges import run_python_unprivileged
 from tests.setup import named
@@ -76,17 +77,21 @@ def test_a_first_snapshot_of_an_empty_data_dir_is_refused_too(tmp_path):
     assert snapshot_days(tmp_path / "snaps") == []
 
 
-def test_a_snapshot_missing_a_store_of_the_last_good_one_is_refused(good, sample_dir, tmp_path):
+def test_a_retake_from_a_folder_missing_stores_keeps_their_good_copies(good, sample_dir, tmp_path):
     root, manifest = good
+    before = {f["file"]: f for f in load_manifest(root / DAY).files}
     wrong = tmp_path / "wrong"
     wrong.mkdir()
     shutil.copy(sample_dir / "crm.db", wrong / "crm.db")  # another folder: only a CRM
-    with pytest.raises(SnapshotError) as refused:
-        take_snapshot(Stores(wrong), root, DAY, keep=3, now=TAKEN)
-    message = str(refused.value)
-    assert "memory.db" in message and "outreach.db" in message and DAY in message
-    assert "allow_shrink" in message and "nothing was published" in message.lower()
-    assert_untouched(root, manifest)
+    taken = take_snapshot(Stores(wrong), root, DAY, keep=3, now=TAKEN)  # the same day again
+    assert set(taken.refused) == {"memory.db", "outreach.db"}
+    assert all("is not in the data directory" in why for why in taken.refused.values())
+    assert taken.last_good == {"crm.db": DAY, "memory.db": DAY, "outreach.db": DAY}
+    # The day's folder was replaced, and the good copies it held went on into the new one.
+    for name in ("memory.db", "outreach.db"):
+        assert snapshots.sha256_file(root / DAY / name) == before[name]["sha256"]
+    assert [p.name for p in root.iterdir()] == [DAY], "no staging folder left behind"
+    assert restore_drill(root).passed
 
 
 def test_an_empty_snapshot_published_earlier_is_no_baseline(sample_dir, tmp_path):
@@ -98,34 +103,58 @@ def test_an_empty_snapshot_published_earlier_is_no_baseline(sample_dir, tmp_path
     wrong = tmp_path / "wrong"
     wrong.mkdir()
     shutil.copy(sample_dir / "crm.db", wrong / "crm.db")
-    with pytest.raises(SnapshotError, match="no memory.db, which the snapshot of 2026-11-28 has"):
-        take_snapshot(Stores(wrong), root, DAY, keep=3, now=TAKEN)
+    taken = take_snapshot(Stores(wrong), root, DAY, keep=3, now=TAKEN)
+    assert taken.refused["memory.db"].startswith("memory.db is not in the data directory")
+    assert taken.last_good["memory.db"] == "2026-11-28"
     take_snapshot(Stores(sample_dir), root, DAY, keep=3, now=TAKEN)  # the real one replaces it
+    assert load_manifest(root / DAY).last_good == dict.fromkeys(taken.last_good, DAY)
     assert restore_drill(root).passed
 
 
-def test_a_snapshot_with_far_fewer_rows_is_refused(good, tmp_path):
+def test_a_snapshot_with_far_fewer_rows_keeps_every_last_good_generation(good, tmp_path):
     root, manifest = good
     small = Stores(tmp_path / "small")
     load_sample(small, contacts=20, as_of=AS_OF)  # the same stores, far fewer rows
-    with pytest.raises(SnapshotError, match="under 50% of the"):
-        take_snapshot(small, root, DAY, keep=3, now=TAKEN)
-    assert_untouched(root, manifest)
+    taken = take_snapshot(small, root, "2026-11-30", keep=3, now=TAKEN)
+    assert taken.files == [] and set(taken.last_good.values()) == {DAY}
+    assert "table contacts: 20 rows, under 50% of the 300 on 2026-11-29" in taken.refused["crm.db"]
+    for entry in taken.suspect:  # the copies set aside are kept as evidence, not as backups
+        assert entry["kept"] == f"suspect/{entry['file']}"
+        assert (root / "2026-11-30" / entry["kept"]).is_file()
+    assert (root / DAY / MANIFEST).read_text() == manifest
+    report = restore_drill(root)
+    assert report.passed and report.restored == [f"{f} ({DAY})" for f in sorted(taken.last_good)]
 
 
-def test_the_shrink_threshold_is_any_store_missing_or_under_half_the_rows(tmp_path):
-    def entry(name, rows):
-        return {"file": name, "tables": {"t": rows}}
+def test_each_store_and_table_is_judged_against_its_own_last_good_generation():
+    def judge(was, now):
+        return snapshots.judge({"tables": was}, DAY, {"tables": now})
 
-    last = snapshots.Manifest(DAY, tmp_path, [entry("crm.db", 60), entry("memory.db", 140)])
-    assert snapshots.shrinkage(last, [entry("crm.db", 60), entry("memory.db", 40)]) == []
-    assert snapshots.shrinkage(last, [entry("crm.db", 60), entry("memory.db", 39)]) == [
-        f"99 rows, under 50% of the 200 in the snapshot of {DAY}"
+    big = {"contacts": 1000, "contact_emails": 900, "intake_refusals": 0}
+    assert judge(big, big | {"contacts": 999, "contact_emails": 899}) == [], "a forget"
+    assert judge(big, big | {"contacts": 500}) == [], "half is still no sharp fall"
+    assert judge(big, big | {"contacts": 499}) == [
+        f"table contacts: 499 rows, under 50% of the 1,000 on {DAY}"
     ]
-    assert snapshots.shrinkage(last, [entry("memory.db", 900)]) == [
-        f"no crm.db, which the snapshot of {DAY} has"
+    assert judge(big, {"contacts": 1000, "intake_refusals": 0}) == [
+        f"table contact_emails vanished (it had 900 rows on {DAY})"
     ]
-    assert snapshots.shrinkage(None, [entry("crm.db", 1)]) == []
+    assert judge(big, {}) == [
+        f"table {t} vanished (it had {n:,} rows on {DAY})" for t, n in big.items()
+    ], "every table gone: each named, the empty ones too"
+    # Tables too small to judge alone are judged as a store; a rebuilt cache is not judged.
+    small = {"a": 19, "b": 19, "c": 19}
+    assert judge(small, {"a": 0, "b": 19, "c": 19}) == []
+    assert judge(small, {"a": 0, "b": 0, "c": 19}) == [
+        f"19 rows in all, under 50% of the 57 on {DAY}"
+    ]
+    assert judge({"a": 10}, {"a": 0}) == [], "a store of ten rows moves by whole rows"
+    assert (
+        judge({"search_vectors": 5000, "search_docs": 50}, {"search_vectors": 0, "search_docs": 50})
+        == []
+    )
+    fts = {"search_fts": 0, "search_fts_data": 300, "docs": 30}
+    assert judge(fts, {"search_fts": 0, "search_fts_data": 2, "docs": 30}) == []
 
 
 def test_an_intended_shrink_is_published_when_asked_for(good, tmp_path):
@@ -133,17 +162,17 @@ def test_an_intended_shrink_is_published_when_asked_for(good, tmp_path):
     small = Stores(tmp_path / "small")
     load_sample(small, contacts=20, as_of=AS_OF)
     manifest = take_snapshot(small, root, DAY, keep=3, now=TAKEN, allow_shrink=True)
-    assert load_manifest(root / DAY).files == manifest.files
+    assert load_manifest(root / DAY).files == manifest.files and manifest.refused == {}
     assert restore_drill(root).passed
     # ... and the smaller snapshot is the new baseline: the next one is compared with it.
-    take_snapshot(small, root, "2026-11-30", keep=3, now=TAKEN)
+    assert take_snapshot(small, root, "2026-11-30", keep=3, now=TAKEN).refused == {}
 
 
 def test_the_drill_fails_on_a_snapshot_without_stores_or_rows(good, tmp_path):
     root, _ = good
     path = root / DAY / MANIFEST
-    path.write_text(json.dumps(json.loads(path.read_text()) | {"files": []}))  # as published
-    report = restore_drill(root)  # by the code before this check
+    path.write_text(json.dumps({"day": DAY, "files": []}))  # as published by the code
+    report = restore_drill(root)  # before this check
     assert not report.passed and report.problems == ["the snapshot holds no store"]
 
     fresh = Stores(tmp_path / "fresh")
@@ -317,3 +346,102 @@ def test_the_retry_on_a_quiet_tick_scrubs_the_error_too(tmp_path):
         assert len(server.requests) == 2
     assert retried.pending == 1 and retried.error.startswith("NotifierError: telegram answered 401")
     assert find_canary(CANARY_TOKEN, tmp_path) == [] and "<secret>" in retried.error
+
+
+# --- damaged stores through the real asset (tests/hostile/stores/) ------------------
+
+NEXT = "2026-11-30"  # the day after DAY: its 08:15 snapshot is current on 2026-12-01
+NEXT_MORNING = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def snapshot_run(data: Path, clock, at: datetime, day: str, instance) -> dg.ExecuteInProcessResult:
+    from tests.assets.test_ops import resources
+
+    clock(at)
+    return dg.materialize(
+        [named("db_snapshots")], partition_key=day, instance=instance, resources=resources(data)
+    )
+
+
+@pytest.mark.parametrize("recipe", sorted(hostile_stores.recipes()))
+def test_a_damaged_store_keeps_its_last_good_generation_the_others_go_on(data, clock, recipe):
+    from tests.assets.test_ops import MORNING
+
+    root = data / "snapshots"
+    with dg.instance_for_test() as instance:
+        assert snapshot_run(data, clock, MORNING, DAY, instance).success
+        good = {f["file"]: f for f in load_manifest(root / DAY).files}
+        expected = hostile_stores.recipes()[recipe].damage(data)
+        result = snapshot_run(data, clock, NEXT_MORNING, NEXT, instance)
+        assert result.success, "one bad store does not fail the others' snapshots"
+        [check] = result.get_asset_check_evaluations()
+    assert check.check_name == "db_snapshots_refused_nothing" and not check.passed
+    assert check.severity == dg.AssetCheckSeverity.ERROR
+    reasons = check.metadata["reasons"].value
+    assert check.metadata["refused"].value == 1 and list(reasons) == [expected.store]
+    assert expected.reason in reasons[expected.store]
+    if expected.table:
+        assert f"table {expected.table}" in reasons[expected.store]
+    assert expected.store in check.description
+    meta = result.asset_materializations_for_node("db_snapshots")[0].metadata
+    assert meta["items_refused"].value == 1 and expected.store in meta["reasons"].value
+
+    after = json.loads((root / NEXT / MANIFEST).read_text())
+    assert after["last_good"][expected.store] == DAY, "the last good generation is kept"
+    assert all(day == NEXT for f, day in after["last_good"].items() if f != expected.store)
+    assert expected.store not in {f["file"] for f in after["files"]}
+    assert {f["file"] for f in after["files"]} == set(good) - {expected.store}
+    # The day's good copy of the damaged store is untouched, and the restore uses it.
+    assert snapshots.sha256_file(root / DAY / expected.store) == good[expected.store]["sha256"]
+    report = restore_drill(root)
+    assert report.passed, report.problems
+    assert f"{expected.store} ({DAY})" in report.restored
+
+
+def test_a_store_set_aside_reaches_the_alerts_and_the_digest(data, clock):
+    from company_ai import ledger
+    from company_ai.core.reports import build_digest
+    from company_ai.core.times import utc_now
+    from company_ai.sensors.alerts import check_failure_alerts
+    from tests.assets.test_ops import MORNING, outbox, resources
+    from tests.hostile.stores import empty_crm
+
+    defs = dg.Definitions(
+        assets=[named("db_snapshots")], sensors=[check_failure_alerts], resources=resources(data)
+    )
+    started = utc_now() - timedelta(minutes=1)  # Dagster records runs at the wall clock
+    with dg.instance_for_test() as instance:
+        assert snapshot_run(data, clock, MORNING, DAY, instance).success
+        empty_crm.damage(data)
+        assert snapshot_run(data, clock, NEXT_MORNING, NEXT, instance).success
+        check_failure_alerts(
+            dg.build_sensor_context(instance=instance, definitions=defs, resources=resources(data))
+        )
+        ended = utc_now() + timedelta(minutes=1)
+        runs = ledger.runs_between(instance, started, ended)  # as the digest reads them
+    assert any(
+        t.startswith("ERROR: check failed: db_snapshots:db_snapshots_refused_nothing")
+        for t in outbox(data)
+    )
+    digest = build_digest(runs, [], started, ended).render()
+    assert (
+        "ERROR: checks failed (each alerted when it failed):\n"
+        "- db_snapshots db_snapshots_refused_nothing: 1"
+    ) in digest
+
+
+def test_forgetting_one_person_is_no_shrink(data, clock):
+    from company_ai.core.forget import forget
+    from tests.assets.test_ops import MORNING
+
+    stores = Stores(data)
+    with stores.connect("crm", readonly=True) as crm:
+        (email,) = crm.execute("SELECT email FROM contact_emails LIMIT 1").fetchone()
+    with dg.instance_for_test() as instance:
+        assert snapshot_run(data, clock, MORNING, DAY, instance).success
+        forget(stores, email, now="2026-11-30T10:00:00Z", log=lambda _: None)
+        result = snapshot_run(data, clock, NEXT_MORNING, NEXT, instance)
+    [check] = result.get_asset_check_evaluations()
+    assert check.passed, check.description
+    after = json.loads((data / "snapshots" / NEXT / MANIFEST).read_text())
+    assert set(after["last_good"].values()) == {NEXT}
