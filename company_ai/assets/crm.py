@@ -10,6 +10,7 @@ from company_ai.core.people import BUDGET_S, MAX_PAGES, SyncError, sync_people
 from company_ai.core.schema import Store
 from company_ai.core.times import to_iso
 from company_ai.core.tombstones import Tombstones
+from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
@@ -34,13 +35,10 @@ def assets(setup: Setup) -> list:
                 description="No person removed by `company-ai forget` is in the CRM again "
                 "(a restored snapshot brings them back; the sync itself skips them).",
             ),
-            dg.AssetCheckSpec(
-                "crm_contacts_refused_nothing",
-                asset="crm_contacts",
-                blocking=False,
-                description="The latest sync refused no person and no page of the address "
-                "book (a refused one is in crm.db's intake_refusals with its reason; the rest "
-                "were synced).",
+            refused_nothing_spec(
+                "crm_contacts",
+                "The latest sync refused no person and no page of the address book (a refused "
+                "one is in crm.db's intake_refusals with its reason; the rest were synced).",
             ),
         ],
     )
@@ -106,12 +104,7 @@ def assets(setup: Setup) -> list:
                         "fix": "run `company-ai forget --reapply`" if returned else "none",
                     },
                 ),
-                dg.AssetCheckResult(
-                    check_name="crm_contacts_refused_nothing",
-                    passed=not report.refusals,
-                    severity=dg.AssetCheckSeverity.WARN,
-                    metadata={"refused": len(report.refusals), "reasons": report.reasons()},
-                ),
+                refused_nothing("crm_contacts", report.reasons(), refused=len(report.refusals)),
             ],
         )
 

@@ -6,6 +6,7 @@ from company_ai import days
 from company_ai.constants import CAPTURE_META, INBOX, OWNER
 from company_ai.core.engagement import take_signals
 from company_ai.core.inbox import read_cursor, taken_keys, triage, write_cursor
+from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
@@ -22,6 +23,14 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         pool="outreach_db",
         metadata=CAPTURE_META,
+        check_specs=[
+            refused_nothing_spec(
+                "inbox_replies",
+                "No mail was refused in this triage. WARN otherwise, listing each refused "
+                "mail's provider id and why (recorded in outreach.db's intake_refusals and not "
+                "read again; the rest of the mail was triaged).",
+            )
+        ],
     )
     def inbox_replies(
         context: dg.AssetExecutionContext, stores: StoresResource, inbox_source: InboxSource
@@ -69,28 +78,10 @@ def assets(setup: Setup) -> list:
                 "read_failures": len(fetched.failures),
                 "cursor_moved": moved,
                 "inbox": inbox_source.backend,
-            }
-        )
-
-    @dg.asset_check(asset=inbox_replies, blocking=False)
-    def inbox_replies_refused_nothing(
-        context: dg.AssetCheckExecutionContext,
-    ) -> dg.AssetCheckResult:
-        """No mail was refused in the latest triage. WARN otherwise, listing each refused
-        mail's provider id and why (they are recorded in `outreach.db`'s `intake_refusals`
-        and not read again; the rest of the mail was triaged)."""
-        event = context.instance.get_latest_materialization_event(inbox_replies.key)
-        materialization = event.asset_materialization if event else None
-        found = materialization.metadata if materialization else {}
-        refused = found.get("items_refused")
-        reasons = found.get("refused_reasons")
-        count = int(refused.value) if refused is not None else 0  # type: ignore[arg-type]
-        listed = dict(reasons.value) if reasons is not None else {}  # type: ignore[arg-type]
-        return dg.AssetCheckResult(
-            passed=count == 0,
-            severity=dg.AssetCheckSeverity.WARN,
-            metadata={"refused": count, "reasons": listed},
-            description=f"{count} mail(s) refused" if count else "no mail refused",
+            },
+            check_results=[
+                refused_nothing("inbox_replies", done.taken.reasons(), refused=done.taken.refused)
+            ],
         )
 
     @dg.asset(
@@ -100,6 +91,14 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         pool="memory_db",
         metadata=CAPTURE_META,
+        check_specs=[
+            refused_nothing_spec(
+                "engagement_signals",
+                "No drop file was refused in this run. WARN otherwise, listing each refused "
+                "file and why; the files are in the drop folder's rejected/, each with its "
+                "<name>.why.txt.",
+            )
+        ],
     )
     def engagement_signals(
         context: dg.AssetExecutionContext, stores: StoresResource, engagement_drop: EngagementDrop
@@ -143,38 +142,12 @@ def assets(setup: Setup) -> list:
                 "unknown_contacts": done.unknown_contacts,
                 "opens_recorded": done.opens_recorded,
                 "folder": dg.MetadataValue.path(engagement_drop.folder),
-            }
+            },
+            check_results=[
+                refused_nothing(
+                    "engagement_signals", done.taken.reasons(), refused=done.taken.refused
+                )
+            ],
         )
 
-    @dg.asset_check(asset=engagement_signals, blocking=False)
-    def engagement_signals_refused_nothing(
-        context: dg.AssetCheckExecutionContext,
-    ) -> dg.AssetCheckResult:
-        """No drop file was refused in the latest run. WARN (never blocking) otherwise,
-        listing each refused file and why; the files are in the drop folder's `rejected/`,
-        each with its `<name>.why.txt`."""
-        return refused_nothing(context, engagement_signals.key)
-
-    return [
-        inbox_replies,
-        inbox_replies_refused_nothing,
-        engagement_signals,
-        engagement_signals_refused_nothing,
-    ]
-
-
-def refused_nothing(
-    context: dg.AssetCheckExecutionContext, key: dg.AssetKey
-) -> dg.AssetCheckResult:
-    """The `<asset>_refused_nothing` verdict, from the asset's latest materialization's
-    metadata (`items_refused`, `reasons`)."""
-    event = context.instance.get_latest_materialization_event(key)
-    meta = event.asset_materialization.metadata if event and event.asset_materialization else {}
-    refused = meta["items_refused"].value if "items_refused" in meta else 0
-    reasons = meta["reasons"].value if "reasons" in meta else {}
-    return dg.AssetCheckResult(
-        passed=not refused,
-        severity=dg.AssetCheckSeverity.WARN,
-        description=f"{refused} item(s) refused in the latest run" if refused else "none refused",
-        metadata={"refused": refused, "reasons": reasons},
-    )
+    return [inbox_replies, engagement_signals]

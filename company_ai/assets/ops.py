@@ -9,6 +9,7 @@ from company_ai.core.reports import BriefInput, build_brief, build_digest
 from company_ai.core.state import StateExportError, export_state
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import TIMETABLE
+from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
@@ -17,7 +18,6 @@ from company_ai.setup import Setup
 DIGEST_WINDOW = timedelta(hours=24)
 DIGEST_MAX_WINDOW = timedelta(days=7)  # after a long outage, the digest covers up to a week
 BRIEF_WINDOW = timedelta(hours=12)  # "overnight": since 18:00 for the 06:00 brief
-SNAPSHOT_CHECK = "db_snapshots_refused_nothing"
 
 
 class SnapshotConfig(dg.Config):
@@ -186,11 +186,9 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         metadata=CAPTURE_META,
         check_specs=[
-            dg.AssetCheckSpec(
-                SNAPSHOT_CHECK,
-                asset="db_snapshots",
-                blocking=False,
-                description="Fails (ERROR) when a store was set aside instead of snapshotted: "
+            refused_nothing_spec(
+                "db_snapshots",
+                "Fails (ERROR) when a store was set aside instead of snapshotted: "
                 "a table vanished, its rows fell sharply, or the file is gone or unreadable. "
                 "Names the store, the table and why; the store's last good generation is kept.",
             )
@@ -244,15 +242,12 @@ def assets(setup: Setup) -> list:
                 "last_good": manifest.last_good,
             },
             check_results=[
-                dg.AssetCheckResult(
-                    check_name=SNAPSHOT_CHECK,
-                    passed=not refused,
+                refused_nothing(
+                    "db_snapshots",
+                    refused,
                     # ERROR: a store without a fresh backup is alerted at once (sensors/
                     # alerts.py) and counted in the digest; non-blocking, the others are taken.
                     severity=dg.AssetCheckSeverity.ERROR,
-                    description="; ".join(f"{f} set aside: {why}" for f, why in refused.items())
-                    or "every store was snapshotted",
-                    metadata={"refused": len(refused), "reasons": refused},
                 )
             ],
         )

@@ -17,6 +17,7 @@ from company_ai.core.distill import SYSTEM_PROMPT, Page, distill_staging, offlin
 from company_ai.core.schema import Store
 from company_ai.core.tombstones import Tombstones
 from company_ai.core.vault import stage_vault, staging_dir
+from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
@@ -25,7 +26,6 @@ from company_ai.setup import Setup
 
 STAGING, PAGES, INDEX = "vault_staging", "recall_pages", "recall_index"
 SUPPORTED = "published_pages_are_supported_by_their_notes"  # blocks the index when it fails
-REFUSED_NOTHING = f"{STAGING}_refused_nothing"  # warns; every capture's check is so named
 
 
 def _staged_day(context: dg.AssetExecutionContext, asset: str) -> str | None:
@@ -64,10 +64,9 @@ class VaultNightConfig(dg.Config):
 WITHHELD_PAGES = "recall.db: SELECT title, problems FROM pages WHERE published = 0"
 
 CHECKS = [
-    dg.AssetCheckSpec(
-        REFUSED_NOTHING,
-        asset=STAGING,
-        description="Warns when a note was refused in the latest run: named with its reason "
+    refused_nothing_spec(
+        STAGING,
+        "Warns when a note was refused in the latest run: named with its reason "
         "(unreadable, not UTF-8, binary, too big, broken or aliased front matter, a link into "
         "a private folder), or counted by folder when it was private at the last run (a "
         "renamed private folder). A refused note is not staged; one staged before keeps its "
@@ -142,17 +141,12 @@ def assets(setup: Setup) -> list:
                 "held_forgotten": result.held_forgotten,
             },
             check_results=[
-                dg.AssetCheckResult(
-                    asset_key=STAGING,
-                    check_name=REFUSED_NOTHING,
-                    passed=not refused,
-                    severity=dg.AssetCheckSeverity.WARN,
-                    metadata={
-                        "refused": refused,
-                        "reasons": reasons | folders,
-                        "formerly_private_notes": formerly_private,
-                        "folders": sorted(result.formerly_private),
-                    },
+                refused_nothing(
+                    STAGING,
+                    reasons | folders,
+                    refused=refused,
+                    formerly_private_notes=formerly_private,
+                    folders=sorted(result.formerly_private),
                 )
             ],
         )

@@ -543,7 +543,7 @@ class Triage:
             "forgotten_dropped": self.forgotten,
             "times_flagged": self.times_flagged,
             "items_refused": self.taken.refused,
-            "refused_reasons": self.taken.reasons(),
+            "reasons": self.taken.reasons(),
             "episodes_written": self.episodes_written,
             "warmth_changes": self.warmth_changes,
         }

@@ -24,9 +24,7 @@ from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.stores import StoresResource
 from tests.setup import named
 
-engagement_signals, refused_nothing = named(
-    "engagement_signals", "engagement_signals_refused_nothing"
-)
+engagement_signals = named("engagement_signals")
 CORPUS = Path(__file__).parent / "drops"
 ADA = "ada@acme.example"
 AT = "2026-11-29T12:00:00Z"
@@ -113,7 +111,7 @@ def corpus(tmp_path, clock):
 
 def run(resources, instance):
     result = dg.materialize(
-        [engagement_signals, refused_nothing],
+        [engagement_signals],
         partition_key=DAY,
         instance=instance,
         resources=resources,
