@@ -206,6 +206,20 @@ FORGETTER = textwrap.dedent("""
             log(self, entry)
             die()  # written: the progress file is still there
         tombstones.Tombstones.log = logged
+    elif step == "progress":
+        # Killed inside the progress file's atomic write after the first place: its
+        # temporary copy (the person's addresses) written, not yet renamed.
+        import tempfile
+        writes = []
+        def write_then_killed(path, data_, **kwargs):
+            writes.append(path)
+            if len(writes) == 2:
+                fd, _ = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                os.write(fd, data_)
+                die()
+            write(path, data_, **kwargs)
+        write = forget.write_atomic
+        forget.write_atomic = write_then_killed
     elif step == "vectors" and where == "erasing":
         # Chroma's deletions are committed and the labels to zero are noted: the process
         # dies in a write to Chroma's SQLite (its pages half written, the journal hot).
@@ -245,6 +259,7 @@ KILLS = [
     ("compact", "chroma.sqlite3"),
     ("audit", "begins"),
     ("audit", "written"),
+    ("progress", "tmp"),
 ]
 
 
@@ -351,3 +366,28 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next(small, tmp_path, st
     third = cli("--data-dir", data, "forget", email, "--json")
     assert third.returncode == 0, third.stderr[-2000:]
     assert json.loads(third.stdout)["already_forgotten"] is True
+
+
+def test_a_killed_forgets_progress_file_is_its_own_and_no_snapshot_takes_it(small, tmp_path):
+    """The progress file holds their addresses until the forget is finished: readable by
+    its owner only, and not in a snapshot taken meanwhile (snapshots copy the stores)."""
+    from company_ai.core.forget import PROGRESS_FILE
+    from company_ai.core.snapshots import take_snapshot
+
+    source, _, email, _, _ = small
+    data = shutil.copytree(source, tmp_path / "data")
+    killed = subprocess.run(
+        [sys.executable, "-c", FORGETTER, str(data), email, "files:begins"],
+        env=os.environ | {"PYTHONPATH": os.getcwd()},
+        capture_output=True,
+        text=True,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    progress = data / PROGRESS_FILE
+    assert email in progress.read_text()
+    assert progress.stat().st_mode & 0o077 == 0, "readable by its owner only"
+    snap = take_snapshot(Stores(data), tmp_path / "snaps", DAY, keep=1, now=datetime.now(UTC))
+    assert snap.files
+    assert [p for p in (tmp_path / "snaps").rglob("*") if "progress" in p.name] == []
+    assert cli("--data-dir", data, "forget", email).returncode == 0
+    assert list(data.glob(f"*{PROGRESS_FILE}*")) == []
