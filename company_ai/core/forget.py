@@ -5,9 +5,10 @@ First a tombstone is written (`core/tombstones.py`), so that from then on no syn
 mail or vault note brings them back; then each place in `PLACES` is cleared in its own
 transaction, in order, and a progress record (`forget-progress.json`, the one file that
 holds the person's addresses while a forget runs) says which are done, so a forget killed
-midway is finished by running it again. Last, every SQLite file is vacuumed and its WAL
-truncated, so deleted bytes do not linger in free pages, and the audit log in
-`forgotten.json` gets the counts (never the personal data).
+midway (even by SIGKILL, at any step: tests/faults/test_kill.py) is finished by running
+it again. Last, every SQLite file is vacuumed and its WAL truncated, so deleted bytes do
+not linger in free pages, and the audit log in `forgotten.json` gets the counts (never the
+personal data), once per forget however often it was resumed.
 
 Episodes are append-only: a forget is the one sanctioned deletion. It lifts the refusal
 inside its own transaction, deletes the person's episodes, re-seals each day it touched and
@@ -195,8 +196,17 @@ def _run(
         "person": stones.key(person.emails[0]) if person.emails else None,
         "removed": result.removed,
     }
-    stones.log(entry)
-    (data / PROGRESS_FILE).unlink(missing_ok=True)
+    # A forget killed after its audit entry but before the progress file went is finished
+    # again: the entry (this forget's person and start) is written once.
+    if not any(
+        (e.get("person"), e.get("started_at")) == (entry["person"], entry["started_at"])
+        for e in stones.forgets
+    ):
+        stones.log(entry)
+    # The progress file goes, and any temporary copy of it a kill inside its atomic write
+    # left (`.forget-progress.json.*.tmp`: it holds the addresses as much as the file does).
+    for path in [data / PROGRESS_FILE, *data.glob(f".{PROGRESS_FILE}.*.tmp")]:
+        path.unlink(missing_ok=True)
     for note in result.vault_notes:
         log(f"the vault note {note} mentions them: it is yours to edit")
     return result

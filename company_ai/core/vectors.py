@@ -387,8 +387,18 @@ def _zero_from(path: Path, start: int) -> None:
 
 
 def _segments(path: Path) -> dict[str, Path]:
-    """Each collection's index folder, from Chroma's catalogue."""
-    conn = sqlite3.connect(f"file:{path / 'chroma.sqlite3'}?mode=ro", uri=True)
+    """Each collection's index folder, from Chroma's catalogue.
+
+    Opened for reading and writing (`mode=rw`: never created), though it only reads. A
+    process killed inside a write to Chroma's SQLite (a forget, a build) leaves its rollback
+    journal hot, and the next reader must roll it back first; a read-only connection cannot,
+    and fails with "attempt to write a readonly database" (SQLITE_READONLY_ROLLBACK). Here
+    that was fatal for good: an erase cut short reads this first (`_finish_erasing`) before
+    Chroma opens the file, so every later forget failed the same way and the journal stayed.
+    `erase` holds the store's exclusive lock meanwhile, and SQLite's own locks decide whether the
+    journal is hot (no other writer holds the file), so the rollback undoes only the dead
+    write."""
+    conn = sqlite3.connect(f"file:{path / 'chroma.sqlite3'}?mode=rw", uri=True)
     try:
         rows = conn.execute(
             "SELECT c.name, s.id FROM segments s JOIN collections c ON c.id = s.collection "
