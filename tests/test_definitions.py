@@ -168,3 +168,34 @@ def test_loading_the_code_location_prints_no_warning(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "Warning" not in done.stderr, done.stderr
+
+
+# The captures that read what the world sends (core/intake.py): each names what it set
+# aside in one check of the same name and kind (company_ai/refusals.py).
+INTAKES = {
+    "crm_contacts",
+    "inbox_replies",
+    "engagement_signals",
+    "research_findings",
+    "vault_staging",
+    "db_snapshots",
+}
+
+
+def refusal_checks() -> dict[str, dg.AssetCheckSpec]:
+    graph = defs.get_repository_def().asset_graph
+    return {
+        key.name: graph.get_check_spec(key)
+        for key in graph.asset_check_keys
+        if key.name.endswith("_refused_nothing")
+    }
+
+
+def test_every_capture_that_reads_the_world_says_what_it_set_aside():
+    checks = refusal_checks()
+    assert set(checks) == {f"{asset}_refused_nothing" for asset in INTAKES}
+    for asset in INTAKES:
+        spec = checks[f"{asset}_refused_nothing"]
+        assert spec.asset_key.to_user_string() == asset
+        assert not spec.blocking, "what one item did never stops what depends on the rest"
+        assert spec.description and "refused" in spec.description.lower()
