@@ -49,6 +49,10 @@ class RecipeServer:
         self._stop = True
         self._sock.close()
 
+    def prepare(self, recipe: dict) -> None:
+        """Build `recipe`'s body now (a gzip bomb is made once, then served from memory)."""
+        self._response(recipe)
+
     def _serve(self) -> None:
         while not self._stop:
             try:
