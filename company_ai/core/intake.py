@@ -305,6 +305,15 @@ def safe_url(url: str) -> str:
     return urlunsplit((parts.scheme, host + port, parts.path, query, ""))
 
 
+def has_credentials(url: str) -> bool:
+    """Whether `url` carries a user, a password or a credential parameter (`safe_url`)."""
+    try:
+        userinfo = "@" in urlsplit(url).netloc
+    except ValueError:
+        return True
+    return userinfo or f"={REDACTED}" in safe_url(url)
+
+
 # --- refusals recorded ---------------------------------------------------------------------
 
 # Each store that holds a capture's rows has this table (core/schema.py): a refused item is

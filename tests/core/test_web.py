@@ -404,3 +404,19 @@ def test_errors_name_the_url_without_its_credentials(server):
         pages(allow=server.url).text(url)
     assert "SECRET123" not in str(caught.value) and "hunter2pw" not in str(caught.value)
     assert "api_key=REDACTED&page=2" in str(caught.value)
+
+
+def test_a_research_address_with_credentials_is_kept_out_of_the_definitions(monkeypatch):
+    from company_ai.definitions import resources
+    from company_ai.settings import Settings
+
+    secret = "https://{domain}/?api_key=SECRET123"
+    monkeypatch.setenv("COMPANY_AI_RESEARCH_URL", secret)
+    env = {"COMPANY_AI_RESEARCH_URL": secret, "COMPANY_AI_RESEARCH": "http"}
+    source = resources(Settings.from_env(env))["research_source"]
+    assert "SECRET123" not in repr(source._convert_to_config_dictionary())
+    plain = resources(Settings.from_env({"COMPANY_AI_RESEARCH_URL": "https://{domain}/about"}))
+    assert plain["research_source"].url == "https://{domain}/about"
+    with pytest.raises(ValueError) as caught:
+        Settings.from_env({"COMPANY_AI_RESEARCH_URL": "https://x.example/?token=SECRET123"})
+    assert "SECRET123" not in str(caught.value)
