@@ -12,6 +12,7 @@ import dagster as dg
 
 from company_ai import schedules
 from company_ai.assets import brain, crm, inbox, memory, ops, outreach, vault
+from company_ai.core.intake import has_credentials
 from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
 from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.embedder import Embedder
@@ -72,7 +73,15 @@ def resources(settings: Settings) -> dict:
             include_hidden_folders=s.vault_include_hidden_folders,
         ),
         "research_source": ResearchSource(
-            pages_dir=str(s.data_dir / "company_pages"), mode=s.research, url=s.research_url
+            pages_dir=str(s.data_dir / "company_pages"),
+            mode=s.research,
+            # An address with credentials in it is a secret: read from the environment at
+            # run time, never written into the definitions the UI shows.
+            url=(
+                dg.EnvVar("COMPANY_AI_RESEARCH_URL")
+                if has_credentials(s.research_url)
+                else s.research_url
+            ),
         ),
         "people": PeopleSource(
             backend=s.contacts,

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from company_ai.core import pg
 from company_ai.core.install import check_day, first_day
+from company_ai.core.intake import safe_url
 from company_ai.core.schema import Store
 
 DEFAULTS = {
@@ -180,7 +181,7 @@ def _research_url(value: str) -> str:
     if not value.startswith(("http://", "https://")) or value.count("{domain}") != 1:
         raise ValueError(
             "COMPANY_AI_RESEARCH_URL must be an http(s) address with one {domain} in it, "
-            f"not {value[:60]!r}"
+            f"not {safe_url(value)[:60]!r}"
         )
     return value
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from company_ai.core.contacts import Contact
 from company_ai.core.drafting import source_material
-from company_ai.core.research import html_text, offline_research
+from company_ai.core.research import offline_research, readable_text
 from company_ai.core.sample import CITIES, FIRST, LAST, NOUN, PREFIX, SUFFIX, TITLES, TRADE
 from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, company_page
 
@@ -154,7 +154,7 @@ def fair_drafts(n_contacts: int = 40, seed: int = 7) -> list[FairDraft]:
         product = own_product or raw["product"]
         team = [(contact.name, contact.title or "", contact.city or "")]
         html = company_page(contact.company, domain, team)
-        page = html_text(html.replace(raw["product"], product), domain)
+        page = readable_text(html.replace(raw["product"], product), domain)
         findings = [fact.text for fact in offline_research(contact, page).facts]
         sources = source_material(contact, "No prior research or interaction history.", findings)
         year, month, day = raw["office_date"]

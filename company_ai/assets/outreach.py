@@ -52,7 +52,12 @@ def assets(setup: Setup) -> list:
         backfills. Each fact becomes a `research` or `company` episode in `memory.db`, sourced
         `web:<domain>` when the page says it verbatim (confidence 0.9) or to the model (0.6).
         The model may propose CRM corrections; only city, title and company are ever written
-        to `crm.db`, every other proposal is rejected, logged and counted here.
+        to `crm.db`, every other proposal is rejected, logged and counted here. A page that
+        cannot be read safely (a private or odd address on any hop, past the deadline or the
+        size cap, not text) is refused for its contact with its reason: counted here
+        (`items_refused`, `refusal_reasons`), recorded in `intake_refusals` in `outreach.db`,
+        listed by `research_findings_refused_nothing`. Page addresses are logged and stored
+        without their credentials.
         """
         day = days.one_day(context)
         if _past_day(context, setup, day):
@@ -80,6 +85,8 @@ def assets(setup: Setup) -> list:
                 "writeback_applied": done.writeback_applied,
                 "writeback_rejected": sum(done.writeback_rejected.values()),
                 "writeback_rejected_columns": done.writeback_rejected,
+                **done.pages.metadata(),
+                "refusal_reasons": done.pages.reasons(),
             }
         )
 
@@ -241,4 +248,28 @@ def assets(setup: Setup) -> list:
             }
         )
 
-    return [research_findings, outreach_drafts, fabrication_gate, outreach_messages]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+
+        @dg.asset_check(asset=research_findings, blocking=False, partitions_def=setup.workdays)
+        def research_findings_refused_nothing(
+            context: dg.AssetCheckExecutionContext, stores: StoresResource
+        ) -> dg.AssetCheckResult:
+            """No company page of the day was refused. WARN, listing each refused page's
+            contact and reason (from `intake_refusals` in `outreach.db`); the rest of the day's
+            research stands."""
+            refused = outreach.research_refusals(stores.stores(), context.partition_key)
+            return dg.AssetCheckResult(
+                passed=not refused,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"refused": len(refused), "reasons": refused},
+                description=f"{len(refused)} page(s) refused" if refused else None,
+            )
+
+    return [
+        research_findings,
+        research_findings_refused_nothing,
+        outreach_drafts,
+        fabrication_gate,
+        outreach_messages,
+    ]

@@ -320,9 +320,18 @@ def outside_time(claimed: datetime | None, now: datetime) -> OutsideTime:
 _NOT_TEXT = ("script", "style", "noscript", "template", "iframe", "object", "svg", "head")
 
 
-def html_text(html: str, max_chars: int = DEFAULT_BOUNDS.max_chars) -> str:
+# Elements that end a line of text, as a browser lays them out.
+_BLOCKS = (
+    "address, article, aside, blockquote, br, dd, div, dl, dt, figcaption, figure, footer,"
+    " form, h1, h2, h3, h4, h5, h6, header, hr, li, main, nav, ol, p, pre, section, table,"
+    " td, th, tr, ul"
+)
+
+
+def html_text(html: str, max_chars: int = DEFAULT_BOUNDS.max_chars, *, lines: bool = False) -> str:
     """The readable text of an HTML document or fragment: parsed as a browser would
-    (Lexbor), script, style and other non-text elements dropped, whitespace squeezed."""
+    (Lexbor), script, style and other non-text elements dropped, whitespace squeezed.
+    With `lines`, each block (a paragraph, a list item, a heading...) is its own line."""
     from selectolax.lexbor import LexborHTMLParser  # the read-only CLI never pays for it
 
     tree = LexborHTMLParser(html)
@@ -331,8 +340,13 @@ def html_text(html: str, max_chars: int = DEFAULT_BOUNDS.max_chars) -> str:
         return ""
     for node in root.css(", ".join(_NOT_TEXT)):
         node.decompose()
-    text = root.text(separator=" ", strip=True)
-    return clean_text(" ".join(text.split()))[:max_chars]
+    if not lines:
+        text = root.text(separator=" ", strip=True)
+        return clean_text(" ".join(text.split()))[:max_chars]
+    for node in root.css(_BLOCKS):
+        node.insert_after("\n")
+    squeezed = (" ".join(line.split()) for line in root.text(separator="").splitlines())
+    return clean_text("\n".join(line for line in squeezed if line))[:max_chars]
 
 
 # --- URLs ----------------------------------------------------------------------------------
@@ -360,6 +374,15 @@ def safe_url(url: str) -> str:
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     )
     return urlunsplit((parts.scheme, host + port, parts.path, query, ""))
+
+
+def has_credentials(url: str) -> bool:
+    """Whether `url` carries a user, a password or a credential parameter (`safe_url`)."""
+    try:
+        userinfo = "@" in urlsplit(url).netloc
+    except ValueError:
+        return True
+    return userinfo or f"={REDACTED}" in safe_url(url)
 
 
 # --- refusals recorded ---------------------------------------------------------------------

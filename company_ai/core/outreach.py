@@ -50,6 +50,7 @@ from company_ai.core.drafting import (
     thread_references,
 )
 from company_ai.core.episodes import EpisodeError, append_episodes, validate
+from company_ai.core.intake import Refusal, Taken, record_refusals
 from company_ai.core.llm import ModelError, StructuredModel
 from company_ai.core.models import Episode
 from company_ai.core.research import (
@@ -69,6 +70,7 @@ from company_ai.core.send_rules import contact_timezone, next_working_moment
 from company_ai.core.times import to_iso
 
 Clock = Callable[[], datetime]
+RESEARCH_INTAKE = "research"
 Log = Callable[[str], None]
 
 
@@ -131,6 +133,7 @@ class ResearchDay:
     episodes_written: int = 0
     writeback_applied: dict[str, int] = field(default_factory=dict)  # column -> contacts
     writeback_rejected: dict[str, int] = field(default_factory=dict)  # column -> contacts
+    pages: Taken = field(default_factory=lambda: Taken(RESEARCH_INTAKE))  # pages read, refused
 
 
 def research_day(
@@ -149,7 +152,9 @@ def research_day(
     corrections, and validate the facts' episodes whole; then append the episodes, apply
     the whitelisted corrections and mark the pick done. A pick that cannot be researched
     (no address, bounced, a bad page, a failed model, an invalid fact) is marked skipped
-    with its reason and nothing of it is written.
+    with its reason and nothing of it is written. A page that cannot be read (anything its
+    source raises) is also refused: counted in `pages` and recorded in outreach.db's
+    `intake_refusals` (key `refusal_key`), in the transaction that marks the pick.
     """
     result = ResearchDay()
     at = to_iso(clock())  # an episode is dated when it is recorded, never back-dated
@@ -167,18 +172,35 @@ def research_day(
                 continue
             contact = load_contact(crm, pick["contact_id"])
             reason = unsendable_reason(outreach, contact, at)
-            found = None
+            found = refusal = None
             if contact is not None and reason is None:
+                result.pages.items += 1
                 try:
-                    found = _research(contact, day, at, model, pages)
-                except (SourceError, ModelError, EpisodeError) as exc:
-                    reason = str(exc)
+                    page = pages.page(contact.domain)
+                except Exception as exc:  # noqa: BLE001 (one bad page never stops the run)
+                    why = str(exc) if isinstance(exc, SourceError) else _failure(exc)
+                    refusal = result.pages.refuse(refusal_key(day, contact.id), why)
+                    reason = refusal.reason
+                else:
+                    try:
+                        found = _research(contact, day, at, model, page)
+                    except (SourceError, ModelError, EpisodeError) as exc:
+                        reason = str(exc)
             if contact is None or found is None:
                 reason = reason or "unknown"
-                _finish_pick(outreach, day, pick["contact_id"], clock(), "skipped", reason=reason)
+                _finish_pick(
+                    outreach,
+                    day,
+                    pick["contact_id"],
+                    clock(),
+                    "skipped",
+                    reason=reason,
+                    refusal=refusal,
+                )
                 result.skip_reasons[str(pick["contact_id"])] = reason
                 result.skipped += 1
-                warn(f"research skipped contact {pick['contact_id']}: {reason}")
+                what = "page refused" if refusal else "skipped"
+                warn(f"research {what} for contact {pick['contact_id']}: {reason}")
                 continue
             findings, episodes = found
             written = append_episodes(memory, episodes, tz=tz)
@@ -205,12 +227,32 @@ def research_day(
     return result
 
 
+def refusal_key(day: str, contact_id: int) -> str:
+    """The key of a day's refused page in `intake_refusals`: the day and the contact (the
+    page's address may carry credentials; the reason names it without them)."""
+    return f"{day}:contact:{contact_id}"
+
+
+def day_refusals(outreach: sqlite3.Connection, day: str) -> dict[str, str]:
+    """The research pages refused on `day`, by key, with their reasons (read only)."""
+    rows = outreach.execute(
+        "SELECT item_key, reason FROM intake_refusals WHERE intake = ? AND item_key LIKE ?"
+        " ORDER BY item_key",
+        (RESEARCH_INTAKE, f"{day}:%"),
+    )
+    return {key: reason for key, reason in rows}
+
+
+def _failure(exc: Exception) -> str:
+    """A failure's reason without its message (it might hold the page's address)."""
+    return f"could not be read ({type(exc).__name__})"
+
+
 def _research(
-    contact: Contact, day: str, at: str, model: StructuredModel, pages: PageSource
+    contact: Contact, day: str, at: str, model: StructuredModel, page: str
 ) -> tuple[Findings, list[Episode]]:
     """One contact's findings and their episodes, validated whole before anything is
     written: one bad fact skips the pick."""
-    page = pages.page(contact.domain)
     findings = model.structured(
         system=RESEARCH_SYSTEM,
         prompt=research_prompt(contact, page),
@@ -239,8 +281,11 @@ def _finish_pick(
     reason: str | None = None,
     findings: str | None = None,
     writeback: str | None = None,
+    refusal: Refusal | None = None,
 ) -> None:
     with transaction(outreach):
+        if refusal is not None:
+            record_refusals(outreach, [refusal], to_iso(now))
         outreach.execute(
             "UPDATE research_picks SET status = ?, reason = ?, findings = ?, writeback = ?,"
             " updated_at = ? WHERE day = ? AND contact_id = ?",
@@ -577,6 +622,14 @@ def stored_counts(stores: Stores, table: str, day: str) -> dict[str, int]:
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
         sql = f"SELECT status, count(*) FROM {table} WHERE day = ? GROUP BY status"
         return dict(outreach.execute(sql, (day,)).fetchall())
+
+
+def research_refusals(stores: Stores, day: str) -> dict[str, str]:
+    """The day's refused research pages, by key, with their reasons (read only)."""
+    if not stores.path(Store.OUTREACH).is_file():
+        return {}
+    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+        return day_refusals(outreach, day)
 
 
 @dataclass

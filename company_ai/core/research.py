@@ -24,7 +24,6 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from company_ai.core.contacts import Contact
 from company_ai.core.db import transaction
+from company_ai.core.intake import html_text
 from company_ai.core.schema import RESEARCH_CAP
 from company_ai.core.send_rules import bounced_addresses, hold_reason, read_holds
 from company_ai.core.times import day_window, to_iso
@@ -144,27 +144,6 @@ def unsendable_reason(outreach: sqlite3.Connection, contact: Contact | None, at:
 # --- company pages -----------------------------------------------------------------------
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        if tag in ("script", "style", "title"):
-            self._skip += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "title"):
-            self._skip = max(0, self._skip - 1)
-        elif tag in ("p", "li", "h1", "h2", "h3", "div", "tr"):
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
-
-
 def page_text(raw: bytes, name: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
     """A page's readable text, or SourceError if it is too large, binary or empty."""
     if len(raw) > max_bytes:
@@ -175,15 +154,13 @@ def page_text(raw: bytes, name: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
         html = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SourceError(f"{name} is not UTF-8 text ({exc.reason})") from None
-    return html_text(html, name)
+    return readable_text(html, name)
 
 
-def html_text(html: str, name: str) -> str:
-    """The readable text of an HTML page (scripts, styles and the title left out)."""
-    parser = _Text()
-    parser.feed(html)
-    lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
-    text = "\n".join(line for line in lines if line)
+def readable_text(html: str, name: str) -> str:
+    """The readable text of an HTML page, one line per block (`intake.html_text`: parsed as
+    a browser would, scripts, styles, templates and the head left out), or SourceError."""
+    text = html_text(html, MAX_PAGE_BYTES, lines=True)
     if not text:
         raise SourceError(f"{name} has no readable text")
     return text

@@ -15,7 +15,9 @@ class ResearchSource(dg.ConfigurableResource):
     (`url` with `{domain}` filled in) over httpx, politely (`core/web.py`): a timeout per
     request and a deadline per page, at most `max_redirects` redirects, robots.txt
     honoured, one request per host every `min_interval_s` seconds, text extracted from
-    HTML. Either way pages over `max_bytes`, binary or empty raise `SourceError` and that
+    HTML; only public addresses on every hop (`allow_hosts` names the exceptions), one
+    `deadline_s` for all of a page, its redirects included.
+    Either way pages over `max_bytes`, binary or empty raise `SourceError` and that
     contact is skipped with the reason recorded."""
 
     pages_dir: str
@@ -26,6 +28,9 @@ class ResearchSource(dg.ConfigurableResource):
     deadline_s: float = 30.0
     max_redirects: int = 3
     min_interval_s: float = 2.0
+    # "host:port" (as written in the page's URL) research may reach though its address is
+    # not public. Empty: only public addresses. Tests name their own 127.0.0.1 server here.
+    allow_hosts: list[str] = []
     _web: Any = PrivateAttr(default=None)  # one per run: robots.txt and pacing per host
 
     def page(self, domain: str) -> str:
@@ -41,16 +46,15 @@ class ResearchSource(dg.ConfigurableResource):
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         if self._web is not None:
-            self._web.client.close()
+            self._web.close()
 
     def _pages(self):
         if self._web is None:
-            import httpx
-
             from company_ai.core.web import WebPages
 
             self._web = WebPages(
-                httpx.Client(timeout=self.timeout_s, follow_redirects=False),
+                timeout_s=self.timeout_s,
+                allow_hosts=self.allow_hosts,
                 clock=time.monotonic,
                 sleep=time.sleep,
                 max_bytes=self.max_bytes,
