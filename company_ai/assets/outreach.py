@@ -5,6 +5,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, OUTREACH, OWNER
 from company_ai.core import outreach
+from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.research import ResearchSource
@@ -24,6 +25,11 @@ def _past_day(context: dg.AssetExecutionContext, setup: Setup, day: str) -> bool
 # stored as the asset's latest rather than against its day. The warning is known; hush it.
 
 
+def _refused_pages(stores: StoresResource, day: str) -> dg.AssetCheckResult:
+    """The day's refused pages as recorded, so a past day's report shows its own."""
+    return refused_nothing("research_findings", outreach.research_refusals(stores.stores(), day))
+
+
 def assets(setup: Setup) -> list:
     """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
@@ -34,6 +40,14 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         pool="outreach_db",
         metadata=CAPTURE_META,
+        check_specs=[
+            refused_nothing_spec(
+                "research_findings",
+                "No company page of the day was refused. WARN otherwise, listing each refused "
+                "page's contact and reason (recorded in outreach.db's intake_refusals); the "
+                "rest of the day's research stands.",
+            )
+        ],
     )
     def research_findings(
         context: dg.AssetExecutionContext,
@@ -55,7 +69,7 @@ def assets(setup: Setup) -> list:
         to `crm.db`, every other proposal is rejected, logged and counted here. A page that
         cannot be read safely (a private or odd address on any hop, past the deadline or the
         size cap, not text) is refused for its contact with its reason: counted here
-        (`items_refused`, `refusal_reasons`), recorded in `intake_refusals` in `outreach.db`,
+        (`items_refused`, `reasons`), recorded in `intake_refusals` in `outreach.db`,
         listed by `research_findings_refused_nothing`. Page addresses are logged and stored
         without their credentials.
         """
@@ -63,7 +77,8 @@ def assets(setup: Setup) -> list:
         if _past_day(context, setup, day):
             picks = outreach.stored_counts(stores.stores(), "research_picks", day)
             return dg.MaterializeResult(
-                metadata={"past_day": True, "picked": sum(picks.values()), **picks}
+                metadata={"past_day": True, "picked": sum(picks.values()), **picks},
+                check_results=[_refused_pages(stores, day)],
             )
         done = outreach.research_day(
             stores.stores(),
@@ -86,8 +101,9 @@ def assets(setup: Setup) -> list:
                 "writeback_rejected": sum(done.writeback_rejected.values()),
                 "writeback_rejected_columns": done.writeback_rejected,
                 **done.pages.metadata(),
-                "refusal_reasons": done.pages.reasons(),
-            }
+                "reasons": done.pages.reasons(),
+            },
+            check_results=[_refused_pages(stores, day)],
         )
 
     @dg.asset(
@@ -248,27 +264,8 @@ def assets(setup: Setup) -> list:
             }
         )
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.PreviewWarning)
-
-        @dg.asset_check(asset=research_findings, blocking=False, partitions_def=setup.workdays)
-        def research_findings_refused_nothing(
-            context: dg.AssetCheckExecutionContext, stores: StoresResource
-        ) -> dg.AssetCheckResult:
-            """No company page of the day was refused. WARN, listing each refused page's
-            contact and reason (from `intake_refusals` in `outreach.db`); the rest of the day's
-            research stands."""
-            refused = outreach.research_refusals(stores.stores(), context.partition_key)
-            return dg.AssetCheckResult(
-                passed=not refused,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={"refused": len(refused), "reasons": refused},
-                description=f"{len(refused)} page(s) refused" if refused else None,
-            )
-
     return [
         research_findings,
-        research_findings_refused_nothing,
         outreach_drafts,
         fabrication_gate,
         outreach_messages,

@@ -23,7 +23,7 @@ from company_ai.resources.stores import StoresResource
 from tests.hostile.web_server import RecipeServer, page, recipes
 from tests.setup import named
 
-research_findings, refused_check = named("research_findings", "research_findings_refused_nothing")
+research_findings = named("research_findings")
 
 DAY = "2026-11-27"
 SECRETS = (b"SECRET123", b"TOK456", b"hunter2pw")
@@ -81,7 +81,7 @@ def test_hostile_pages_are_refused_each_alone_and_no_secret_is_kept(data, monkey
         started = time.monotonic()
         with caplog.at_level(logging.DEBUG):
             result = dg.materialize(
-                [research_findings, refused_check],
+                [research_findings],
                 partition_key=DAY,
                 instance=instance,
                 resources={
@@ -131,7 +131,7 @@ def test_hostile_pages_are_refused_each_alone_and_no_secret_is_kept(data, monkey
                 assert word not in findings
         else:
             assert recipe["refused"] in reason_by_domain[domain], (name, reason_by_domain[domain])
-    assert meta["items_refused"] == len(stored) == len(meta["refusal_reasons"])
+    assert meta["items_refused"] == len(stored) == len(meta["reasons"])
     hostile = {given[n] for n, r in recipes().items() if r["refused"] is not None}
     assert len(stored) == sum(domain_of[c] in hostile for c in picks)
     assert meta["researched"] > 0 and meta["items_read"] == meta["picked"]
@@ -162,7 +162,7 @@ def test_nothing_refused_is_a_passing_check(data):
     source = ResearchSource(pages_dir=str(data / "company_pages"))
     with dg.instance_for_test() as instance:
         result = dg.materialize(
-            [research_findings, refused_check],
+            [research_findings],
             partition_key=DAY,
             instance=instance,
             resources={
