@@ -201,3 +201,20 @@ def test_a_url_keeps_no_credentials():
 
 def test_content_key_names_the_same_bytes_the_same_way():
     assert intake.content_key(b"a") == intake.content_key(b"a") != intake.content_key(b"b")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("<>/=\"' abcpsrtiyle&;#x0\ud800\x00\n")) | st.text())
+def test_any_markup_reads_as_safe_text_and_a_script_after_it_is_dropped(markup):
+    text = intake.html_text(markup)
+    assert intake.clean_text(text) == text and "\x00" not in text
+    # after a closed element, a script is a script whatever came before
+    after = intake.html_text(f"<div>{markup}</div></p><script>steal()</script>")
+    assert "steal()" not in after or "steal()" in intake.html_text(f"<div>{markup}</div>")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_url_is_made_safe_or_refused_and_never_raises(url):
+    safe = intake.safe_url(url + "?api_key=SEKRET")
+    assert "SEKRET" not in safe
