@@ -15,9 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from company_ai.core import pg
 from company_ai.core.install import check_day, first_day
-from company_ai.core.schema import Store
+from company_ai.core.store import Store, pg
 
 DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",

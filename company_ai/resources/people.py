@@ -7,7 +7,7 @@ import orjson
 from googleapiclient.model import JsonModel
 from pydantic import PrivateAttr
 
-from company_ai.core.people import (
+from company_ai.core.crm import (
     MAX_DELETED_SHARE,
     PAGE_FIELDS,
     PAGE_SIZE,
@@ -16,7 +16,7 @@ from company_ai.core.people import (
     MalformedPage,
     TokenRejected,
 )
-from company_ai.core.sample_people import read_sample_page
+from company_ai.sample_world.people import read_sample_page
 
 PEOPLE_SCOPES = ["https://www.googleapis.com/auth/contacts.readonly"]
 TRANSIENT_RETRIES = 2  # at most ~3 s of backoff: well inside the 80 s past the budget

@@ -5,7 +5,7 @@ from typing import Any, Literal
 import dagster as dg
 from pydantic import PrivateAttr
 
-from company_ai.core.research import MAX_PAGE_BYTES, read_page
+from company_ai.core.outreach import MAX_PAGE_BYTES, read_page
 
 
 class ResearchSource(dg.ConfigurableResource):
@@ -31,7 +31,7 @@ class ResearchSource(dg.ConfigurableResource):
     def page(self, domain: str) -> str:
         if self.mode == "local":
             return read_page(Path(self.pages_dir), domain, self.max_bytes)
-        from company_ai.core.web import check_domain
+        from company_ai.core.outreach import check_domain
 
         return self._pages().text(self.url.format(domain=check_domain(domain)))
 
@@ -47,7 +47,7 @@ class ResearchSource(dg.ConfigurableResource):
         if self._web is None:
             import httpx
 
-            from company_ai.core.web import WebPages
+            from company_ai.core.outreach import WebPages
 
             self._web = WebPages(
                 httpx.Client(timeout=self.timeout_s, follow_redirects=False),

@@ -4,9 +4,8 @@ from contextlib import contextmanager
 
 import dagster as dg
 
-from company_ai.core.db import DEFAULT_BUSY_TIMEOUT_MS, Stores
 from company_ai.core.install import record_first_day
-from company_ai.core.schema import Store
+from company_ai.core.store import DEFAULT_BUSY_TIMEOUT_MS, Store, Stores
 from company_ai.core.times import utc_now
 
 

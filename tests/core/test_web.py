@@ -4,8 +4,9 @@ page, robots.txt, the per-host pace. No network: the server listens on 127.0.0.1
 import httpx
 import pytest
 
-from company_ai.core.research import SourceError
-from company_ai.core.web import USER_AGENT, WebPages, check_domain
+from company_ai.core.outreach import WebPages, check_domain
+from company_ai.core.outreach.research import SourceError
+from company_ai.core.outreach.web import USER_AGENT
 from company_ai.resources.research import ResearchSource
 from tests.fakes import FakeServer, Reply
 
