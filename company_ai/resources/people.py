@@ -73,7 +73,7 @@ class PeopleSource(dg.ConfigurableResource):
     google-api-python-client, with OAuth authorized-user JSON (client id, client secret,
     refresh token; scope contacts.readonly) from `COMPANY_AI_GOOGLE_PEOPLE_TOKEN`, bound via
     `dg.EnvVar`; the access token is refreshed by google-auth as it expires. Either way
-    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.people.sync_people`:
+    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.crm.sync_people`:
     a refused token (HTTP 400/410) raises `TokenRejected`, an answer that is not JSON
     raises `MalformedPage`. `max_deleted_share`: the most of the contacts one complete
     pass may mark deleted for not returning them (more is held as a likely fault; raise it

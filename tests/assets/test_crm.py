@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.core.crm.people import Cursor, load_cursor, pass_state
+from company_ai.core.crm.people_sync import Cursor, load_cursor, pass_state
 from company_ai.core.store import Stores
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource

@@ -11,7 +11,8 @@ import pytest
 from googleapiclient.http import HttpMockSequence
 
 from company_ai.core.crm import SyncError, sync_people
-from company_ai.core.crm.people import Cursor, load_cursor, pass_state, person_record, save_cursor
+from company_ai.core.crm.people import person_record
+from company_ai.core.crm.people_sync import Cursor, load_cursor, pass_state, save_cursor
 from company_ai.resources.people import PeopleSource
 from tests.fakes import Crash
 
@@ -226,7 +227,7 @@ def test_a_crash_between_pages_resumes_with_nothing_lost_or_duplicated(crm, curs
 def test_a_crash_after_a_page_is_stored_but_before_its_cursor_is_saved_redoes_it_harmlessly(
     crm, cursor, monkeypatch
 ):
-    import company_ai.core.crm.people as people
+    import company_ai.core.crm.people_sync as people
 
     saved = []
 

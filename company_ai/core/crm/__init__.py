@@ -12,7 +12,7 @@ from company_ai.core.crm.contacts import (
 )
 from company_ai.core.crm.contacts_csv import import_contacts_csv
 from company_ai.core.crm.dossier import build_dossier
-from company_ai.core.crm.people import (
+from company_ai.core.crm.people_sync import (
     BUDGET_S,
     MAX_DELETED_SHARE,
     MAX_PAGES,
