@@ -17,7 +17,7 @@ from company_ai.core.inbox import (
     triage,
     write_cursor,
 )
-from company_ai.core.inbox.replies import classify, parse_mail, strip_reply
+from company_ai.core.inbox.mail import classify, parse_mail, strip_reply
 from company_ai.core.intake import Refused
 from company_ai.core.outreach.research import select_candidates, unsendable_reason
 from company_ai.core.store import Stores, transaction

@@ -5,7 +5,7 @@ from collections import defaultdict
 from datetime import timedelta
 from email.message import EmailMessage
 
-from company_ai.core.inbox.replies import classify, parse_mail
+from company_ai.core.inbox.mail import classify, parse_mail
 from company_ai.core.outreach import MAX_BUMPS, RECENT_DAYS, contact_timezone
 from company_ai.core.outreach.research import select_candidates
 from company_ai.core.outreach.send_rules import hold_reason, in_working_hours, read_holds

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from company_ai.core.inbox import InboundMail, triage
-from company_ai.core.inbox.replies import parse_mail
+from company_ai.core.inbox.mail import parse_mail
 from company_ai.core.intake import Refused
 from company_ai.core.store import Stores, transaction
 from tests.core.test_inbox import ADA, NOW, RECEIVED, RFC_2, SENT, mail

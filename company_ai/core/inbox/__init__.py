@@ -3,20 +3,18 @@ parsed, matched to its thread and acted on by rule, and the engagement signals (
 signups, opens) dropped as files, both become episodes."""
 
 from company_ai.core.inbox.engagement import plural, take_signals
-from company_ai.core.inbox.replies import (
+from company_ai.core.inbox.mail import (
     LOOKBACK_DAYS,
-    WARMTH_RULE,
     Fetched,
     InboundMail,
     Log,
-    inbound_episodes,
     named_date,
     read_cursor,
     read_maildir,
     taken_keys,
-    triage,
     write_cursor,
 )
+from company_ai.core.inbox.replies import WARMTH_RULE, inbound_episodes, triage
 
 __all__ = [
     "Fetched",
