@@ -29,8 +29,8 @@ from pathlib import Path
 
 from company_ai.core.brain import export_day, synthesize_day, write_day
 from company_ai.core.memory import append_episodes, validate
-from company_ai.core.ops import CheckInfo, RunInfo
 from company_ai.core.outreach import weekly_funnel
+from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores, transaction
 from company_ai.core.vault import staging_dir, write_manifest
 from company_ai.sample_world.crm import iter_sample, store_contacts, store_messages

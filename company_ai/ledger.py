@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 
 from company_ai.core import install
-from company_ai.core.ops import CheckInfo, RunInfo
+from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due, Entry, SlotFacts, current_partitions, due_between
 from company_ai.sensors.internal import InstigatorStatus, InstigatorType

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from company_ai.core.memory import append_episodes
-from company_ai.core.ops import CheckInfo, RunInfo
+from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores, transaction
 from company_ai.core.vault import staging_dir, write_manifest
 

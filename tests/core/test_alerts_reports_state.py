@@ -3,17 +3,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from company_ai.core.ops import (
-    BriefInput,
-    CheckInfo,
-    RunInfo,
-    alerts,
-    build_brief,
-    build_digest,
-    export_state,
-)
+from company_ai.core.ops import BriefInput, alerts, build_brief, build_digest, export_state
 from company_ai.core.ops.reports import count_section, runs_section
 from company_ai.core.ops.state import write_json_atomic
+from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores
 from company_ai.core.timetable import Due
 

@@ -51,8 +51,8 @@ from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import date
 
-from company_ai.core.ops import FAILED, RunInfo
 from company_ai.core.outreach import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEBACK_COLUMNS
+from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, Stores, table_exists, transaction
 from company_ai.core.times import day_window, parse_utc
 from company_ai.core.vault import MANIFEST, read_manifest, staging_dir

@@ -3,23 +3,13 @@ key state as flat JSON, snapshots and the restore drill, and forgetting one pers
 everywhere the system put them."""
 
 from company_ai.core.ops.forgetting import find_returned, forget
-from company_ai.core.ops.reports import (
-    FAILED,
-    BriefInput,
-    CheckInfo,
-    RunInfo,
-    build_brief,
-    build_digest,
-)
+from company_ai.core.ops.reports import BriefInput, build_brief, build_digest
 from company_ai.core.ops.snapshots import MANIFEST, restore_drill, take_snapshot
 from company_ai.core.ops.state import StateExportError, export_state
 
 __all__ = [
     "BriefInput",
-    "CheckInfo",
-    "FAILED",
     "MANIFEST",
-    "RunInfo",
     "StateExportError",
     "build_brief",
     "build_digest",

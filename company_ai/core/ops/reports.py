@@ -1,7 +1,7 @@
 """The reports the system sends about itself: the daily digest and the morning brief.
 
-Both are plain text built from plain records: `RunInfo` (read off Dagster's run history
-by the Dagster layer) and `Due` slots from the timetable. The morning brief is a list of
+Both are plain text built from plain records: `RunInfo` (core/runs.py, read off Dagster's
+run history by the Dagster layer) and `Due` slots from the timetable. The morning brief is a list of
 sections (`BRIEF_SECTIONS`); each section returns None when its store or table does not
 exist yet, so a store added later joins the brief with one line.
 """
@@ -13,50 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, StoreError, Stores, table_exists
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due
 
-FAILED = ("FAILURE", "CANCELED")
 DARK = "If this digest does not arrive one morning, the scheduler is dark: check dagster-daemon."
-
-
-CHECK_SEVERITIES = ("WARN", "ERROR")
-
-
-@dataclass(frozen=True)
-class CheckInfo:
-    """One asset check evaluated in a run: passed or not, and how bad a failure is."""
-
-    asset: str
-    name: str
-    passed: bool
-    severity: str  # AssetCheckSeverity value: WARN or ERROR
-
-    def __post_init__(self) -> None:
-        if self.severity not in CHECK_SEVERITIES:
-            raise ValueError(
-                f"check {self.asset}/{self.name}: severity {self.severity!r} is not one of "
-                f"{', '.join(CHECK_SEVERITIES)}"
-            )
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """One Dagster run, as the reports need it."""
-
-    run_id: str
-    job: str
-    partition: str | None
-    status: str  # DagsterRunStatus value: SUCCESS, FAILURE, CANCELED, STARTED, QUEUED…
-    catchup_attempt: int | None = None  # set on runs the catch-up sensor launched
-    error: str | None = None
-    started_at: str | None = None  # ISO-8601 UTC, as stored (core/times.py)
-    ended_at: str | None = None
-    checks: tuple[CheckInfo, ...] = ()
-
-    def label(self) -> str:
-        return f"{self.job} {self.partition or '-'} (run {self.run_id[:8]})"
 
 
 @dataclass
