@@ -547,7 +547,7 @@ def _add_drafts(brain: _Day, drafts, contacts) -> None:
                 f"sent:{draft_id}",
                 f"Sent draft {draft_id} to {who} as message {d['message_id']}",
                 "a draft that passed the fabrication gate, to a contact with an address and"
-                " no hard bounce, is sent once (the send ledger, core/outreach/drafting.py)",
+                " no hard bounce, is sent once (the send ledger, core/drafting.py)",
                 [source, f"outreach.messages:{d['message_id']}"],
                 about=about,
             )

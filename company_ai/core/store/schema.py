@@ -413,7 +413,7 @@ BRAIN_V1 = [
     CREATE TABLE facts (
         day        TEXT NOT NULL,
         key        TEXT NOT NULL,              -- stable within the day, e.g. run:<run id>
-        kind       TEXT NOT NULL,              -- run_failed, sent, reply, ... (core/brain/facts.py)
+        kind       TEXT NOT NULL,              -- run_failed, sent, reply, ... (core/brain.py)
         about      TEXT,                       -- the node it is about: contact:7, job:x, ...
         text       TEXT NOT NULL,
         importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
