@@ -58,7 +58,7 @@ SNAPSHOTTER = textwrap.dedent("""
     import sys, time
     from datetime import UTC, datetime
     from pathlib import Path
-    from company_ai.core import snapshots
+    from company_ai.core.ops import snapshots
     from company_ai.core.store.db import Stores
 
     data, root, marker, kill = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4] == "1"
@@ -154,7 +154,9 @@ def test_a_snapshot_killed_midway_publishes_nothing_and_the_rerun_does(tmp_path,
 FORGETTER = textwrap.dedent("""
     import os, signal, sqlite3, sys
     from pathlib import Path
-    from company_ai.core import forget, tombstones, vectors
+    from company_ai.core.crm import tombstones
+    from company_ai.core.ops import forgetting as forget
+    from company_ai.core.vectors import store as vectors
     from company_ai.cli import main
 
     data, email, case = sys.argv[1], sys.argv[2], sys.argv[3]
