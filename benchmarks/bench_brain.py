@@ -27,14 +27,13 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from company_ai.core.brain import synthesize_day, write_day
-from company_ai.core.db import Stores, transaction
-from company_ai.core.episodes import append_episodes, validate
-from company_ai.core.export import export_day
-from company_ai.core.funnel import weekly_funnel
-from company_ai.core.reports import CheckInfo, RunInfo
-from company_ai.core.sample import iter_sample, store_contacts, store_messages
+from company_ai.core.brain import export_day, synthesize_day, write_day
+from company_ai.core.memory import append_episodes, validate
+from company_ai.core.outreach import weekly_funnel
+from company_ai.core.runs import CheckInfo, RunInfo
+from company_ai.core.store import Stores, transaction
 from company_ai.core.vault import staging_dir, write_manifest
+from company_ai.sample_world.crm import iter_sample, store_contacts, store_messages
 
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 TZ = "UTC"

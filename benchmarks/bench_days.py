@@ -105,8 +105,8 @@ def main() -> None:
     from bench_brain import load
 
     from company_ai import settings
-    from company_ai.core.db import Stores
     from company_ai.core.install import record_first_day
+    from company_ai.core.store import Stores
     from company_ai.core.times import utc_now
     from company_ai.core.timetable import TIMETABLE, current_partitions
     from company_ai.sample_world.company_pages import write_company_pages

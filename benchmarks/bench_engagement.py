@@ -26,8 +26,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.engagement import take_signals
+from company_ai.core.inbox import take_signals
+from company_ai.core.store import Stores, transaction
 
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 AT = "2026-11-29T12:00:00Z"

@@ -37,9 +37,9 @@ def main() -> None:
 
 
 def snapshots(scratch: Path, contacts: int) -> None:
-    from company_ai.core.db import Stores
-    from company_ai.core.sample import load_sample
-    from company_ai.core.snapshots import MANIFEST, restore_drill, take_snapshot
+    from company_ai.core.ops import MANIFEST, restore_drill, take_snapshot
+    from company_ai.core.store import Stores
+    from company_ai.sample_world.crm import load_sample
 
     stores = Stores(scratch / "data")
     stores.create_all()  # as the demo does: all six stores

@@ -28,9 +28,8 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.engagement import take_signals
-from company_ai.core.inbox import InboundMail, read_maildir, triage
+from company_ai.core.inbox import InboundMail, read_maildir, take_signals, triage
+from company_ai.core.store import Stores, transaction
 from company_ai.core.times import to_iso
 
 NOW = datetime(2026, 11, 30, 6, 30, tzinfo=UTC)

@@ -23,12 +23,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from company_ai.core.contacts import find_contact
-from company_ai.core.db import Stores
-from company_ai.core.dossier import build_dossier
-from company_ai.core.episodes import append_episodes, episode_rows, validate
-from company_ai.core.sample import iter_sample, store_contacts, store_messages
-from company_ai.core.timeline import load_timeline, read_timeline
+from company_ai.core.crm import build_dossier, find_contact, load_timeline, read_timeline
+from company_ai.core.memory import append_episodes, episode_rows, validate
+from company_ai.core.store import Stores
+from company_ai.sample_world.crm import iter_sample, store_contacts, store_messages
 
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from googleapiclient.http import HttpMockSequence
 
-from company_ai.core.db import Stores
-from company_ai.core.people import BUDGET_S, MAX_PAGES, PAGE_SIZE, sync_people
+from company_ai.core.crm import BUDGET_S, MAX_PAGES, PAGE_SIZE, sync_people
+from company_ai.core.store import Stores
 from company_ai.resources.people import PeopleSource
 
 NOW = "2026-11-30T07:30:00Z"

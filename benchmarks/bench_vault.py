@@ -19,12 +19,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from company_ai.core.db import Stores
-from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.embedding import load_minilm
-from company_ai.core.recall import index_entities, recall
-from company_ai.core.retrieval import Searcher
-from company_ai.core.vault import stage_vault
+from company_ai.core.recall import Searcher, index_entities, recall
+from company_ai.core.store import Stores
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
 
 FOLDERS = ("people", "systems", "clients", "projects", "context", "notes")
 WORDS = (

@@ -106,11 +106,10 @@ def prebuild(vault: Path, data: Path, day: str) -> None:
     """The cold state built in-process; vectors from a stand-in under MiniLM's name."""
     import numpy as np
 
-    from company_ai.core.db import Stores
-    from company_ai.core.distill import distill_staging, offline_page
     from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, normalise
     from company_ai.core.recall import index_entities
-    from company_ai.core.vault import stage_vault, staging_dir
+    from company_ai.core.store import Stores
+    from company_ai.core.vault import distill_staging, offline_page, stage_vault, staging_dir
 
     class StandIn:
         name, dim = MINILM_NAME, MINILM_DIM

@@ -37,21 +37,22 @@ from pathlib import Path
 
 import numpy as np
 
-from company_ai.core.aging import Signals, age_store
-from company_ai.core.db import Stores
 from company_ai.core.embedding import load_minilm
-from company_ai.core.memories import nearest, where_filter
-from company_ai.core.sample import load_sample
+from company_ai.core.store import Stores
 from company_ai.core.vectors import (
     EPISODES,
     KNOWLEDGE,
+    Signals,
     Vector,
-    _id_map,
-    _segments,
+    age_store,
     erase,
+    nearest,
     open_existing,
     open_store,
+    where_filter,
 )
+from company_ai.core.vectors.store import _id_map, _segments
+from company_ai.sample_world.crm import load_sample
 
 DIM = 384
 TYPES = ("research", "company", "outreach", "response", "engagement", "note", "scoring")

@@ -16,10 +16,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from company_ai.core.contacts import UnknownContactError, find_contact
-from company_ai.core.db import StoreError, Stores
-from company_ai.core.dossier import build_dossier
-from company_ai.core.schema import Store
+from company_ai.core.crm import UnknownContactError, build_dossier, find_contact
+from company_ai.core.store import Store, StoreError, Stores
 from company_ai.core.terminal import escape_controls, escape_json, progress, shorten
 from company_ai.settings import Settings
 
@@ -309,7 +307,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _timeline(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.timeline import load_timeline, render_text
+    from company_ai.core.crm import load_timeline, render_text
 
     timeline = load_timeline(stores, args.email)
     if args.json:
@@ -328,7 +326,7 @@ def _dossier(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _note(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.episodes import append_episodes
+    from company_ai.core.memory import append_episodes
     from company_ai.core.times import to_iso, utc_now
 
     with stores.connect(Store.CRM, readonly=True) as crm:
@@ -382,7 +380,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _import(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.contacts_csv import import_contacts_csv
+    from company_ai.core.crm import import_contacts_csv
     from company_ai.core.times import to_iso, utc_now
 
     with stores.connect(Store.CRM) as crm:
@@ -412,9 +410,9 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _forget(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.forget import find_returned, forget
+    from company_ai.core.crm import Tombstones
+    from company_ai.core.ops import find_returned, forget
     from company_ai.core.times import to_iso, utc_now
-    from company_ai.core.tombstones import Tombstones
 
     if bool(args.email) == args.reapply:
         raise CliError("give one EMAIL, or --reapply")
@@ -471,8 +469,8 @@ def _connect_google(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _sample(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.sample import load_sample
     from company_ai.core.times import utc_now
+    from company_ai.sample_world.crm import load_sample
 
     summary = load_sample(
         stores,
@@ -512,7 +510,7 @@ def _recall(stores: Stores, args: argparse.Namespace) -> int:
 
 def _searcher(conn, settings: Settings):
     from company_ai.core.embedding import embedder_for
-    from company_ai.core.retrieval import Searcher, index_model
+    from company_ai.core.recall import Searcher, index_model
 
     model = index_model(conn)
     if model is None:
@@ -548,16 +546,18 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
 
 def _similar(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.embedding import embedder_for
-    from company_ai.core.memories import (
+    from company_ai.core.vectors import (
+        LIVE,
         MAX_EMBED_CHARS,
         fill_rows,
         hits_json,
         language_note,
         nearest,
+        open_existing,
         render_hits,
+        vectors_dir,
         where_filter,
     )
-    from company_ai.core.vectors import LIVE, open_existing, vectors_dir
 
     if args.since and args.until and args.since > args.until:
         raise CliError(f"--since {args.since} is after --until {args.until}")
@@ -589,7 +589,7 @@ def _similar(stores: Stores, args: argparse.Namespace) -> int:
 
 def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.embedding import load_minilm
-    from company_ai.core.retrieval_eval import evaluate_beir, evaluate_recall, render
+    from company_ai.core.recall import evaluate_beir, evaluate_recall, render
 
     if args.dir is None:
         with stores.connect(Store.RECALL, readonly=True) as conn:

@@ -13,7 +13,6 @@ import dagster as dg
 from company_ai import schedules
 from company_ai.assets import brain, crm, inbox, memory, ops, outreach, vault
 from company_ai.core.intake import has_credentials
-from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
 from company_ai.core.timetable import TIMETABLE
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.engagement import EngagementDrop
@@ -26,6 +25,7 @@ from company_ai.resources.people import PeopleSource
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
+from company_ai.sample_world.people import SAMPLE_PEOPLE_FILE
 from company_ai.sensors import held_sends
 from company_ai.sensors.alerts import check_failure_alerts, freshness_alerts, run_failure_alerts
 from company_ai.sensors.catchup import build_catchup_sensor

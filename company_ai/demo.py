@@ -27,7 +27,7 @@ import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from company_ai.core.schema import Store
+from company_ai.core.store import Store
 
 MARKER = ".company_ai_demo"
 DAGSTER_YAML = """\
@@ -131,11 +131,11 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ.pop("COMPANY_AI_START_DATE", None)  # the install date recorded below
 
-    from company_ai.core.db import Stores
     from company_ai.core.install import record_first_day
-    from company_ai.core.sample import load_sample
+    from company_ai.core.store import Stores
     from company_ai.core.terminal import progress
     from company_ai.core.times import utc_now
+    from company_ai.sample_world.crm import load_sample
     from company_ai.settings import Settings
 
     now = utc_now()
@@ -189,7 +189,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
             signal.signal(s, handler)
 
     _say("[3/3] a contact's timeline")
-    from company_ai.core.timeline import load_timeline, render_text
+    from company_ai.core.crm import load_timeline, render_text
 
     print(f"$ company-ai timeline {shown} --bodies")
     print(render_text(load_timeline(stores, shown), bodies=True))
@@ -252,8 +252,7 @@ def _checks(instance, run_id: str) -> str:
 def _vault_summary(stores, settings) -> str:
     """One line on the vault pipeline, then one recall answer as `company-ai recall` gives."""
     from company_ai.core.embedding import embedder_for
-    from company_ai.core.recall import recall, render_answer
-    from company_ai.core.retrieval import Searcher, index_model
+    from company_ai.core.recall import Searcher, index_model, recall, render_answer
     from company_ai.core.times import utc_now
     from company_ai.core.vault import read_manifest, staging_dir
 
@@ -303,7 +302,7 @@ def _digest_now(instance, settings) -> str:
     from datetime import timedelta
 
     from company_ai import ledger
-    from company_ai.core.reports import build_digest
+    from company_ai.core.ops import build_digest
     from company_ai.core.times import utc_now
     from company_ai.core.timetable import TIMETABLE
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 
 from company_ai.core import install
-from company_ai.core.reports import CheckInfo, RunInfo
+from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import Due, Entry, SlotFacts, current_partitions, due_between
 from company_ai.sensors.internal import InstigatorStatus, InstigatorType
@@ -230,7 +230,7 @@ def _failure(instance: dg.DagsterInstance, run: dg.DagsterRun) -> str | None:
     ).records
     event = events[0].event_log_entry.dagster_event if events else None
     data = event.step_failure_data if event else None
-    if data is None:
+    if event is None or data is None:
         return None
     if data.user_failure_data and data.user_failure_data.description:
         said = data.user_failure_data.description

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from company_ai.core import pg
 from company_ai.core.install import check_day, first_day
 from company_ai.core.intake import safe_url
-from company_ai.core.schema import Store
+from company_ai.core.store import Store, pg
 
 DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",

@@ -2,7 +2,7 @@
 
 `adversarial_drafts()` makes a small CRM of its own (names, companies and facts unlike the
 sample CRM's), gives each contact real-looking source material (the CRM row, a dated
-dossier of episodes and the day's research, laid out as `core/drafting.py` lays them out)
+dossier of episodes and the day's research, laid out as `core/outreach/drafting.py` lays them out)
 and writes, for every perturbation class of issue 14, drafts that hide one fabrication
 of that class (a flipped hedge, a number with another unit or noun, a swapped currency, a
 scale word, a claim moved into the subject, salutation, signature or an address, look-alike
@@ -25,8 +25,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from company_ai.core.contacts import Contact
-from company_ai.core.drafting import source_material
+from company_ai.core.crm import Contact
+from company_ai.core.outreach import source_material
 
 SENDER = "Sam Rivers"
 SENDER_COMPANY = "Company AI"
@@ -272,7 +272,7 @@ def make_world(n: int, rng: random.Random) -> World:
 
 
 def episode(day: str, kind: str, source: str, content: str) -> str:
-    """A dossier line as `core/dossier.py` writes it."""
+    """A dossier line as `core/crm/dossier.py` writes it."""
     return f"{day}: {kind} (from {source}): {content}"
 
 

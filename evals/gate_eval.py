@@ -27,9 +27,9 @@ from company_ai.core.gate.context import check_together
 from company_ai.core.gate.extract import extract
 from company_ai.core.gate.index import SourceIndex
 from company_ai.core.gate.presence import check
-from company_ai.core.research import page_text
-from company_ai.core.sample import CITIES, FIRST, LAST, TITLES, iter_sample
+from company_ai.core.outreach import page_text
 from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, company_page
+from company_ai.sample_world.crm import CITIES, FIRST, LAST, TITLES, iter_sample
 
 SENDER = "Sam Rivers"
 ALLOW = (SENDER, "Company AI")

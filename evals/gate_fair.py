@@ -18,11 +18,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from company_ai.core.contacts import Contact
-from company_ai.core.drafting import source_material
-from company_ai.core.research import offline_research, readable_text
-from company_ai.core.sample import CITIES, FIRST, LAST, NOUN, PREFIX, SUFFIX, TITLES, TRADE
+from company_ai.core.crm import Contact
+from company_ai.core.outreach import offline_research, readable_text, source_material
 from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, company_page
+from company_ai.sample_world.crm import CITIES, FIRST, LAST, NOUN, PREFIX, SUFFIX, TITLES, TRADE
 
 SENDER = "Sam"
 # Products named on their own, as many real companies name theirs.

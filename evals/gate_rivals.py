@@ -3,7 +3,7 @@
 `evals/data/gate_rivals.json` holds 172 drafts (87 `fabricated`, 85 `fair`) written by
 hand by an independent helper playing the adversary (session of the `rivals` branch). The
 helper read only the README's section on the fabrication gate and the shape of the material
-a drafter gets (`core/drafting.py::source_material`); it did not read the check
+a drafter gets (`core/outreach/drafting.py::source_material`); it did not read the check
 (`core/gate.py`, `gate_context.py`, `gate_words.py`), its tests, or the other labelled sets
 (`tools/gate_adversary.py`, `tools/gate_fair.py`), and it never ran the gate on these drafts.
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.db import Stores
-from company_ai.core.sample import load_sample
+from company_ai.core.store import Stores
+from company_ai.sample_world.crm import load_sample
 
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 

@@ -109,7 +109,7 @@ def ollama_embed(vectors: list[list[float]], model: str = "bge-m3") -> dict:
     return {"model": model, "embeddings": vectors}
 
 
-# --- in-process fakes of the outreach interfaces (core/llm.py, core/outreach.py) ----------
+# --- in-process fakes of the outreach interfaces (core/llm.py, core/outreach/day.py) ----------
 
 
 class Crash(Exception):

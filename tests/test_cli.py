@@ -62,7 +62,7 @@ def test_a_missing_data_dir_is_explained(tmp_path):
 
 
 def test_note_appends_a_manual_episode_that_the_timeline_shows(data, capsys):
-    from company_ai.core.db import Stores
+    from company_ai.core.store import Stores
 
     email = first_email(Stores(data))
     text = "Prefers calls on Tuesdays; said 'DROP TABLE' jokingly — ☎️"
@@ -78,7 +78,7 @@ def test_note_appends_a_manual_episode_that_the_timeline_shows(data, capsys):
 
 @pytest.mark.parametrize("text", ["", "   "])
 def test_an_empty_note_is_refused(data, capsys, text):
-    from company_ai.core.db import Stores
+    from company_ai.core.store import Stores
 
     email = first_email(Stores(data))
     assert main(["--data-dir", str(data), "note", email, text]) == 1

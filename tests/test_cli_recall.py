@@ -4,10 +4,9 @@ import json
 import pytest
 
 from company_ai.cli import _parser
-from company_ai.core.db import Stores
-from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.recall import index_entities
-from company_ai.core.vault import stage_vault
+from company_ai.core.store import Stores
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
 from tests.conftest import SAMPLE_VAULT
 from tests.test_cli import first_email, run
 

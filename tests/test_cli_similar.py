@@ -4,11 +4,16 @@ import json
 
 import pytest
 
-from company_ai.core.aging import Signals
-from company_ai.core.db import Stores
-from company_ai.core.memories import sync_episodes
-from company_ai.core.sample import load_sample
-from company_ai.core.vectors import EPISODES, open_existing, open_store, vectors_dir
+from company_ai.core.store import Stores
+from company_ai.core.vectors import (
+    EPISODES,
+    Signals,
+    open_existing,
+    open_store,
+    sync_episodes,
+    vectors_dir,
+)
+from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.test_cli import run
 from tests.test_cli_recall import run_listing_imports

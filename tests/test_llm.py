@@ -81,7 +81,7 @@ def test_an_unreachable_server_is_a_model_error():
 
 
 def test_a_model_that_invents_facts_is_answered_validly_and_caught_by_the_gate():
-    from company_ai.core.drafting import Draft, judge_draft
+    from company_ai.core.outreach.drafting import Draft, judge_draft
 
     material = ["CRM: Ada Lovelace, CTO at Bluewind Logistics Ltd, Leeds.", "Bluewind employs 80."]
     invented = {

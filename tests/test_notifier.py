@@ -2,7 +2,7 @@ import json
 import logging
 import socket
 
-from company_ai.core.db import Stores
+from company_ai.core.store import Stores
 from company_ai.resources.notifier import Notifier
 from tests.fakes import FakeServer, Reply
 

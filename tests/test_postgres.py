@@ -14,11 +14,11 @@ import pytest
 
 from company_ai.constants import LLM_ASSETS, LLM_TAG
 from company_ai.core.brain import synthesize_day
-from company_ai.core.db import StoreError, Stores
-from company_ai.core.export import render_day
-from company_ai.core.sample import load_sample
-from company_ai.core.schema import MIGRATIONS, PG_MIGRATIONS, Store
+from company_ai.core.brain.export import render_day
+from company_ai.core.store import Store, StoreError, Stores
+from company_ai.core.store.schema import MIGRATIONS, PG_MIGRATIONS
 from company_ai.resources.stores import StoresResource
+from company_ai.sample_world.crm import load_sample
 from company_ai.settings import Settings
 from tests.conftest import AS_OF
 from tests.hostile.canary import find_canary
@@ -186,8 +186,8 @@ def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_us
 ):
     import psycopg2
 
-    from company_ai.core.db import transaction
-    from company_ai.core.episodes import append_episodes
+    from company_ai.core.memory import append_episodes
+    from company_ai.core.store import transaction
     from tests.conftest import episode
 
     with Stores(tmp_path, urls={Store.MEMORY: pg_url}).connect(Store.MEMORY) as memory:

@@ -4,9 +4,8 @@ import dagster as dg
 
 from company_ai import days, ledger
 from company_ai.constants import BRAIN, OWNER, REPLAY_META
-from company_ai.core.brain import synthesize_day, write_day
-from company_ai.core.export import ExportError, export_day, export_funnel
-from company_ai.core.schema import Store
+from company_ai.core.brain import ExportError, export_day, export_funnel, synthesize_day, write_day
+from company_ai.core.store import Store
 from company_ai.core.times import day_window, parse_utc, to_iso
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
@@ -44,7 +43,7 @@ def assets(setup: Setup) -> list:
         check results, catch-up recoveries; each run as it stood at this asset's own 23:30
         tick), the day's outreach (picks and why, drafts, quarantines with the claims that
         failed, sends, refused CRM corrections), replies and engagement recorded that day, and
-        the vault's changes (`core/brain.py`). Grain: one day's rows in `brain.db` (`facts`,
+        the vault's changes (`core/brain/facts.py`). Grain: one day's rows in `brain.db` (`facts`,
         `decisions` with the rule that chose, `edges` between contacts, companies, threads,
         jobs and pages), every row with its day, an importance 1-5 by a documented rule and
         the ids of the rows it came from. A replay: re-materialising a day replaces that day's
@@ -128,7 +127,7 @@ def assets(setup: Setup) -> list:
         `<export dir>/funnel/<Monday>.md`.
         """
         # pandas is imported here, not at load: every run worker would pay a second for it.
-        from company_ai.core.funnel import plain_table, to_markdown, weekly_funnel
+        from company_ai.core.outreach import plain_table, to_markdown, weekly_funnel
 
         week = days.one_day(context)
         cutoff = to_iso(days.scheduled_until(setup, "outreach_funnel", week))

@@ -5,11 +5,10 @@ import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, CRM, OWNER
-from company_ai.core.forget import find_returned
-from company_ai.core.people import BUDGET_S, MAX_PAGES, SyncError, sync_people
-from company_ai.core.schema import Store
+from company_ai.core.crm import BUDGET_S, MAX_PAGES, SyncError, Tombstones, sync_people
+from company_ai.core.ops import find_returned
+from company_ai.core.store import Store
 from company_ai.core.times import to_iso
-from company_ai.core.tombstones import Tombstones
 from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource

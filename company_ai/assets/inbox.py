@@ -4,8 +4,7 @@ import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, INBOX, OWNER
-from company_ai.core.engagement import take_signals
-from company_ai.core.inbox import read_cursor, taken_keys, triage, write_cursor
+from company_ai.core.inbox import read_cursor, take_signals, taken_keys, triage, write_cursor
 from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.inbox import InboxSource
@@ -43,7 +42,7 @@ def assets(setup: Setup) -> list:
         stored, refused or seen is not read again; a mail's own time is data, never the
         cursor. Each message is matched to an outreach thread (In-Reply-To, References,
         then its sender, any address the contact owns) and acted on by the rules of
-        `core/inbox.py`: the `inbound` row (once per Message-ID) and the thread's hold
+        `core/inbox/replies.py`: the `inbound` row (once per Message-ID) and the thread's hold
         (`send_holds`) in `outreach.db`, `replied_at` / `bounce_status` on the message, a
         `response` episode (text with quoted history and signature stripped) and, for a
         reply, the warmth rule's change in `crm.db` with a `scoring` episode saying why, in
@@ -107,7 +106,7 @@ def assets(setup: Setup) -> list:
 
         A capture: it takes the drop folder as it is when it runs, so it runs for its
         current day only. Source: JSON files (webhook payloads) dropped in
-        `COMPANY_AI_ENGAGEMENT_DIR`; the format is in `core/engagement.py`. Each file is
+        `COMPANY_AI_ENGAGEMENT_DIR`; the format is in `core/inbox/engagement.py`. Each file is
         read alone and checked whole, inside bounds (size, digits, depth; regular files
         only): a good one becomes episodes in `memory.db` in one transaction (idempotent by
         the signal's id, or its hash) and moves to `processed/`; an email open also sets the

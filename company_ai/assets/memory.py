@@ -5,8 +5,8 @@ import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, MEMORY, OWNER, REPLAY_META
-from company_ai.core.episodes import DayAudit, audit_day, seal_day
-from company_ai.core.schema import Store
+from company_ai.core.memory import DayAudit, audit_day, seal_day
+from company_ai.core.store import Store
 from company_ai.core.times import local_day, to_iso
 from company_ai.core.vectors import (
     EPISODES,
@@ -57,8 +57,7 @@ class VectorsConfig(dg.Config):
 
 def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name: str):
     """Open the store for the embedder's model and sync one day of one collection."""
-    from company_ai.core.aging import read_signals
-    from company_ai.core.memories import sync_episodes, sync_knowledge
+    from company_ai.core.vectors import read_signals, sync_episodes, sync_knowledge
 
     day = days.one_day(context)
     model = embedder.embedder
@@ -213,7 +212,7 @@ def assets(setup: Setup) -> list:
 
         Source: every live vector's metadata in `<data dir>/vectors/`, with replies, bounces
         and brain citations read from outreach.db and brain.db. Each vector's importance is
-        re-scored by the rule in `core/aging.py` (type, source, confidence, replies and
+        re-scored by the rule in `core/vectors/aging.py` (type, source, confidence, replies and
         outcomes, citations), its value decays by its tier's half-life, and the least
         valuable move to the `archive` collection, so each live collection stays under its
         cap (`COMPANY_AI_VECTOR_CAP_EPISODES`, `..._KNOWLEDGE`); archived vectors are
@@ -221,7 +220,7 @@ def assets(setup: Setup) -> list:
         episode, fact or page is ever deleted. A capture: ages are counted to the day it
         runs, so it runs for its current day only; a missed night is caught up by the next.
         """
-        from company_ai.core.aging import age_store, read_signals
+        from company_ai.core.vectors import age_store, read_signals
 
         days.require_current(context, setup, "the vector memory's ages as of tonight")
         today = date.fromisoformat(local_day(to_iso(setup.now()), setup.tz))

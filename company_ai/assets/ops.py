@@ -4,9 +4,14 @@ import dagster as dg
 
 from company_ai import days, ledger
 from company_ai.constants import CAPTURE_META, OPS, OWNER, REPLAY_META
-from company_ai.core import snapshots
-from company_ai.core.reports import BriefInput, build_brief, build_digest
-from company_ai.core.state import StateExportError, export_state
+from company_ai.core.ops import (
+    BriefInput,
+    StateExportError,
+    build_brief,
+    build_digest,
+    export_state,
+    snapshots,
+)
 from company_ai.core.times import to_iso
 from company_ai.core.timetable import TIMETABLE
 from company_ai.refusals import refused_nothing, refused_nothing_spec

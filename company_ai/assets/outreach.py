@@ -61,7 +61,7 @@ def assets(setup: Setup) -> list:
         work is done; a past day is reported from its stored picks and never researched late.
         Source: the CRM row and the company's page (`ResearchSource`), summarised by the
         language model (`LLMResource`). Grain: one partition per local day; the day's picks
-        (the selection rule is in `core/research.py`) are stored in `research_picks` in
+        (the selection rule is in `core/outreach/research.py`) are stored in `research_picks` in
         `outreach.db` the first time the day runs, so the cap of 20 holds through re-runs and
         backfills. Each fact becomes a `research` or `company` episode in `memory.db`, sourced
         `web:<domain>` when the page says it verbatim (confidence 0.9) or to the model (0.6).

@@ -13,10 +13,16 @@ import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, OWNER, REPLAY_META, VAULT
-from company_ai.core.distill import SYSTEM_PROMPT, Page, distill_staging, offline_page
-from company_ai.core.schema import Store
-from company_ai.core.tombstones import Tombstones
-from company_ai.core.vault import stage_vault, staging_dir
+from company_ai.core.crm import Tombstones
+from company_ai.core.store import Store
+from company_ai.core.vault import (
+    SYSTEM_PROMPT,
+    Page,
+    distill_staging,
+    offline_page,
+    stage_vault,
+    staging_dir,
+)
 from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource

@@ -136,7 +136,7 @@ TIMETABLE: list[Entry] = [
     # memory; four small files. 300 s. A capture: it records the stores as they are.
     Entry("state_export_job", ("state_export",), time(6, 15), 300, capture=True),
     # The contact sync: a capture (it records the address book as it is now). It stops
-    # itself after 15 pages or 520 s of work (core/people.py), whichever comes first: 15
+    # itself after 15 pages or 520 s of work (core/crm/people.py), whichever comes first: 15
     # pages of 1,000 people take ~1 s to store (BENCHMARKS.md) and a few seconds each to
     # fetch. The 600 s leave 80 s past the budget for the last request's 60-s timeout and
     # the run's start and end. Done by 07:40, before outreach reads the CRM at 07:55.

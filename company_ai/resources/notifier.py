@@ -7,10 +7,9 @@ from typing import Literal
 
 import dagster as dg
 
-from company_ai.core import alerts
-from company_ai.core.db import Stores
-from company_ai.core.schema import Store
+from company_ai.core.ops import alerts
 from company_ai.core.secrets import MASK, scrub, secrets_from_env
+from company_ai.core.store import Store, Stores
 from company_ai.core.times import to_iso, utc_now
 
 TELEGRAM_MAX_CHARS = 4096

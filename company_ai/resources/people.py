@@ -7,7 +7,7 @@ import orjson
 from googleapiclient.model import JsonModel
 from pydantic import PrivateAttr
 
-from company_ai.core.people import (
+from company_ai.core.crm import (
     MAX_DELETED_SHARE,
     PAGE_FIELDS,
     PAGE_SIZE,
@@ -16,7 +16,7 @@ from company_ai.core.people import (
     MalformedPage,
     TokenRejected,
 )
-from company_ai.core.sample_people import read_sample_page
+from company_ai.sample_world.people import read_sample_page
 
 PEOPLE_SCOPES = ["https://www.googleapis.com/auth/contacts.readonly"]
 TRANSIENT_RETRIES = 2  # at most ~3 s of backoff: well inside the 80 s past the budget
@@ -73,7 +73,7 @@ class PeopleSource(dg.ConfigurableResource):
     google-api-python-client, with OAuth authorized-user JSON (client id, client secret,
     refresh token; scope contacts.readonly) from `COMPANY_AI_GOOGLE_PEOPLE_TOKEN`, bound via
     `dg.EnvVar`; the access token is refreshed by google-auth as it expires. Either way
-    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.people.sync_people`:
+    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.crm.sync_people`:
     a refused token (HTTP 400/410) raises `TokenRejected`, an answer that is not JSON
     raises `MalformedPage`. `max_deleted_share`: the most of the contacts one complete
     pass may mark deleted for not returning them (more is held as a likely fault; raise it

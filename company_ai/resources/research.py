@@ -5,14 +5,14 @@ from typing import Any, Literal
 import dagster as dg
 from pydantic import PrivateAttr
 
-from company_ai.core.research import MAX_PAGE_BYTES, read_page
+from company_ai.core.outreach import MAX_PAGE_BYTES, read_page
 
 
 class ResearchSource(dg.ConfigurableResource):
     """Company intel for research: the page of a company's web domain, as plain text.
     `local` (the default, offline) reads the pages shipped with the sample data
     (`<data_dir>/company_pages/<domain>.html`). `http` fetches the company's real site
-    (`url` with `{domain}` filled in) over httpx, politely (`core/web.py`): a timeout per
+    (`url` with `{domain}` filled in) over httpx, politely (`core/outreach/web.py`): a timeout per
     request and a deadline per page, at most `max_redirects` redirects, robots.txt
     honoured, one request per host every `min_interval_s` seconds, text extracted from
     HTML; only public addresses on every hop (`allow_hosts` names the exceptions), one
@@ -36,7 +36,7 @@ class ResearchSource(dg.ConfigurableResource):
     def page(self, domain: str) -> str:
         if self.mode == "local":
             return read_page(Path(self.pages_dir), domain, self.max_bytes)
-        from company_ai.core.web import check_domain
+        from company_ai.core.outreach import check_domain
 
         return self._pages().text(self.url.format(domain=check_domain(domain)))
 
@@ -50,7 +50,7 @@ class ResearchSource(dg.ConfigurableResource):
 
     def _pages(self):
         if self._web is None:
-            from company_ai.core.web import WebPages
+            from company_ai.core.outreach import WebPages
 
             self._web = WebPages(
                 timeout_s=self.timeout_s,

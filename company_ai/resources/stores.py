@@ -4,9 +4,8 @@ from contextlib import contextmanager
 
 import dagster as dg
 
-from company_ai.core.db import DEFAULT_BUSY_TIMEOUT_MS, Stores
 from company_ai.core.install import record_first_day
-from company_ai.core.schema import Store
+from company_ai.core.store import DEFAULT_BUSY_TIMEOUT_MS, Store, Stores
 from company_ai.core.times import utc_now
 
 
@@ -29,7 +28,8 @@ class StoresResource(dg.ConfigurableResource):
             try:
                 record_first_day(self.stores().data_dir, self.first_day, utc_now())
             except OSError as exc:  # a read-only data dir is reported by the stores themselves
-                context.log.warning(f"could not record the install date: {exc.strerror}")
+                if context.log is not None:
+                    context.log.warning(f"could not record the install date: {exc.strerror}")
 
     def stores(self) -> Stores:
         urls = {Store.MEMORY: self.memory_url} if self.memory_url else None

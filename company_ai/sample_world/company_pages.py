@@ -6,8 +6,7 @@ Each company's facts follow from its domain alone, so the gate's labelled drafts
 
 from __future__ import annotations
 
-from company_ai.core.db import Stores
-from company_ai.core.schema import Store
+from company_ai.core.store import Store, Stores
 
 MONTH_NAMES = (
     "January February March April May June July August September October November December"

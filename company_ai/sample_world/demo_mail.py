@@ -11,9 +11,8 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from pathlib import Path
 
-from company_ai.core.db import Stores
 from company_ai.core.files import write_atomic
-from company_ai.core.schema import Store
+from company_ai.core.store import Store, Stores
 from company_ai.core.times import parse_utc, to_iso
 from company_ai.sample_world.company_pages import MONTH_NAMES
 

@@ -1,7 +1,7 @@
 """Held sends: a draft held for its contact's working hours goes out when they begin.
 
 The morning's `outreach_messages` holds a gated draft whose contact is outside working
-hours (core/send_rules.py: a weekday 09:00-17:00 where they are) and stores when they
+hours (core/outreach/send_rules.py: a weekday 09:00-17:00 where they are) and stores when they
 begin (`drafts.due_at`). Every 15 minutes this sensor asks the outreach store (one
 read-only count) whether a held draft is due; if one is and no held-send run is in
 flight, it starts `held_sends_job`, whose one op sends what is due (`core.outreach.

@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores
+from company_ai.core.store import Stores
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
 from tests.setup import named

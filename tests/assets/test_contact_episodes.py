@@ -26,7 +26,7 @@ def test_a_day_is_sealed_with_counts_and_all_checks_pass(data):
         assert result.success
         assert checks(result) == dict.fromkeys(EPISODE_CHECKS, True)
         meta = result.get_asset_materialization_events()[0].materialization.metadata
-        from company_ai.core.db import Stores
+        from company_ai.core.store import Stores
 
         with Stores(data).connect("memory", readonly=True) as memory:
             expected = memory.execute(
@@ -43,7 +43,7 @@ def test_a_day_is_sealed_with_counts_and_all_checks_pass(data):
 
 
 def test_faulty_rows_fail_the_checks_and_name_the_episodes(data):
-    from company_ai.core.db import Stores
+    from company_ai.core.store import Stores
 
     with Stores(data).connect("memory") as memory:
         memory.execute(
@@ -66,7 +66,7 @@ def test_faulty_rows_fail_the_checks_and_name_the_episodes(data):
 
 
 def test_a_send_without_its_episode_fails_the_audit(data):
-    from company_ai.core.db import Stores
+    from company_ai.core.store import Stores
 
     with Stores(data).connect("outreach") as outreach:
         outreach.execute(
@@ -83,8 +83,8 @@ def test_a_send_without_its_episode_fails_the_audit(data):
 
 
 def test_a_memory_without_an_outreach_store_is_still_sealed(tmp_path):
-    from company_ai.core.db import Stores
-    from company_ai.core.episodes import append_episodes
+    from company_ai.core.memory import append_episodes
+    from company_ai.core.store import Stores
     from tests.conftest import episode
 
     data = tmp_path / "fresh"

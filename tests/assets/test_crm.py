@@ -6,11 +6,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores
-from company_ai.core.people import Cursor, load_cursor, pass_state
-from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
+from company_ai.core.crm.people_sync import Cursor, load_cursor, pass_state
+from company_ai.core.store import Stores
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
+from company_ai.sample_world.people import SAMPLE_PEOPLE_FILE
 from tests.setup import named
 
 crm_contacts = named("crm_contacts")

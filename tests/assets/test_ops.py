@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.core import alerts
-from company_ai.core.db import Stores
+from company_ai.core.ops import alerts
+from company_ai.core.store import Stores
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
+from company_ai.core.store import DRAFT_CAP, RESEARCH_CAP, Stores, transaction
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.research import ResearchSource

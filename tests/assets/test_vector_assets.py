@@ -6,12 +6,13 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.core.brain import BrainDay, Fact, write_day
-from company_ai.core.db import Stores
-from company_ai.core.sample import load_sample
+from company_ai.core.brain import write_day
+from company_ai.core.brain.facts import BrainDay, Fact
+from company_ai.core.store import Stores
 from company_ai.core.vectors import EPISODES, open_existing, open_store, vectors_dir
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.stores import StoresResource
+from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.fakes import WordEmbedder
 from tests.setup import named

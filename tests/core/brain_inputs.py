@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.episodes import append_episodes
-from company_ai.core.reports import CheckInfo, RunInfo
+from company_ai.core.memory import append_episodes
+from company_ai.core.runs import CheckInfo, RunInfo
+from company_ai.core.store import Stores, transaction
 from company_ai.core.vault import staging_dir, write_manifest
 
 DAY = "2026-11-29"

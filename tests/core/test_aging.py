@@ -10,20 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.aging import (
+from company_ai.core.brain import write_day
+from company_ai.core.brain.facts import BrainDay, Fact
+from company_ai.core.store import transaction
+from company_ai.core.vectors import (
+    EPISODES,
+    KNOWLEDGE,
+    Signals,
+    Vector,
+    age_store,
+    open_store,
+    read_signals,
+)
+from company_ai.core.vectors.aging import (
     ARCHIVE_BELOW,
     HALF_LIFE_DAYS,
-    Signals,
-    age_store,
     deletion_day,
     episode_base,
     importance,
-    read_signals,
     value_on,
 )
-from company_ai.core.brain import BrainDay, Fact, write_day
-from company_ai.core.db import transaction
-from company_ai.core.vectors import ARCHIVE, EPISODES, KNOWLEDGE, Vector, open_store
+from company_ai.core.vectors.store import ARCHIVE
 from tests.fakes import DictVectorStore, WordEmbedder
 
 TTL = 180

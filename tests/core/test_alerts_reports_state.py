@@ -3,18 +3,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from company_ai.core import alerts
-from company_ai.core.db import Stores
-from company_ai.core.reports import (
-    BriefInput,
-    CheckInfo,
-    RunInfo,
-    build_brief,
-    build_digest,
-    count_section,
-    runs_section,
-)
-from company_ai.core.state import export_state, write_json_atomic
+from company_ai.core.ops import BriefInput, alerts, build_brief, build_digest, export_state
+from company_ai.core.ops.reports import count_section, runs_section
+from company_ai.core.ops.state import write_json_atomic
+from company_ai.core.runs import CheckInfo, RunInfo
+from company_ai.core.store import Stores
 from company_ai.core.timetable import Due
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -4,19 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from company_ai.core.brain import (
-    RULE_IMPORTANCE,
-    BrainDay,
-    Fact,
-    bound_importance,
-    read_day,
-    rule_importance,
-    synthesize_day,
-    top_items,
-    write_day,
-)
-from company_ai.core.db import Stores
-from company_ai.core.reports import CheckInfo, RunInfo
+from company_ai.core.brain import RULE_IMPORTANCE, synthesize_day, top_items, write_day
+from company_ai.core.brain.facts import BrainDay, Fact, bound_importance, read_day, rule_importance
+from company_ai.core.runs import CheckInfo, RunInfo
+from company_ai.core.store import Stores
 from tests.core.brain_inputs import DAY, day_runs, seed_day
 
 OTHER_DAY = "2026-11-28"

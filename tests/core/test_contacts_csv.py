@@ -5,8 +5,9 @@ import sqlite3
 import pytest
 
 from company_ai.cli import main
-from company_ai.core.contacts_csv import CsvFileError, import_contacts_csv, read_contacts_csv
-from company_ai.core.people import ContactRecord, upsert_contacts
+from company_ai.core.crm import import_contacts_csv
+from company_ai.core.crm.contacts_csv import CsvFileError, read_contacts_csv
+from company_ai.core.crm.people import ContactRecord, upsert_contacts
 
 NOW = "2026-11-30T09:00:00Z"
 GOOD = (
@@ -175,8 +176,8 @@ def test_a_local_correction_survives_a_sync_that_brings_nothing_new(crm):
 
 
 def test_a_contact_is_found_by_any_address_and_one_deleted_upstream_is_not_researched(stores):
-    from company_ai.core.contacts import find_contact
-    from company_ai.core.research import select_candidates
+    from company_ai.core.crm import find_contact
+    from company_ai.core.outreach.research import select_candidates
 
     ada = ContactRecord("Ada", ("ada@acme.example", "a2@acme.example"), external_id="people/c1")
     bob = ContactRecord("Bob", ("bob@acme.example",), external_id="people/c2")

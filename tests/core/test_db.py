@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.db import DataDirError, StoreBusyError, StoreError, Stores
-from company_ai.core.episodes import append_episodes
-from company_ai.core.schema import DOMAINS, MIGRATIONS
+from company_ai.core.memory import append_episodes
+from company_ai.core.store import DOMAINS, StoreError, Stores
+from company_ai.core.store.db import DataDirError, StoreBusyError
+from company_ai.core.store.schema import MIGRATIONS
 from tests.conftest import episode
 
 
@@ -101,7 +102,7 @@ def test_a_read_only_data_dir_is_refused_and_nothing_is_written():
     # Root ignores permission bits, so the check runs as an unprivileged user.
     script = textwrap.dedent(f"""
         import os, sys
-        from company_ai.core.db import DataDirError, Stores  # import before dropping root
+        from company_ai.core.store.db import DataDirError, Stores  # import before dropping root
         if os.geteuid() == 0:
             os.setgid(65534); os.setuid(65534)
         try:
@@ -141,7 +142,7 @@ def test_a_store_locked_past_the_busy_timeout_fails_cleanly(tmp_path):
 
 
 def test_recall_v3_marks_the_existing_pages_with_status_or_goal_lines_reviewable(tmp_path):
-    from company_ai.core.schema import RECALL_V1, RECALL_V2
+    from company_ai.core.store.schema import RECALL_V1, RECALL_V2
 
     path = tmp_path / "recall.db"
     with sqlite3.connect(path) as conn:

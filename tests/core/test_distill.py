@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from company_ai.core.distill import Page, distill_staging, offline_page, page_verdict
-from company_ai.core.vault import stage_vault
+from company_ai.core.vault import Page, distill_staging, offline_page, stage_vault
+from company_ai.core.vault.distill import page_verdict
 
 
 def offline(title, path, text):

@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.engagement import plural, take_signals
+from company_ai.core.inbox import plural, take_signals
 from company_ai.core.intake import Bounds
+from company_ai.core.store import Stores, transaction
 
 ADA = "ada@acme.example"
 AT = "2026-11-30T10:02:00Z"
@@ -133,7 +133,7 @@ def test_a_bad_file_does_not_stop_the_good_ones(stores, tmp_path):
 
 
 def test_an_oversized_file_is_rejected_unread(stores, tmp_path, monkeypatch):
-    monkeypatch.setattr("company_ai.core.engagement.BOUNDS", Bounds(max_bytes=100))
+    monkeypatch.setattr("company_ai.core.inbox.engagement.BOUNDS", Bounds(max_bytes=100))
     folder = tmp_path / "drop"
     drop(folder, "big.json", GOOD)
     done = take_signals(stores, folder, tz="UTC", now=NOW, warn=lambda _: None)
@@ -211,7 +211,7 @@ def test_a_time_from_outside_is_bounded_by_the_runs_clock(stores, tmp_path, clai
 def test_a_file_that_cannot_be_read_or_stored_moves_aside_and_the_rest_go_on(
     stores, tmp_path, monkeypatch
 ):
-    from company_ai.core import engagement
+    from company_ai.core.inbox import engagement
 
     folder = tmp_path / "drop"
     for name, detail in (("1.json", "unreadable"), ("2.json", "unstorable"), ("3.json", "fine")):
@@ -248,7 +248,7 @@ def test_a_store_that_cannot_be_written_stops_the_run_and_keeps_the_file(
 ):
     import sqlite3
 
-    from company_ai.core import engagement
+    from company_ai.core.inbox import engagement
 
     def locked(conn, episodes, tz):
         raise sqlite3.OperationalError("database is locked")

@@ -15,18 +15,10 @@ from types import MappingProxyType
 
 import pytest
 
-from company_ai.core.episodes import (
-    CHUNK_ROWS,
-    EpisodeError,
-    _model_row,
-    _plain_row,
-    append_episodes,
-    episode_rows,
-    validate,
-)
-from company_ai.core.models import Episode
-from company_ai.core.sample import iter_sample
-from company_ai.core.schema import EPISODE_TYPES
+from company_ai.core.memory import Episode, EpisodeError, append_episodes, episode_rows, validate
+from company_ai.core.memory.episodes import CHUNK_ROWS, _model_row, _plain_row
+from company_ai.core.store import EPISODE_TYPES
+from company_ai.sample_world.crm import iter_sample
 from tests.conftest import AS_OF, episode
 from tests.core.test_episodes import BAD_EPISODES, DROP, bad_episode
 

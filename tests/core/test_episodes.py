@@ -5,9 +5,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import psycopg2
 import pytest
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.episodes import EpisodeError, append_episodes, audit_day, seal_day
-from company_ai.core.schema import EPISODE_TYPES, Store
+from company_ai.core.memory import EpisodeError, append_episodes, audit_day, seal_day
+from company_ai.core.store import EPISODE_TYPES, Store, Stores, transaction
 from tests.conftest import episode
 
 SEALED = datetime(2026, 11, 30, 23, 15, tzinfo=UTC)

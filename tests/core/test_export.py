@@ -11,21 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.brain import synthesize_day, write_day
-from company_ai.core.db import Stores
-from company_ai.core.distill import distill_staging, offline_page
-from company_ai.core.export import (
+from company_ai.core.brain import ExportError, export_day, export_funnel, synthesize_day, write_day
+from company_ai.core.brain.export import (
     MAX_SLUG_BYTES,
     WINDOWS_RESERVED,
-    ExportError,
     contact_file,
-    export_day,
-    export_funnel,
     fenced,
     inline,
     slug,
 )
-from company_ai.core.vault import stage_vault, staging_dir
+from company_ai.core.store import Stores
+from company_ai.core.vault import distill_staging, offline_page, stage_vault, staging_dir
 from tests.conftest import PRIVATE_CANARY
 from tests.core.brain_inputs import DAY, NEXT_DAY, day_runs, rename, seed_day
 from tests.hostile.canary import find_canary
@@ -247,8 +243,8 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
         path.chmod(0o555 if path.is_dir() else 0o444)
     script = textwrap.dedent(f"""
         import os, sys
-        from company_ai.core.db import Stores
-        from company_ai.core.export import ExportError, export_day
+        from company_ai.core.store.db import Stores
+        from company_ai.core.brain.export import ExportError, export_day
         if os.geteuid() == 0:  # root ignores permission bits
             os.setgid(65534); os.setuid(65534)
         try:

@@ -11,17 +11,15 @@ import dagster as dg
 import pytest
 
 from company_ai.cli import main
-from company_ai.core import forget as forgetting
-from company_ai.core.contacts_csv import import_contacts_csv
-from company_ai.core.db import Stores, transaction
-from company_ai.core.episodes import append_episodes, seal_day
-from company_ai.core.forget import PROGRESS_FILE, find_returned, forget
+from company_ai.core.crm import Tombstones, import_contacts_csv
+from company_ai.core.crm.people import ContactRecord, upsert_contacts
+from company_ai.core.crm.tombstones import TOMBSTONE_FILE
 from company_ai.core.inbox import triage
-from company_ai.core.people import ContactRecord, upsert_contacts
-from company_ai.core.schema import MEMORY_V1
-from company_ai.core.snapshots import take_snapshot
+from company_ai.core.memory import append_episodes, seal_day
+from company_ai.core.ops import find_returned, forget, forgetting, take_snapshot
+from company_ai.core.ops.forgetting import PROGRESS_FILE
+from company_ai.core.store import MEMORY_V1, Stores, transaction
 from company_ai.core.timetable import current_partitions
-from company_ai.core.tombstones import TOMBSTONE_FILE, Tombstones
 from company_ai.core.vault import stage_vault
 from company_ai.days import entry_of
 from company_ai.resources.people import PeopleSource
@@ -223,8 +221,8 @@ def tamper(stores, episode_id):
 
 
 def test_a_forget_makes_the_next_vault_night_compare_everything(data, vault, tmp_path, minilm):
-    from company_ai.core.distill import distill_staging, offline_page
     from company_ai.core.recall import index_entities
+    from company_ai.core.vault import distill_staging, offline_page
 
     stores = Stores(data)
     _, email, _ = person(stores)
@@ -333,7 +331,7 @@ def test_a_namesake_stays_and_the_forgotten_source_record_stays_forgotten(stores
     """A person is theirs by source id or address, never by name: forgetting one Ada Quux
     leaves the other in the People source file; the forgotten record coming back from the
     source with a new address is skipped, and the tombstone holds only keyed hashes."""
-    from company_ai.core.sample_people import SAMPLE_PEOPLE_FILE
+    from company_ai.sample_world.people import SAMPLE_PEOPLE_FILE
 
     data = stores.data_dir
     records = [

@@ -4,8 +4,9 @@ from datetime import date
 
 import pytest
 
-from company_ai.core.db import transaction
-from company_ai.core.funnel import ALL, COLUMNS, plain_table, to_markdown, weekly_funnel
+from company_ai.core.outreach import plain_table, to_markdown, weekly_funnel
+from company_ai.core.outreach.funnel import ALL, COLUMNS
+from company_ai.core.store import transaction
 
 WEEK = date(2026, 6, 22)  # a Monday in British Summer Time (UTC+1)
 TZ = "Europe/London"

@@ -6,23 +6,21 @@ from email.message import EmailMessage
 
 import pytest
 
-from company_ai.core.contacts import load_contact
-from company_ai.core.db import Stores, transaction
+from company_ai.core.crm import load_contact
 from company_ai.core.inbox import (
     WARMTH_RULE,
     InboundMail,
-    classify,
     named_date,
-    parse_mail,
     read_cursor,
     read_maildir,
-    strip_reply,
     taken_keys,
     triage,
     write_cursor,
 )
+from company_ai.core.inbox.mail import classify, parse_mail, strip_reply
 from company_ai.core.intake import Refused
-from company_ai.core.research import select_candidates, unsendable_reason
+from company_ai.core.outreach.research import select_candidates, unsendable_reason
+from company_ai.core.store import Stores, transaction
 from company_ai.core.times import to_iso
 
 SENT = "2026-11-20T09:00:00Z"
@@ -604,7 +602,7 @@ def test_a_mail_past_the_bounds_is_refused_with_its_reason(stores, raw, reason):
 
 
 def test_a_mail_that_fails_while_stored_is_refused_and_the_rest_go_on(stores, monkeypatch):
-    from company_ai.core import inbox
+    from company_ai.core.inbox import replies as inbox
 
     real = inbox.add_hold
 

@@ -3,9 +3,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from company_ai.core.contacts import Contact
-from company_ai.core.db import Stores, transaction
-from company_ai.core.drafting import (
+from company_ai.core.crm import Contact
+from company_ai.core.outreach import page_text, read_page
+from company_ai.core.outreach.drafting import (
     BumpLimitError,
     Thread,
     already_contacted,
@@ -14,15 +14,13 @@ from company_ai.core.drafting import (
     offline_draft,
     text_problem,
 )
-from company_ai.core.research import (
+from company_ai.core.outreach.research import (
     SourceError,
     apply_writeback,
-    page_text,
     pick_for_day,
-    read_page,
     select_candidates,
 )
-from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
+from company_ai.core.store import DRAFT_CAP, RESEARCH_CAP, Stores, transaction
 
 NOW = "2026-11-20T09:00:00Z"
 AT = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The outreach day as plain core (core/outreach.py): research, draft, check and send one
+"""The outreach day as plain core (core/outreach/day.py): research, draft, check and send one
 day against the sample stores, with a fake model and mailer. No Dagster: the wiring is
 tested in tests/assets/test_outreach.py."""
 
@@ -12,13 +12,12 @@ from unittest.mock import ANY
 
 import pytest
 
-from company_ai.core import drafting
-from company_ai.core import outreach as day_of
-from company_ai.core.db import Stores, transaction
-from company_ai.core.drafting import Draft
 from company_ai.core.llm import ModelError
-from company_ai.core.research import Fact, Findings, pick_for_day, read_page
-from company_ai.core.schema import DRAFT_CAP, RESEARCH_CAP
+from company_ai.core.outreach import day as day_of
+from company_ai.core.outreach import drafting, read_page
+from company_ai.core.outreach.drafting import Draft
+from company_ai.core.outreach.research import Fact, Findings, pick_for_day
+from company_ai.core.store import DRAFT_CAP, RESEARCH_CAP, Stores, transaction
 from tests.fakes import Crash, FakeMailer, FakeModel
 
 DAY = "2026-11-27"  # a Friday
@@ -288,7 +287,7 @@ def test_nobody_lost_bounced_or_written_to_since_the_draft_is_sent_to(data):
 
 
 def test_who_answered_since_the_draft_is_not_sent_to(data):
-    """Holds the inbox triage set after drafting (core/send_rules.py) stop the send."""
+    """Holds the inbox triage set after drafting (core/outreach/send_rules.py) stop the send."""
     research(data)
     draft(data)
     ready = drafts(data, "ready")
@@ -681,7 +680,7 @@ def test_a_contact_with_no_known_city_keeps_the_owners_working_hours(data):
 def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_asking(tmp_path):
     import sqlite3
 
-    from company_ai.core.schema import MIGRATIONS
+    from company_ai.core.store.schema import MIGRATIONS
 
     path = tmp_path / "outreach.db"
     conn = sqlite3.connect(path)

@@ -10,15 +10,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from googleapiclient.http import HttpMockSequence
 
-from company_ai.core.people import (
-    Cursor,
-    SyncError,
-    load_cursor,
-    pass_state,
-    person_record,
-    save_cursor,
-    sync_people,
-)
+from company_ai.core.crm import SyncError, sync_people
+from company_ai.core.crm.people import person_record
+from company_ai.core.crm.people_sync import Cursor, load_cursor, pass_state, save_cursor
 from company_ai.resources.people import PeopleSource
 from tests.fakes import Crash
 
@@ -233,7 +227,7 @@ def test_a_crash_between_pages_resumes_with_nothing_lost_or_duplicated(crm, curs
 def test_a_crash_after_a_page_is_stored_but_before_its_cursor_is_saved_redoes_it_harmlessly(
     crm, cursor, monkeypatch
 ):
-    import company_ai.core.people as people
+    import company_ai.core.crm.people_sync as people
 
     saved = []
 
@@ -517,7 +511,7 @@ def test_digests_stored_before_records_were_named_tuples_still_match():
     is still that of the record's fields as a plain tuple."""
     import hashlib
 
-    from company_ai.core.people import _digest
+    from company_ai.core.crm.people import _digest
 
     record, _ = person_record(person(7, "a@acme.example", "b@acme.example", organizations=[
         {"name": "Acme", "title": "CTO"}]))  # fmt: skip

@@ -2,17 +2,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from company_ai.core.distill import distill_staging, offline_page
 from company_ai.core.recall import (
+    Searcher,
+    evaluate_recall,
     index_entities,
     page_markdown,
     recall,
     render_answer,
     stale_pages,
 )
-from company_ai.core.retrieval import Searcher
-from company_ai.core.retrieval_eval import evaluate_recall, sample_questions
-from company_ai.core.vault import stage_vault
+from company_ai.core.recall.retrieval_eval import sample_questions
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
 
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 
@@ -20,7 +20,7 @@ NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def recall_conn(tmp_path_factory, minilm):
     """The sample vault staged, distilled offline and indexed once for this module."""
-    from company_ai.core.db import Stores
+    from company_ai.core.store import Stores
     from tests.conftest import SAMPLE_VAULT
 
     root = tmp_path_factory.mktemp("recall")
@@ -91,8 +91,8 @@ def test_the_morning_brief_lists_the_stale_pages_for_review(recall_conn):
     from datetime import timedelta
     from pathlib import Path
 
-    from company_ai.core.db import Stores
-    from company_ai.core.reports import BriefInput, build_brief
+    from company_ai.core.ops import BriefInput, build_brief
+    from company_ai.core.store import Stores
 
     data = Path(recall_conn.execute("PRAGMA database_list").fetchone()[2]).parent
     stale = stale_pages(recall_conn, NOW, 90)

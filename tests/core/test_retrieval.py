@@ -1,15 +1,15 @@
 import numpy as np
 import pytest
 
-from company_ai.core.db import transaction
-from company_ai.core.retrieval import (
+from company_ai.core.recall import Searcher
+from company_ai.core.recall.retrieval import (
     Doc,
     IndexModelMismatch,
-    Searcher,
     rebuild_docs,
     rrf,
     update_vectors,
 )
+from company_ai.core.store import transaction
 
 DOCS = [
     Doc("1", "Billing Platform", "issues every invoice and collects card payments"),

@@ -1,10 +1,9 @@
 from collections import Counter
 from datetime import timedelta
 
-from company_ai.core.db import Stores
-from company_ai.core.sample import load_sample
-from company_ai.core.schema import EPISODE_TYPES
+from company_ai.core.store import EPISODE_TYPES, Stores
 from company_ai.core.times import to_iso
+from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 
 

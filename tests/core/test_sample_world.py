@@ -5,14 +5,10 @@ from collections import defaultdict
 from datetime import timedelta
 from email.message import EmailMessage
 
-from company_ai.core.inbox import classify, parse_mail
-from company_ai.core.research import MAX_BUMPS, RECENT_DAYS, select_candidates
-from company_ai.core.send_rules import (
-    contact_timezone,
-    hold_reason,
-    in_working_hours,
-    read_holds,
-)
+from company_ai.core.inbox.mail import classify, parse_mail
+from company_ai.core.outreach import MAX_BUMPS, RECENT_DAYS, contact_timezone
+from company_ai.core.outreach.research import select_candidates
+from company_ai.core.outreach.send_rules import hold_reason, in_working_hours, read_holds
 from company_ai.core.times import parse_utc
 from tests.conftest import AS_OF
 

@@ -6,9 +6,9 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from company_ai.core import alerts
-from company_ai.core.db import Stores
+from company_ai.core.ops import alerts
 from company_ai.core.secrets import MASK, scrub, secrets_from_env
+from company_ai.core.store import Stores
 from tests.hostile.canary import encodings
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -7,15 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from company_ai.core import snapshots
-from company_ai.core.db import Stores
-from company_ai.core.snapshots import (
-    SnapshotError,
-    load_manifest,
-    restore_drill,
-    snapshot_days,
-    take_snapshot,
-)
+from company_ai.core.ops import restore_drill, snapshots, take_snapshot
+from company_ai.core.ops.snapshots import SnapshotError, load_manifest, snapshot_days
+from company_ai.core.store import Stores
 
 TAKEN = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)  # when a snapshot is taken
 

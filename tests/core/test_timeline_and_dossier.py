@@ -2,10 +2,16 @@ import json
 
 import pytest
 
-from company_ai.core.contacts import UnknownContactError, find_contact, normalize_email
-from company_ai.core.dossier import NO_HISTORY, build_dossier
-from company_ai.core.episodes import append_episodes
-from company_ai.core.timeline import load_timeline, render_text
+from company_ai.core.crm import (
+    UnknownContactError,
+    build_dossier,
+    find_contact,
+    load_timeline,
+    normalize_email,
+    render_text,
+)
+from company_ai.core.crm.dossier import NO_HISTORY
+from company_ai.core.memory import append_episodes
 from tests.conftest import episode
 
 

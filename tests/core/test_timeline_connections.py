@@ -1,7 +1,6 @@
 """`read_timeline` on connections kept open gives what `load_timeline` gives."""
 
-from company_ai.core.contacts import find_contact
-from company_ai.core.timeline import load_timeline, read_timeline
+from company_ai.core.crm import find_contact, load_timeline, read_timeline
 
 
 def test_a_timeline_read_on_open_connections_is_the_timeline(sample_stores):

@@ -1,13 +1,8 @@
 import os
 
-from company_ai.core.distill import assign_titles, raw_title
-from company_ai.core.vault import (
-    folder_key,
-    read_manifest,
-    split_front_matter,
-    stage_vault,
-    staged_notes,
-)
+from company_ai.core.vault import read_manifest, stage_vault
+from company_ai.core.vault.distill import assign_titles, raw_title
+from company_ai.core.vault.staging import folder_key, split_front_matter, staged_notes
 from tests.conftest import PRIVATE_CANARY
 
 

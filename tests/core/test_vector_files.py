@@ -6,22 +6,18 @@ import pickle
 import numpy as np
 import pytest
 
-from company_ai.core import vectors as vectors_module
 from company_ai.core.vectors import (
     EPISODES,
-    ERASING,
     KNOWLEDGE,
-    SYNC_THRESHOLD,
     Vector,
     VectorStore,
     VectorStoreError,
-    _id_map,
-    _layout,
-    _segments,
     erase,
     open_existing,
     open_store,
 )
+from company_ai.core.vectors import store as vectors_module
+from company_ai.core.vectors.store import ERASING, SYNC_THRESHOLD, _id_map, _layout, _segments
 
 DIM = 16
 CANARY = b"Zorblat Quindlewick <zq@canary.example>"

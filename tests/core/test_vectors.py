@@ -6,32 +6,28 @@ import shutil
 import numpy as np
 import pytest
 
-from company_ai.core.aging import Signals
-from company_ai.core.brain import BrainDay, Fact, write_day
-from company_ai.core.db import transaction
-from company_ai.core.episodes import append_episodes
-from company_ai.core.memories import (
-    MAX_EMBED_CHARS,
-    Memory,
-    SyncResult,
-    embed_into,
-    fill_rows,
-    nearest,
-    sync_episodes,
-    sync_knowledge,
-    where_filter,
-)
+from company_ai.core.brain import write_day
+from company_ai.core.brain.facts import BrainDay, Fact
+from company_ai.core.memory import append_episodes
+from company_ai.core.store import transaction
 from company_ai.core.vectors import (
-    ARCHIVE,
     EPISODES,
     KNOWLEDGE,
+    MAX_EMBED_CHARS,
+    Signals,
     Vector,
-    VectorModelMismatch,
     VectorStoreError,
+    fill_rows,
+    nearest,
     open_existing,
     open_store,
+    sync_episodes,
+    sync_knowledge,
     vectors_dir,
+    where_filter,
 )
+from company_ai.core.vectors.memories import Memory, SyncResult, embed_into
+from company_ai.core.vectors.store import ARCHIVE, VectorModelMismatch
 from tests.conftest import episode
 from tests.fakes import WordEmbedder
 
@@ -252,7 +248,7 @@ def test_similar_filters_and_reads_text_from_the_rows(memory):
 
 
 def test_a_reader_waits_for_a_writer_then_says_so(memory, monkeypatch):
-    import company_ai.core.vectors as vectors
+    import company_ai.core.vectors.store as vectors
 
     words = WordEmbedder()
     sync(memory, words, "2026-11-29")
@@ -313,7 +309,7 @@ def test_a_contact_filter_is_answered_exactly_from_that_contacts_vectors(tmp_pat
 
 
 def test_a_filter_matching_more_than_the_exact_limit_uses_the_index(tmp_path, monkeypatch):
-    import company_ai.core.vectors as vectors_module
+    import company_ai.core.vectors.store as vectors_module
 
     rng = np.random.default_rng(4)
     path = tmp_path / "vectors"
@@ -328,7 +324,7 @@ def test_a_filter_matching_more_than_the_exact_limit_uses_the_index(tmp_path, mo
 
 
 def test_index_settings_new_collections_and_a_collection_built_with_older_ones(tmp_path):
-    from company_ai.core.vectors import HNSW, _client, _forget_clients
+    from company_ai.core.vectors.store import HNSW, _client, _forget_clients
 
     path = tmp_path / "vectors"
     with open_store(path, "test:random-8", 8) as (store, _):

@@ -10,9 +10,9 @@ import tracemalloc
 
 import pytest
 
-from company_ai.core import web
-from company_ai.core.research import SourceError
-from company_ai.core.web import USER_AGENT, Forbidden, WebPages, check_domain
+from company_ai.core.outreach import WebPages, check_domain, web
+from company_ai.core.outreach.research import SourceError
+from company_ai.core.outreach.web import USER_AGENT, Forbidden
 from company_ai.resources.research import ResearchSource
 from tests.fakes import FakeServer, Reply
 from tests.hostile.web_server import RecipeServer

@@ -6,12 +6,12 @@ import shutil
 
 import pytest
 
-from company_ai.core import distill as distill_module
-from company_ai.core import recall as recall_module
-from company_ai.core.distill import distill_staging, offline_page
-from company_ai.core.recall import index_entities, neighbourhood
-from company_ai.core.retrieval import keyword_search
-from company_ai.core.vault import stage_vault
+from company_ai.core.recall import answers as recall_module
+from company_ai.core.recall import index_entities
+from company_ai.core.recall.answers import neighbourhood
+from company_ai.core.recall.retrieval import keyword_search
+from company_ai.core.vault import distill as distill_module
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
 from tests.conftest import PRIVATE_CANARY
 from tests.core.test_retrieval import Counting
 from tests.hostile.canary import find_canary

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.db import Stores
-from company_ai.core.episodes import seal_day
-from company_ai.core.schema import DOMAINS
-from company_ai.core.snapshots import restore_drill, snapshot_days
+from company_ai.core.memory import seal_day
+from company_ai.core.ops import restore_drill
+from company_ai.core.ops.snapshots import snapshot_days
+from company_ai.core.store import DOMAINS, Stores
 
 DAY = "2026-11-29"
 BATCHES, PER_BATCH = 4, 500
@@ -29,8 +29,8 @@ BATCHES, PER_BATCH = 4, 500
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from company_ai.core.db import Stores
-    from company_ai.core.episodes import append_episodes
+    from company_ai.core.store.db import Stores
+    from company_ai.core.memory.episodes import append_episodes
 
     data, marker, stop_in = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     done = 0
@@ -58,8 +58,8 @@ SNAPSHOTTER = textwrap.dedent("""
     import sys, time
     from datetime import UTC, datetime
     from pathlib import Path
-    from company_ai.core import snapshots
-    from company_ai.core.db import Stores
+    from company_ai.core.ops import snapshots
+    from company_ai.core.store.db import Stores
 
     data, root, marker, kill = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4] == "1"
     copy = snapshots._copy_db
@@ -154,7 +154,9 @@ def test_a_snapshot_killed_midway_publishes_nothing_and_the_rerun_does(tmp_path,
 FORGETTER = textwrap.dedent("""
     import os, signal, sqlite3, sys
     from pathlib import Path
-    from company_ai.core import forget, tombstones, vectors
+    from company_ai.core.crm import tombstones
+    from company_ai.core.ops import forgetting as forget
+    from company_ai.core.vectors import store as vectors
     from company_ai.cli import main
 
     data, email, case = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -268,13 +270,17 @@ def small(tmp_path_factory):
     """A few contacts with episodes and messages, a brain fact, a recall page and the
     vault staging naming one of them, and both vector collections: built once (a second),
     copied per case. Returns (data dir, their id, address, name, their vector ids)."""
-    from company_ai.core.aging import Signals
-    from company_ai.core.db import transaction
-    from company_ai.core.distill import distill_staging, offline_page
-    from company_ai.core.memories import sync_episodes, sync_knowledge
-    from company_ai.core.sample import load_sample
-    from company_ai.core.vault import stage_vault, staging_dir
-    from company_ai.core.vectors import COLLECTIONS, open_store, vectors_dir
+    from company_ai.core.store import transaction
+    from company_ai.core.vault import distill_staging, offline_page, stage_vault, staging_dir
+    from company_ai.core.vectors import (
+        COLLECTIONS,
+        Signals,
+        open_store,
+        sync_episodes,
+        sync_knowledge,
+        vectors_dir,
+    )
+    from company_ai.sample_world.crm import load_sample
     from tests.conftest import AS_OF, SAMPLE_VAULT
     from tests.fakes import WordEmbedder
 
@@ -327,8 +333,9 @@ def cli(*args):
 
 @pytest.mark.parametrize(("step", "where"), KILLS, ids=[f"{s}-{w}" for s, w in KILLS])
 def test_a_forget_killed_at_any_step_is_finished_by_the_next(small, tmp_path, step, where):
-    from company_ai.core.forget import PROGRESS_FILE
-    from company_ai.core.tombstones import TOMBSTONE_FILE, Tombstones
+    from company_ai.core.crm import Tombstones
+    from company_ai.core.crm.tombstones import TOMBSTONE_FILE
+    from company_ai.core.ops.forgetting import PROGRESS_FILE
     from company_ai.core.vectors import open_existing, vectors_dir
     from tests.hostile.canary import find_canary
 
@@ -371,8 +378,8 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next(small, tmp_path, st
 def test_a_killed_forgets_progress_file_is_its_own_and_no_snapshot_takes_it(small, tmp_path):
     """The progress file holds their addresses until the forget is finished: readable by
     its owner only, and not in a snapshot taken meanwhile (snapshots copy the stores)."""
-    from company_ai.core.forget import PROGRESS_FILE
-    from company_ai.core.snapshots import take_snapshot
+    from company_ai.core.ops import take_snapshot
+    from company_ai.core.ops.forgetting import PROGRESS_FILE
 
     source, _, email, _, _ = small
     data = shutil.copytree(source, tmp_path / "data")

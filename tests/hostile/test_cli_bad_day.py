@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from company_ai import cli
-from company_ai.core.db import Stores, transaction
-from company_ai.core.snapshots import take_snapshot
+from company_ai.core.ops import take_snapshot
+from company_ai.core.store import Stores, transaction
 from tests.hostile.privileges import run_python_unprivileged
 from tests.test_cli import first_email, run
 from tests.test_cli_recall import recall_data  # noqa: F401 (a module-scoped fixture)
@@ -100,7 +100,7 @@ def test_a_read_only_copy_whose_wal_holds_commits_is_refused_not_read_stale(
     writer.close()
     assert (copy / "memory.db-wal").stat().st_size > 0 and not (copy / "memory.db-shm").exists()
     script = (
-        "import sys; from company_ai.core.db import Stores, StoreError\n"
+        "import sys; from company_ai.core.store.db import Stores, StoreError\n"
         "try:\n"
         f"    Stores({str(copy)!r}).open('memory', readonly=True)\n"
         "except StoreError as exc:\n"
@@ -273,7 +273,9 @@ def no_real_work(monkeypatch):
     there, and a test that fails does not run a 700-day demo."""
     calls = []
     monkeypatch.setattr("company_ai.demo.run_demo", lambda *a, **kw: calls.append(kw) or 0)
-    monkeypatch.setattr("company_ai.core.sample.load_sample", lambda *a, **kw: calls.append(kw))
+    monkeypatch.setattr(
+        "company_ai.sample_world.crm.load_sample", lambda *a, **kw: calls.append(kw)
+    )
     return calls
 
 

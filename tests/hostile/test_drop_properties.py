@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.engagement import take_signals
+from company_ai.core.inbox import take_signals
+from company_ai.core.store import Stores, transaction
 
 ADA = "ada@acme.example"
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)

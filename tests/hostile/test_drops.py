@@ -19,7 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores, transaction
+from company_ai.core.store import Stores, transaction
 from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.stores import StoresResource
 from tests.setup import named

@@ -11,23 +11,16 @@ from email.message import EmailMessage
 import dagster as dg
 
 from company_ai.cli import main
-from company_ai.core.db import Stores
-from company_ai.core.episodes import append_episodes
-from company_ai.core.sample import store_messages
-from company_ai.core.snapshots import take_snapshot
+from company_ai.core.memory import append_episodes
+from company_ai.core.ops import take_snapshot
+from company_ai.core.store import Stores
 from company_ai.core.times import to_iso, utc_now
 from company_ai.core.timetable import current_partitions
-from company_ai.core.vectors import (
-    COLLECTIONS,
-    SYNC_THRESHOLD,
-    Vector,
-    _id_map,
-    _segments,
-    open_existing,
-    vectors_dir,
-)
+from company_ai.core.vectors import COLLECTIONS, Vector, open_existing, vectors_dir
+from company_ai.core.vectors.store import SYNC_THRESHOLD, _id_map, _segments
 from company_ai.days import entry_of
 from company_ai.definitions import resources
+from company_ai.sample_world.crm import store_messages
 from company_ai.sample_world.demo_mail import drop_demo_signals
 from company_ai.settings import Settings
 from tests.conftest import SAMPLE_VAULT

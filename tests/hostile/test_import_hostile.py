@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.contacts_csv import MAX_CSV_BYTES
-from company_ai.core.db import Stores
+from company_ai.core.crm.contacts_csv import MAX_CSV_BYTES
+from company_ai.core.store import Stores
 
 CORPUS = Path(__file__).parent / "import_csv"
 

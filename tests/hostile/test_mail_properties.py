@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from company_ai.core.db import Stores, transaction
-from company_ai.core.inbox import InboundMail, parse_mail, triage
+from company_ai.core.inbox import InboundMail, triage
+from company_ai.core.inbox.mail import parse_mail
 from company_ai.core.intake import Refused
+from company_ai.core.store import Stores, transaction
 from tests.core.test_inbox import ADA, NOW, RECEIVED, RFC_2, SENT, mail
 
 HEADER_NAMES = st.sampled_from(

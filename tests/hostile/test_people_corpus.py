@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores
+from company_ai.core.store import Stores
 from tests.assets.test_crm import MORNING, deleted, google, google_book, sync_google  # noqa: F401
 
 CORPUS = sorted((Path(__file__).parent / "people").glob("*.json"))

@@ -16,20 +16,19 @@ from urllib.parse import quote, quote_plus
 import dagster as dg
 import pytest
 
-from company_ai.core import snapshots
-from company_ai.core.db import Stores
-from company_ai.core.sample import load_sample
-from company_ai.core.snapshots import (
+from company_ai.core.ops import (
     MANIFEST,
-    SnapshotError,
-    load_manifest,
+    StateExportError,
+    export_state,
     restore_drill,
-    snapshot_days,
+    snapshots,
     take_snapshot,
 )
-from company_ai.core.state import StateExportError, export_state
+from company_ai.core.ops.snapshots import SnapshotError, load_manifest, snapshot_days
+from company_ai.core.store import Stores
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
+from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.fakes import FakeServer, Reply
 from tests.hostile import stores as hostile_stores
@@ -211,8 +210,8 @@ def test_a_state_export_into_a_read_only_folder_says_so(sample_dir, tmp_path):
     folder.chmod(0o555)
     script = (
         "import sys\n"
-        "from company_ai.core.db import Stores\n"
-        "from company_ai.core.state import StateExportError, export_state\n"
+        "from company_ai.core.store.db import Stores\n"
+        "from company_ai.core.ops.state import StateExportError, export_state\n"
         "try:\n"
         f"    export_state(Stores({str(sample_dir)!r}), {str(folder)!r}, '/nonexistent', 'x')\n"
         "except StateExportError as exc:\n"
@@ -400,7 +399,7 @@ def test_a_damaged_store_keeps_its_last_good_generation_the_others_go_on(data, c
 
 def test_a_store_set_aside_reaches_the_alerts_and_the_digest(data, clock):
     from company_ai import ledger
-    from company_ai.core.reports import build_digest
+    from company_ai.core.ops import build_digest
     from company_ai.core.times import utc_now
     from company_ai.sensors.alerts import check_failure_alerts
     from tests.assets.test_ops import MORNING, outbox, resources
@@ -431,7 +430,7 @@ def test_a_store_set_aside_reaches_the_alerts_and_the_digest(data, clock):
 
 
 def test_forgetting_one_person_is_no_shrink(data, clock):
-    from company_ai.core.forget import forget
+    from company_ai.core.ops import forget
     from tests.assets.test_ops import MORNING
 
     stores = Stores(data)

@@ -14,13 +14,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from company_ai.core.distill import RECALL_MAX, distill_staging, offline_page
-from company_ai.core.recall import neighbourhood, page_markdown
-from company_ai.core.vault import (
+from company_ai.core.recall import page_markdown
+from company_ai.core.recall.answers import neighbourhood
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
+from company_ai.core.vault.distill import RECALL_MAX
+from company_ai.core.vault.staging import (
     MAX_FRONT_MATTER_DEPTH,
     FrontMatterError,
     split_front_matter,
-    stage_vault,
     staged_notes,
 )
 from company_ai.resources.embedder import Embedder
@@ -227,7 +228,7 @@ def test_an_unreadable_folder_or_note_is_refused_and_keeps_what_was_staged(tmp_p
     os.utime(vault / "systems" / "billing-platform.md", (1, 1))  # looks changed: must be read
     script = textwrap.dedent(f"""
         import json, os
-        from company_ai.core.vault import stage_vault
+        from company_ai.core.vault.staging import stage_vault
         os.setgid(65534); os.setuid(65534)
         result = stage_vault({str(vault)!r}, {str(staging)!r}, day="2026-11-30")
         print(json.dumps([result.rejected, result.deleted, len(result.staged)]))

@@ -6,9 +6,9 @@ import shutil
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores
-from company_ai.core.distill import distill_staging, offline_page
-from company_ai.core.vault import WRITING, read_manifest, stage_vault, staged_notes
+from company_ai.core.store import Stores
+from company_ai.core.vault import distill_staging, offline_page, read_manifest, stage_vault
+from company_ai.core.vault.staging import WRITING, staged_notes
 from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
@@ -198,7 +198,7 @@ def test_staging_removes_its_own_temporary_files_left_by_a_crash(vault, tmp_path
 
 
 def test_a_staging_run_killed_while_writing_is_swept_by_the_next(vault, tmp_path, monkeypatch):
-    from company_ai.core import vault as core_vault
+    from company_ai.core.vault import staging as core_vault
 
     staging = tmp_path / "staging"
     stage(vault, staging)

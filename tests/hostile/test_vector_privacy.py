@@ -1,11 +1,16 @@
 """Nothing from a private vault folder reaches a vector, and a page that leaves recall leaves
 the vector memory too (live or archived)."""
 
-from company_ai.core.aging import Signals
-from company_ai.core.distill import distill_staging, offline_page
-from company_ai.core.memories import sync_knowledge
-from company_ai.core.vault import stage_vault
-from company_ai.core.vectors import ARCHIVE, KNOWLEDGE, Vector, open_store, vectors_dir
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
+from company_ai.core.vectors import (
+    KNOWLEDGE,
+    Signals,
+    Vector,
+    open_store,
+    sync_knowledge,
+    vectors_dir,
+)
+from company_ai.core.vectors.store import ARCHIVE
 from tests.conftest import PRIVATE_CANARY
 from tests.fakes import WordEmbedder
 from tests.hostile.canary import find_canary

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
-from company_ai.core.db import Stores
+from company_ai.core.store import Stores
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource

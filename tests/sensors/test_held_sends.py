@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from company_ai.core import outreach
-from company_ai.core.db import Stores, transaction
-from company_ai.core.research import read_page
+from company_ai.core.outreach import day as outreach
+from company_ai.core.outreach import read_page
+from company_ai.core.store import Stores, transaction
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.stores import StoresResource
 from tests.fakes import FakeMailer, FakeModel

@@ -139,8 +139,8 @@ def test_presence_claims_come_first_and_the_check_adds_only_pairs():
 
 
 def test_outreach_drafts_are_judged_with_the_check_and_summaries_without():
-    from company_ai.core.distill import page_verdict
-    from company_ai.core.drafting import judge_draft
+    from company_ai.core.outreach.drafting import judge_draft
+    from company_ai.core.vault.distill import page_verdict
 
     body = "Globex cut costs by 41%."
     draft = judge_draft("A note", body, RIVALS, allow=["Sam Rivers"])
@@ -489,8 +489,8 @@ def test_a_word_opening_before_a_name_an_indefinite_name_and_your_are_no_other_s
 
 
 def test_the_crm_line_is_read_as_source_material_writes_it():
-    from company_ai.core.contacts import Contact
-    from company_ai.core.drafting import source_material
+    from company_ai.core.crm import Contact
+    from company_ai.core.outreach import source_material
 
     contact = Contact(1, "Ana Silva", "ana@globex.example", "Globex, Ltd", "Head at HQ", "Leeds")
     crm = gate_context._crm("\n".join(source_material(contact, "", [])))

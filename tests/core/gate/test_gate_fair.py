@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 
-from company_ai.core.drafting import judge_draft
 from company_ai.core.gate import context as gate_context
 from company_ai.core.gate.extract import extract
+from company_ai.core.outreach.drafting import judge_draft
 from evals.gate_fair import SENDER, SHAPES, aside_shapes, fair_drafts
 
 

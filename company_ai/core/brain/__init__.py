@@ -1,0 +1,22 @@
+"""The night's own memory: one day's facts, decisions and graph edges (`brain.db`),
+and their export as plain Markdown with the timelines they touched."""
+
+from company_ai.core.brain.export import ExportError, export_day, export_funnel
+from company_ai.core.brain.facts import (
+    RULE_IMPORTANCE,
+    clamp_importance,
+    synthesize_day,
+    top_items,
+    write_day,
+)
+
+__all__ = [
+    "ExportError",
+    "RULE_IMPORTANCE",
+    "clamp_importance",
+    "export_day",
+    "export_funnel",
+    "synthesize_day",
+    "top_items",
+    "write_day",
+]

@@ -1,0 +1,766 @@
+"""The night's own memory: one day's facts, decisions and graph edges (brain.db).
+
+`synthesize_day` reads the stored inputs of one local day D and returns a `BrainDay`:
+  - the Dagster runs it is given (the Dagster layer reads them off the run history): each
+    run's job, partition, duration, status and error, its check results, and the catch-up
+    sensor's recoveries (runs whose `catchup_attempt` is set). A run is reported by its
+    job's name alone, so a job that no longer exists is still reported;
+  - D's outreach (outreach.db): who was picked for research and why (the selection rule of
+    core/outreach/research.py), who was skipped and why, the CRM corrections applied and refused,
+    the drafts written, those quarantined with the claims the gate could not support,
+    those skipped, and those sent;
+  - the replies (`response` episodes) and engagement (`engagement` episodes) recorded on D
+    (memory.db, `contact_episodes.day = D`);
+  - D's vault changes: pages distilled on D (recall.db) and notes deleted on D (the
+    staging manifest).
+It is a pure function of those inputs: no clock is read and every query and list is
+ordered, so the same stored rows give the same rows. Inputs that are updated in place
+(a CRM row, a page re-distilled later, a draft's status) are read as they are when it
+runs; brain.db keeps what the night saw. A store or table that does not exist yet (a
+fresh install) gives a partial day, and `BrainDay.missing` says what was not there.
+
+Edges (src, relation, dst):
+  contact:<id>  works_at                 company:<name>   (the company as the CRM says now)
+  contact:<id>  in_thread / replied_in   thread:<id>      (a draft of D / a reply on D)
+  job:<name>    ran_for / failed_for / started_for / recovered   partition:<key>
+  page:<title>  part_of / depends_on / relates_to / maintains     page:<title>
+
+Importance (1-5) is the rule's, by kind (`rule_importance`):
+  5  a run that failed or was cancelled; a failed check of severity ERROR
+  4  a message sent; a reply received
+  3  a draft quarantined by the fabrication gate; a CRM correction refused; a failed WARN
+     check; a missed slot recovered by the catch-up sensor; a note deleted from the vault;
+     a recall page withheld by the distiller's fabrication check
+  2  a research pick; a pick or draft skipped; a draft written; a CRM correction applied;
+     a contact's engagement; a recall page distilled; a run not finished yet
+  1  a routine successful run; a check that passed
+An edge takes the importance of the row that made it (a contact's company edge: the
+contact's most important row); an edge made again, by a job run twice for one partition,
+gathers the sources of both. A model may propose
+another importance for a fact or decision; `bound_importance` lets the proposal move the
+rule's value by one step at most and never outside 1-5: the model proposes, code bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import closing, contextmanager, nullcontext
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from company_ai.core.outreach import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEBACK_COLUMNS
+from company_ai.core.runs import FAILED, RunInfo
+from company_ai.core.store import Store, Stores, table_exists, transaction
+from company_ai.core.times import day_window, parse_utc
+from company_ai.core.vault import MANIFEST, read_manifest, staging_dir
+
+MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 5
+RULE_IMPORTANCE = {
+    "run_failed": 5,
+    "check_error": 5,
+    "sent": 4,
+    "reply": 4,
+    "quarantined": 3,
+    "writeback_refused": 3,
+    "check_warn": 3,
+    "recovered": 3,
+    "note_deleted": 3,
+    "page_withheld": 3,
+    "picked": 2,
+    "pick_skipped": 2,
+    "draft_skipped": 2,
+    "drafted": 2,
+    "writeback_applied": 2,
+    "engagement": 2,
+    "page_distilled": 2,
+    "run_unfinished": 2,
+    "run_ok": 1,
+    "check_passed": 1,
+}
+# Kinds of the runs and checks, which the export lists as "what ran" and "what failed".
+RUN_KINDS = ("run_ok", "run_unfinished", "run_failed")
+FAILURE_KINDS = ("run_failed", "check_error", "check_warn")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CHUNK = 500  # ids per `IN (...)` query
+
+
+def rule_importance(kind: str) -> int:
+    """The importance the rule in this module's docstring gives a kind of fact or decision."""
+    try:
+        return RULE_IMPORTANCE[kind]
+    except KeyError:
+        raise ValueError(f"no importance rule for a {kind!r}") from None
+
+
+def bound_importance(rule_value: int, proposed: int | None) -> int:
+    """The rule's importance moved by at most one step towards `proposed`, kept in 1-5."""
+    for name, value in (("rule_value", rule_value), ("proposed", proposed)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"importance {name} must be a whole number, not {value!r}")
+    if not MIN_IMPORTANCE <= rule_value <= MAX_IMPORTANCE:
+        raise ValueError(f"the rule's importance {rule_value} is outside 1-5")
+    if proposed is None:
+        return rule_value
+    step = max(-1, min(1, proposed - rule_value))
+    return clamp_importance(rule_value + step)
+
+
+def clamp_importance(value: int) -> int:
+    """`value` kept on the importance scale (1-5)."""
+    return max(MIN_IMPORTANCE, min(MAX_IMPORTANCE, value))
+
+
+def check_day(day: str) -> str:
+    """`day` if it is a calendar day written YYYY-MM-DD, else a ValueError saying so."""
+    try:
+        if _DAY.fullmatch(day):
+            date.fromisoformat(day)
+            return day
+    except (TypeError, ValueError):
+        pass
+    raise ValueError(f"not a day: {day!r} (expected YYYY-MM-DD, e.g. 2026-11-30)")
+
+
+# --- the rows ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str  # unique within the day, stable across re-runs: run:<id>, reply:<episode id>…
+    kind: str
+    text: str
+    importance: int
+    sources: tuple[str, ...]
+    about: str | None = None  # the node it is about: contact:7, job:vault_job, page:<title>
+
+
+@dataclass(frozen=True)
+class Decision:
+    key: str
+    kind: str
+    what: str  # what the system chose
+    rule: str  # the rule that chose it, in words
+    importance: int
+    sources: tuple[str, ...]
+    about: str | None = None
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str
+    relation: str
+    dst: str
+    importance: int
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BrainDay:
+    day: str
+    facts: tuple[Fact, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    edges: tuple[Edge, ...] = ()
+    missing: tuple[str, ...] = ()  # inputs that were not there (a fresh install), in words
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "facts": len(self.facts),
+            "decisions": len(self.decisions),
+            "edges": len(self.edges),
+        }
+
+
+@dataclass
+class _Day:
+    """Collects a day's rows; keys are unique, and an edge seen twice merges its sources."""
+
+    day: str
+    facts: dict[str, Fact] = field(default_factory=dict)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    edges: dict[tuple[str, str, str], Edge] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def fact(self, kind: str, key: str, text: str, sources: Iterable[str], about=None) -> None:
+        self.facts.setdefault(
+            key, Fact(key, kind, text, rule_importance(kind), _sorted(sources), about)
+        )
+
+    def decision(
+        self, kind: str, key: str, what: str, rule: str, sources: Iterable[str], about=None
+    ) -> None:
+        self.decisions.setdefault(
+            key, Decision(key, kind, what, rule, rule_importance(kind), _sorted(sources), about)
+        )
+
+    def edge(self, src: str, relation: str, dst: str, kind: str, sources: Iterable[str]) -> None:
+        old = self.edges.get((src, relation, dst))
+        importance = old.importance if old else rule_importance(kind)
+        merged = _sorted([*(old.sources if old else ()), *sources])
+        self.edges[(src, relation, dst)] = Edge(src, relation, dst, importance, merged)
+
+    def result(self, proposals: Mapping[str, int]) -> BrainDay:
+        def bounded(row):
+            if row.key not in proposals:
+                return row
+            return replace(row, importance=bound_importance(row.importance, proposals[row.key]))
+
+        return BrainDay(
+            self.day,
+            tuple(bounded(self.facts[k]) for k in sorted(self.facts)),
+            tuple(bounded(self.decisions[k]) for k in sorted(self.decisions)),
+            tuple(self.edges[k] for k in sorted(self.edges)),
+            tuple(self.missing),
+        )
+
+
+def _sorted(sources: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(sources)))
+
+
+# --- synthesis ---------------------------------------------------------------------------
+
+
+def synthesize_day(
+    stores: Stores,
+    day: str,
+    tz: str,
+    runs: list[RunInfo],
+    proposals: Mapping[str, int] | None = None,
+) -> BrainDay:
+    """Day D's facts, decisions and edges from its stored inputs (see the module docstring).
+
+    `runs` are D's Dagster runs as the Dagster layer read them; `proposals` are a model's
+    importance proposals by fact or decision key, bounded by `bound_importance` (keys
+    that are not the day's are ignored).
+    """
+    check_day(day)
+    brain = _Day(day)
+    _add_runs(brain, runs)
+    with _reader(stores, Store.MEMORY, brain.missing) as memory:
+        episodes = _rows(
+            memory,
+            "contact_episodes",
+            brain.missing,
+            "SELECT id, contact_id, episode_type, content, created_at FROM contact_episodes"
+            " WHERE day = ?"
+            " AND episode_type IN ('response', 'engagement') ORDER BY id",
+            (day,),
+        )
+    with _reader(stores, Store.OUTREACH, brain.missing) as outreach:
+        picks = _rows(
+            outreach,
+            "research_picks",
+            brain.missing,
+            "SELECT * FROM research_picks WHERE day = ? ORDER BY rank, contact_id",
+            (day,),
+        )
+        drafts = _rows(
+            outreach,
+            "drafts",
+            brain.missing,
+            "SELECT * FROM drafts WHERE day = ? ORDER BY id",
+            (day,),
+        )
+        last_written = _last_written(outreach, picks)
+        threads = _reply_threads(outreach, episodes, day, tz)
+    contact_ids = {r["contact_id"] for r in (*picks, *drafts, *episodes)}
+    with _reader(stores, Store.CRM, brain.missing) as crm:
+        contacts = _contacts(crm, contact_ids, brain.missing)
+    _add_picks(brain, picks, contacts, last_written)
+    _add_drafts(brain, drafts, contacts)
+    _add_episodes(brain, episodes, contacts, threads)
+    _add_companies(brain, contacts)
+    with _reader(stores, Store.RECALL, brain.missing) as recall:
+        pages = _rows(
+            recall,
+            "pages",
+            brain.missing,
+            "SELECT title, note_path, published, problems, page FROM pages WHERE distilled = ?"
+            " ORDER BY title",
+            (day,),
+        )
+    _add_pages(brain, pages)
+    _add_deleted_notes(brain, stores, day)
+    return brain.result(proposals or {})
+
+
+@contextmanager
+def _reader(
+    stores: Stores, domain: Store, missing: list[str]
+) -> Iterator[sqlite3.Connection | None]:
+    """A read-only connection, or None (and a note) when the store does not exist yet."""
+    conn = stores.reader(domain)
+    if conn is None:
+        missing.append(f"no {domain} store yet ({stores.path(domain)})")
+    with closing(conn) if conn else nullcontext() as opened:
+        yield opened
+
+
+def _rows(
+    conn: sqlite3.Connection | None, table: str, missing: list[str], sql: str, params: tuple
+) -> list[sqlite3.Row]:
+    if conn is None:
+        return []
+    if not table_exists(conn, table):
+        missing.append(f"no {table} table yet")
+        return []
+    return conn.execute(sql, params).fetchall()
+
+
+def id_chunks(ids: Iterable[int]) -> Iterator[list[int]]:
+    """Sorted distinct ids in lists short enough for one `IN (...)` query each."""
+    ordered = sorted(set(ids))
+    for start in range(0, len(ordered), _CHUNK):
+        yield ordered[start : start + _CHUNK]
+
+
+def _in(ids: list[int]) -> str:
+    return ",".join("?" * len(ids))
+
+
+def _contacts(crm, ids: set[int], missing: list[str]) -> dict[int, sqlite3.Row]:
+    if crm is None or not ids:
+        return {}
+    if not table_exists(crm, "contacts"):
+        missing.append("no contacts table yet")
+        return {}
+    found = {}
+    for chunk in id_chunks(ids):
+        for row in crm.execute(
+            f"SELECT id, name, company, warmth FROM contacts WHERE id IN ({_in(chunk)})", chunk
+        ):
+            found[row["id"]] = row
+    return found
+
+
+def _last_written(outreach, picks: list[sqlite3.Row]) -> dict[int, str]:
+    """When each picked contact was last written to before the pick was made."""
+    if outreach is None or not picks or not table_exists(outreach, "messages"):
+        return {}
+    found = {}
+    for pick in picks:
+        (last,) = outreach.execute(
+            "SELECT max(sent_at) FROM messages WHERE contact_id = ? AND sent_at < ?",
+            (pick["contact_id"], pick["created_at"]),
+        ).fetchone()
+        if last:
+            found[pick["contact_id"]] = last
+    return found
+
+
+def _reply_threads(outreach, episodes: list[sqlite3.Row], day: str, tz: str) -> dict[int, str]:
+    """Reply episode id -> the thread of the contact's last message sent before the reply."""
+    replies = [e for e in episodes if e["episode_type"] == "response"]
+    if outreach is None or not replies or not table_exists(outreach, "messages"):
+        return {}
+    _, end = day_window(day, tz)
+    sent: dict[int, list[tuple[str, str]]] = {}
+    for chunk in id_chunks(e["contact_id"] for e in replies):
+        for contact_id, thread_id, sent_at in outreach.execute(
+            f"SELECT contact_id, thread_id, sent_at FROM messages WHERE contact_id IN"
+            f" ({_in(chunk)}) AND sent_at < ? ORDER BY contact_id, sent_at, id",
+            [*chunk, end],
+        ):
+            sent.setdefault(contact_id, []).append((sent_at, thread_id))
+    threads = {}
+    for reply in replies:
+        before = [t for at, t in sent.get(reply["contact_id"], []) if at <= reply["created_at"]]
+        if before:
+            threads[reply["id"]] = before[-1]
+    return threads
+
+
+def _label(contacts: Mapping[int, sqlite3.Row], contact_id: int) -> str:
+    contact = contacts.get(contact_id)
+    if contact is None:
+        return f"contact {contact_id} (not in the CRM)"
+    return f"{' '.join(contact['name'].split())} (contact {contact_id})"
+
+
+def _duration(run: RunInfo) -> str:
+    if not (run.started_at and run.ended_at):
+        return ""
+    try:
+        seconds = (parse_utc(run.ended_at) - parse_utc(run.started_at)).total_seconds()
+    except ValueError as exc:
+        raise ValueError(f"run {run.run_id} of {run.job}: {exc}") from None
+    minutes, secs = divmod(round(seconds), 60)
+    return f" in {minutes} min {secs} s" if minutes else f" in {seconds:.1f} s"
+
+
+def _add_runs(brain: _Day, runs: list[RunInfo]) -> None:
+    for run in runs:  # every row is keyed by its run id: the order given does not matter
+        source = f"dagster.run:{run.run_id}"
+        job, partition = f"job:{run.job}", run.partition or "-"
+        if run.status == "SUCCESS":
+            kind, relation = "run_ok", "ran_for"
+        elif run.status in FAILED:
+            kind, relation = "run_failed", "failed_for"
+        else:
+            kind, relation = "run_unfinished", "started_for"
+        text = f"{run.job} {partition}: {run.status}{_duration(run)} (run {run.run_id[:8]})"
+        if run.error:
+            text += f": {' '.join(run.error.split())}"
+        brain.fact(kind, f"run:{run.run_id}", text, [source], about=job)
+        if run.partition:
+            brain.edge(job, relation, f"partition:{run.partition}", kind, [source])
+        if run.catchup_attempt:
+            brain.decision(
+                "recovered",
+                f"catchup:{run.run_id}",
+                f"Ran {run.job} for {partition} late, as catch-up attempt {run.catchup_attempt}"
+                f" ({run.status})",
+                "a scheduled slot that fell due and has no successful run is launched by the"
+                " catch-up sensor (Dagster does not run missed ticks); a slot that failed"
+                " three times is given up",
+                [source],
+                about=job,
+            )
+            if run.partition:
+                brain.edge(job, "recovered", f"partition:{run.partition}", "recovered", [source])
+        for check in sorted(run.checks, key=lambda c: (c.asset, c.name)):
+            if check.passed:
+                check_kind, verdict = "check_passed", "passed"
+            elif check.severity == "ERROR":
+                check_kind, verdict = "check_error", "failed (ERROR)"
+            else:
+                check_kind, verdict = "check_warn", "failed (WARN)"
+            brain.fact(
+                check_kind,
+                f"check:{run.run_id}:{check.asset}:{check.name}",
+                f"Check {check.asset}/{check.name} {verdict} in {run.job} {partition}"
+                f" (run {run.run_id[:8]})",
+                [source],
+                about=job,
+            )
+
+
+def _add_picks(brain: _Day, picks, contacts, last_written: Mapping[int, str]) -> None:
+    for pick in picks:
+        cid = pick["contact_id"]
+        who, about = _label(contacts, cid), f"contact:{cid}"
+        source = f"outreach.research_picks:{pick['day']}:{cid}"
+        if pick["status"] == "skipped":
+            brain.decision(
+                "pick_skipped",
+                f"pick:{cid}",
+                f"Skipped the research of {who} (rank {pick['rank']})",
+                f"a pick that cannot be researched safely is skipped: {pick['reason'] or '?'}",
+                [source],
+                about=about,
+            )
+            continue
+        contact = contacts.get(cid)
+        warmth = contact["warmth"] if contact is not None else "?"
+        done = "Researched" if pick["status"] == "done" else "Picked, not yet researched,"
+        brain.decision(
+            "picked",
+            f"pick:{cid}",
+            f"{done} {who} at rank {pick['rank']}",
+            "research selection (core/research.py): an address, no hard bounce, nothing sent"
+            f" in {RECENT_DAYS} days, no reply, no thread bumped twice, not researched in"
+            f" {RESEARCH_COOLDOWN_DAYS} days; then warmest first (warmth {warmth} now),"
+            f" longest since last written ({last_written.get(cid, 'never written')}),"
+            " lowest id",
+            [source],
+            about=about,
+        )
+        _add_writeback(brain, pick, who, about, source)
+
+
+def _add_writeback(brain: _Day, pick, who: str, about: str, source: str) -> None:
+    try:
+        writeback = json.loads(pick["writeback"] or "{}")
+    except ValueError:
+        brain.missing.append(f"research_picks {pick['day']}/{pick['contact_id']}: writeback")
+        return
+    applied = writeback.get("applied") or {}
+    rejected = writeback.get("rejected") or {}
+    cid = pick["contact_id"]
+    if applied:
+        brain.decision(
+            "writeback_applied",
+            f"writeback:{cid}",
+            f"Corrected {who} in the CRM: {_pairs(applied)}",
+            "a model's correction of a correctable column"
+            f" ({', '.join(sorted(WRITEBACK_COLUMNS))}) is written to the CRM",
+            [source],
+            about=about,
+        )
+    if rejected:
+        brain.decision(
+            "writeback_refused",
+            f"writeback-refused:{cid}",
+            f"Refused the model's CRM corrections for {who}: {_pairs(rejected)}",
+            f"a model may correct only {', '.join(sorted(WRITEBACK_COLUMNS))}; every other"
+            " column it proposes is refused",
+            [source],
+            about=about,
+        )
+
+
+def _pairs(values: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={' '.join(str(v).split())!r}" for k, v in sorted(values.items()))
+
+
+def _add_drafts(brain: _Day, drafts, contacts) -> None:
+    for d in drafts:
+        cid, draft_id = d["contact_id"], d["id"]
+        who, about = _label(contacts, cid), f"contact:{cid}"
+        source = f"outreach.drafts:{draft_id}"
+        bump = f", follow-up {d['bump']}" if d["bump"] else ""
+        brain.fact(
+            "drafted",
+            f"draft:{draft_id}",
+            f"Drafted {d['subject']!r} for {who} (angle {d['angle']!r}{bump})",
+            [source],
+            about=about,
+        )
+        thread_kind = "drafted"
+        if d["status"] == "quarantined":
+            thread_kind = "quarantined"
+            brain.decision(
+                "quarantined",
+                f"quarantine:{draft_id}",
+                f"Quarantined draft {draft_id} for {who}; it is never sent",
+                "the fabrication gate holds back a draft that states what its source material"
+                f" does not support: {_claims(d['unsupported'])}",
+                [source],
+                about=about,
+            )
+        elif d["status"] == "skipped":
+            brain.decision(
+                "draft_skipped",
+                f"skip:{draft_id}",
+                f"Did not send draft {draft_id} for {who}",
+                f"a draft that is unsafe to send is skipped: {d['reason'] or '?'}",
+                [source],
+                about=about,
+            )
+        elif d["status"] == "sent" and d["message_id"] is not None:
+            thread_kind = "sent"
+            brain.decision(
+                "sent",
+                f"sent:{draft_id}",
+                f"Sent draft {draft_id} to {who} as message {d['message_id']}",
+                "a draft that passed the fabrication gate, to a contact with an address and"
+                " no hard bounce, is sent once (the send ledger, core/drafting.py)",
+                [source, f"outreach.messages:{d['message_id']}"],
+                about=about,
+            )
+        brain.edge(about, "in_thread", f"thread:{d['thread_id']}", thread_kind, [source])
+
+
+def _claims(unsupported: str | None) -> str:
+    try:
+        claims = json.loads(unsupported or "[]")
+    except ValueError:
+        return "(the stored claims are unreadable)"
+    said = [
+        f"{c.get('kind', '?')} {c.get('text', '?')!r} in the {c.get('field', '?')}" for c in claims
+    ]
+    return "; ".join(said) or "(no claims recorded)"
+
+
+def _add_episodes(brain: _Day, episodes, contacts, threads: Mapping[int, str]) -> None:
+    engaged: dict[int, list[sqlite3.Row]] = {}
+    for e in episodes:
+        cid = e["contact_id"]
+        if e["episode_type"] == "engagement":
+            engaged.setdefault(cid, []).append(e)
+            continue
+        source = f"memory.contact_episodes:{e['id']}"
+        brain.fact(
+            "reply",
+            f"reply:{e['id']}",
+            f"Reply from {_label(contacts, cid)}: {' '.join(e['content'].split())}",
+            [source],
+            about=f"contact:{cid}",
+        )
+        if e["id"] in threads:
+            brain.edge(
+                f"contact:{cid}", "replied_in", f"thread:{threads[e['id']]}", "reply", [source]
+            )
+    for cid, touches in sorted(engaged.items()):
+        said = [" ".join(t["content"].split()) for t in touches]
+        more = f"; and {len(said) - 5} more" if len(said) > 5 else ""
+        brain.fact(
+            "engagement",
+            f"engagement:{cid}",
+            f"{_label(contacts, cid)} engaged {_times(len(said))}: {'; '.join(said[:5])}{more}",
+            [f"memory.contact_episodes:{t['id']}" for t in touches],
+            about=f"contact:{cid}",
+        )
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _add_companies(brain: _Day, contacts) -> None:
+    """contact -works_at-> company for everyone the day touched, as the CRM says now."""
+    by_contact: dict[str, list[str]] = {}
+    rows: list[Fact | Decision] = [*brain.facts.values(), *brain.decisions.values()]
+    for row in rows:
+        if row.about and row.about.startswith("contact:"):
+            by_contact.setdefault(row.about, []).append(row.key)
+    for about in sorted(by_contact):
+        contact = contacts.get(int(about.partition(":")[2]))
+        if contact is None or not (contact["company"] or "").strip():
+            continue
+        rows = [brain.facts.get(k) or brain.decisions[k] for k in by_contact[about]]
+        top = max(rows, key=lambda r: r.importance)
+        company = f"company:{' '.join(contact['company'].split())}"
+        brain.edge(about, "works_at", company, top.kind, [f"crm.contacts:{contact['id']}"])
+
+
+def _add_pages(brain: _Day, pages) -> None:
+    for p in pages:
+        title, about = p["title"], f"page:{p['title']}"
+        source = f"recall.pages:{title}"
+        if p["published"]:
+            kind, text = "page_distilled", f"Recall page {title!r} distilled from {p['note_path']}"
+        else:
+            problems = ", ".join(json.loads(p["problems"] or "[]")[:5]) or "?"
+            kind = "page_withheld"
+            text = f"Recall page {title!r} from {p['note_path']} withheld: unsupported {problems}"
+        brain.fact(kind, f"page:{title}", text, [source], about=about)
+        try:
+            relations = json.loads(p["page"]).get("relations") or []
+        except (ValueError, AttributeError):
+            relations = []
+        for r in relations:
+            if isinstance(r, dict) and r.get("relation") and r.get("target"):
+                brain.edge(about, r["relation"], f"page:{r['target']}", kind, [source])
+
+
+def _add_deleted_notes(brain: _Day, stores: Stores, day: str) -> None:
+    staging = staging_dir(stores.data_dir)
+    if not (staging / MANIFEST).is_file():
+        brain.missing.append(f"no vault staging manifest yet ({staging / MANIFEST})")
+        return
+    try:
+        deleted = read_manifest(staging)["deleted"]
+    except (OSError, ValueError) as exc:
+        brain.missing.append(f"the vault staging manifest is unreadable ({exc})")
+        return
+    for path, entry in sorted(deleted.items()):
+        if entry.get("deleted_on") == day:
+            brain.fact(
+                "note_deleted",
+                f"deleted:{path}",
+                f"Note {path} was deleted from the vault; its recall page goes with it",
+                [f"vault.manifest:{path}"],
+            )
+
+
+# --- brain.db ----------------------------------------------------------------------------
+
+
+def write_day(conn: sqlite3.Connection, day: str, brain_day: BrainDay) -> dict[str, int]:
+    """Replace day D's rows in brain.db with `brain_day`'s, in one transaction."""
+    check_day(day)
+    if brain_day.day != day:
+        raise ValueError(f"the synthesis is of {brain_day.day}, not of {day}; nothing written")
+    with transaction(conn):
+        for table in ("facts", "decisions", "edges"):
+            conn.execute(f"DELETE FROM {table} WHERE day = ?", (day,))
+        conn.executemany(
+            "INSERT INTO facts (day, key, kind, about, text, importance, sources)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (day, f.key, f.kind, f.about, f.text, f.importance, _json(f.sources))
+                for f in brain_day.facts
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO decisions (day, key, kind, about, what, rule, importance, sources)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (day, d.key, d.kind, d.about, d.what, d.rule, d.importance, _json(d.sources))
+                for d in brain_day.decisions
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO edges (day, src, relation, dst, importance, sources)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (day, e.src, e.relation, e.dst, e.importance, _json(e.sources))
+                for e in brain_day.edges
+            ],
+        )
+    return brain_day.counts()
+
+
+def _json(sources: tuple[str, ...]) -> str:
+    return json.dumps(list(sources), ensure_ascii=False)
+
+
+def read_day(conn: sqlite3.Connection, day: str) -> BrainDay:
+    """Day D's rows as stored (an empty day when brain.db has no tables yet)."""
+    check_day(day)
+    if not table_exists(conn, "facts"):
+        return BrainDay(day, missing=("no facts table yet",))
+
+    def rows(sql: str) -> list[sqlite3.Row]:
+        return conn.execute(sql, (day,)).fetchall()
+
+    return BrainDay(
+        day,
+        tuple(
+            Fact(r["key"], r["kind"], r["text"], r["importance"], _tuple(r), r["about"])
+            for r in rows("SELECT * FROM facts WHERE day = ? ORDER BY key")
+        ),
+        tuple(
+            Decision(
+                r["key"], r["kind"], r["what"], r["rule"], r["importance"], _tuple(r), r["about"]
+            )
+            for r in rows("SELECT * FROM decisions WHERE day = ? ORDER BY key")
+        ),
+        tuple(
+            Edge(r["src"], r["relation"], r["dst"], r["importance"], _tuple(r))
+            for r in rows("SELECT * FROM edges WHERE day = ? ORDER BY src, relation, dst")
+        ),
+    )
+
+
+def _tuple(row: sqlite3.Row) -> tuple[str, ...]:
+    return tuple(json.loads(row["sources"]))
+
+
+@dataclass(frozen=True)
+class TopItem:
+    """One of a day's most important facts or decisions, for the morning brief."""
+
+    type: str  # "decision" or "fact"
+    key: str
+    kind: str
+    importance: int
+    text: str  # a fact's text, or what a decision chose
+    rule: str | None  # a decision's rule; None for a fact
+    sources: tuple[str, ...]
+
+    def line(self) -> str:
+        because = f" (because {self.rule})" if self.rule else ""
+        return f"[{self.importance}] {self.text}{because}"
+
+
+def top_items(conn: sqlite3.Connection, day: str, limit: int = 10) -> list[TopItem]:
+    """Day D's facts and decisions, most important first (decisions before facts on a tie)."""
+    check_day(day)
+    if limit < 1 or not table_exists(conn, "facts"):
+        return []
+    rows = conn.execute(
+        "SELECT 'decision' AS type, key, kind, importance, what AS text, rule, sources"
+        " FROM decisions WHERE day = :day UNION ALL"
+        " SELECT 'fact', key, kind, importance, text, NULL, sources FROM facts WHERE day = :day"
+        " ORDER BY importance DESC, type, key LIMIT :limit",
+        {"day": day, "limit": limit},
+    ).fetchall()
+    return [
+        TopItem(r["type"], r["key"], r["kind"], r["importance"], r["text"], r["rule"], _tuple(r))
+        for r in rows
+    ]

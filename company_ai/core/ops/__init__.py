@@ -1,0 +1,21 @@
+"""The house's care of itself: the daily digest and morning brief, the alert queue,
+key state as flat JSON, snapshots and the restore drill, and forgetting one person
+everywhere the system put them."""
+
+from company_ai.core.ops.forgetting import find_returned, forget
+from company_ai.core.ops.reports import BriefInput, build_brief, build_digest
+from company_ai.core.ops.snapshots import MANIFEST, restore_drill, take_snapshot
+from company_ai.core.ops.state import StateExportError, export_state
+
+__all__ = [
+    "BriefInput",
+    "MANIFEST",
+    "StateExportError",
+    "build_brief",
+    "build_digest",
+    "export_state",
+    "find_returned",
+    "forget",
+    "restore_drill",
+    "take_snapshot",
+]

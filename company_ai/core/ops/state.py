@@ -1,0 +1,95 @@
+"""Key state as flat JSON files for any reader (a dashboard, a shell script, `jq`).
+
+Each file is written atomically: a temporary file in the same folder, fsynced, then
+`os.replace`d over the old one, so a reader sees the previous file or the new one, never
+a torn one. Files: `stores.json` (row counts per table of every store), `memory.json`
+(episodes by type, the last sealed day), `outreach.json` (messages, replies, bounces),
+`ops.json` (pending alerts, the latest snapshot).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from company_ai.core.files import write_atomic
+from company_ai.core.ops.reports import query
+from company_ai.core.ops.snapshots import explain_os_error, load_manifest, row_counts, snapshot_days
+from company_ai.core.store import DOMAINS, Store
+
+
+class StateExportError(Exception):
+    """The state files could not be written; the message says why and what to do."""
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+
+
+def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
+    """The state files' contents, by file name; stores that do not exist are left out."""
+    tables = {
+        domain: row_counts(stores.path(domain))
+        for domain in DOMAINS
+        if stores.path(domain).is_file()
+    }
+    state: dict[str, dict] = {"stores.json": {"as_of": as_of, **tables}}
+
+    by_type = query(
+        stores, Store.MEMORY, "SELECT episode_type, count(*) FROM contact_episodes GROUP BY 1", {}
+    )
+    if by_type is not None:
+        seal = query(
+            stores, Store.MEMORY, "SELECT day, episodes FROM day_seals ORDER BY day DESC", {}
+        )
+        state["memory.json"] = {
+            "as_of": as_of,
+            "episodes": sum(n for _, n in by_type),
+            "episodes_by_type": {t: n for t, n in by_type},
+            "last_sealed_day": seal[0][0] if seal else None,
+            "last_sealed_episodes": seal[0][1] if seal else None,
+        }
+    messages = query(
+        stores,
+        Store.OUTREACH,
+        "SELECT count(*), count(replied_at), sum(bounce_status != 'none') FROM messages",
+        {},
+    )
+    if messages is not None:
+        sent, replied, bounced = messages[0]
+        state["outreach.json"] = {
+            "as_of": as_of,
+            "messages": sent,
+            "replied": replied,
+            "bounced": bounced or 0,
+        }
+    pending = query(stores, Store.OPS, "SELECT count(*) FROM alerts WHERE sent_at IS NULL", {})
+    days = snapshot_days(snapshot_root)
+    latest = load_manifest(Path(snapshot_root) / days[-1]) if days else None
+    state["ops.json"] = {
+        "as_of": as_of,
+        "pending_alerts": pending[0][0] if pending is not None else 0,
+        "latest_snapshot": latest.day if latest else None,
+        "latest_snapshot_bytes": latest.bytes if latest else None,
+        "snapshots_kept": len(days),
+    }
+    return state
+
+
+def export_state(stores, folder: Path, snapshot_root: Path, as_of: str) -> dict[str, dict]:
+    """Write the state files into `folder`; StateExportError says why it could not.
+
+    Each file is replaced whole or not at all, so a failure (a full disk) leaves every
+    file either new or as it was, and no temporary file behind.
+    """
+    state = collect_state(stores, snapshot_root, as_of)
+    try:
+        for name, data in state.items():
+            write_json_atomic(Path(folder) / name, data)
+    except OSError as exc:
+        raise StateExportError(
+            f"cannot write the state files into {folder}: {explain_os_error(exc)}. No file "
+            "was left half-written; free space there or point COMPANY_AI_STATE_DIR at a "
+            "writable folder"
+        ) from exc
+    return state

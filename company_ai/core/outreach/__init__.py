@@ -1,0 +1,68 @@
+"""The morning outreach, one day at a time: who is researched and what is read
+about them (a company's web page), the drafts and their gate verdicts, the send rules
+that hold a contact back, the sending, and the week's funnel of what was sent."""
+
+from company_ai.core.outreach.day import (
+    check_day,
+    draft_day,
+    due_drafts,
+    past_sends,
+    research_day,
+    research_refusals,
+    send_day,
+    send_due,
+    stored_counts,
+)
+from company_ai.core.outreach.drafting import source_material
+from company_ai.core.outreach.funnel import plain_table, to_markdown, weekly_funnel
+from company_ai.core.outreach.research import (
+    MAX_BUMPS,
+    MAX_PAGE_BYTES,
+    RECENT_DAYS,
+    RESEARCH_COOLDOWN_DAYS,
+    WRITEBACK_COLUMNS,
+    offline_research,
+    page_text,
+    read_page,
+    readable_text,
+)
+from company_ai.core.outreach.send_rules import (
+    WORK_END_HOUR,
+    WORK_START_HOUR,
+    Hold,
+    add_hold,
+    contact_timezone,
+)
+from company_ai.core.outreach.web import WebPages, check_domain
+
+__all__ = [
+    "Hold",
+    "MAX_BUMPS",
+    "MAX_PAGE_BYTES",
+    "RECENT_DAYS",
+    "RESEARCH_COOLDOWN_DAYS",
+    "WORK_END_HOUR",
+    "WORK_START_HOUR",
+    "WRITEBACK_COLUMNS",
+    "WebPages",
+    "add_hold",
+    "check_day",
+    "check_domain",
+    "contact_timezone",
+    "draft_day",
+    "due_drafts",
+    "offline_research",
+    "page_text",
+    "past_sends",
+    "plain_table",
+    "read_page",
+    "readable_text",
+    "research_day",
+    "research_refusals",
+    "send_day",
+    "send_due",
+    "source_material",
+    "stored_counts",
+    "to_markdown",
+    "weekly_funnel",
+]

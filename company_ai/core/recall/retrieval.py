@@ -1,0 +1,249 @@
+"""Hybrid retrieval over a store's `search_*` tables: full text (FTS5, bm25) and dense
+vectors, fused by reciprocal rank fusion (k = 60).
+
+The same code indexes the recall pages (`recall_index`) and any BEIR corpus
+(`company-ai eval-retrieval`). Dense vectors live in the store beside the documents:
+float32 blobs keyed by the hash of the text they embed, so an unchanged document is
+never embedded twice and a rebuild of the documents is one transaction. The index
+records the embedding model's name and dimension and refuses vectors from another.
+
+The fused score orders results and nothing else: it is not a confidence, and nothing
+here thresholds on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from company_ai.core.store import transaction
+
+RRF_K = 60
+CANDIDATES = 100  # taken from each ranking before fusion
+_TERM = re.compile(r"\w+", re.UNICODE)
+# Function words match nearly every document: they cost bm25 time and add no signal.
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i in is it its of on or our "
+    "the their them they this to was we what when where which who whom why will with you".split()
+)
+
+
+class IndexModelMismatch(ValueError):
+    """The index holds vectors from another embedding model."""
+
+
+@dataclass(frozen=True)
+class Doc:
+    key: str
+    title: str
+    body: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}\n{self.body}" if self.title else self.body
+
+    @property
+    def text_hash(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def rebuild_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
+    """Replace every document and its full-text row (inside the caller's transaction)."""
+    conn.execute("DELETE FROM search_docs")
+    conn.executemany(
+        "INSERT INTO search_docs (key, title, body, text_hash) VALUES (?, ?, ?, ?)",
+        ((d.key, d.title, d.body, d.text_hash) for d in docs),
+    )
+    conn.execute("INSERT INTO search_fts (search_fts) VALUES ('rebuild')")
+    return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+
+
+def replace_docs(
+    conn: sqlite3.Connection, docs: Iterable[tuple[Doc, str]], remove: Iterable[str] = ()
+) -> int:
+    """Write the given documents (each with the digest of what it was built from) and delete
+    the documents keyed `remove`, with their full-text rows, inside the caller's
+    transaction; every other document is left as it is. A vector no document uses any more
+    is dropped. Returns how many documents' text changed."""
+    changed = 0
+    dropped: set[str] = set()
+    docs = list(docs)
+    for key in [*remove, *(doc.key for doc, _ in docs)]:
+        old = conn.execute(
+            "SELECT id, title, body, text_hash FROM search_docs WHERE key = ?", (key,)
+        ).fetchone()
+        if old is None:
+            continue
+        conn.execute(
+            "INSERT INTO search_fts (search_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)",
+            (old["id"], old["title"], old["body"]),
+        )
+        conn.execute("DELETE FROM search_docs WHERE id = ?", (old["id"],))
+        dropped.add(old["text_hash"])
+    for doc, source in docs:
+        doc_id = conn.execute(
+            "INSERT INTO search_docs (key, title, body, text_hash, source) VALUES (?, ?, ?, ?, ?)",
+            (doc.key, doc.title, doc.body, doc.text_hash, source),
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)",
+            (doc_id, doc.title, doc.body),
+        )
+        changed += doc.text_hash not in dropped
+    conn.executemany(
+        "DELETE FROM search_vectors WHERE text_hash = ?"
+        " AND NOT EXISTS (SELECT 1 FROM search_docs WHERE text_hash = ?)",
+        [(h, h) for h in dropped],
+    )
+    return changed
+
+
+def index_model(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    rows = dict(conn.execute("SELECT key, value FROM search_meta").fetchall())
+    return (rows["model"], int(rows["dim"])) if "model" in rows else None
+
+
+def update_vectors(
+    conn: sqlite3.Connection,
+    embedder,
+    *,
+    rebuild: bool = False,
+    batch: int = 256,
+    sweep: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> int:
+    """Embed every document without a vector, shortest texts first (batches of one length
+    pad little), committing every `batch` (a checkpoint); returns how many were embedded.
+
+    An index whose vectors another model made is re-embedded whole (and says so): two
+    models are never mixed. `sweep` drops vectors no document uses (`replace_docs` drops
+    them as it goes, so its callers need no sweep)."""
+    recorded = index_model(conn)
+    model = (embedder.name, embedder.dim)
+    if recorded and recorded != model:
+        log(
+            f"the index holds {recorded[0]} ({recorded[1]}-d) vectors, not {model[0]} "
+            f"({model[1]}-d): every document is embedded again with {model[0]}"
+        )
+    if rebuild or recorded != model:
+        with transaction(conn):
+            conn.execute("DELETE FROM search_vectors")
+            conn.executemany(
+                "INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)",
+                [("model", model[0]), ("dim", str(model[1]))],
+            )
+    wanted = [
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT text_hash FROM search_docs d WHERE NOT EXISTS"
+            " (SELECT 1 FROM search_vectors v WHERE v.text_hash = d.text_hash)"
+        )
+    ]
+    missing = [
+        conn.execute(
+            "SELECT text_hash, title, body FROM search_docs WHERE text_hash = ? LIMIT 1", (h,)
+        ).fetchone()
+        for h in wanted
+    ]
+    missing.sort(key=lambda r: len(r["title"]) + len(r["body"]))
+    for start in range(0, len(missing), batch):
+        rows = missing[start : start + batch]
+        vectors = embedder.embed([Doc("", r["title"], r["body"]).text for r in rows])
+        with transaction(conn):
+            conn.executemany(
+                "INSERT OR REPLACE INTO search_vectors (text_hash, vector) VALUES (?, ?)",
+                [
+                    (r["text_hash"], v.astype(np.float32).tobytes())
+                    for r, v in zip(rows, vectors, strict=True)
+                ],
+            )
+        if progress:
+            progress(start + len(rows), len(missing))
+    if sweep:
+        with transaction(conn):
+            conn.execute(
+                "DELETE FROM search_vectors"
+                " WHERE text_hash NOT IN (SELECT text_hash FROM search_docs)"
+            )
+    return len(missing)
+
+
+def keyword_search(conn: sqlite3.Connection, query: str, limit: int = CANDIDATES) -> list[str]:
+    """Document keys by bm25 (title weighted double), best first; any term may match
+    (function words are dropped unless the query has nothing else)."""
+    words = list(dict.fromkeys(t.lower() for t in _TERM.findall(query)))
+    terms = [w for w in words if w not in STOPWORDS] or words
+    if not terms:
+        return []
+    match = " OR ".join(f'"{t}"' for t in terms)
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT d.key FROM search_fts f JOIN search_docs d ON d.id = f.rowid"
+            " WHERE search_fts MATCH ? ORDER BY bm25(search_fts, 2.0, 1.0) LIMIT ?",
+            (match, limit),
+        )
+    ]
+
+
+class DenseIndex:
+    """The index's vectors as one matrix, loaded once; exact cosine search."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        rows = conn.execute(
+            "SELECT d.key, v.vector FROM search_docs d"
+            " JOIN search_vectors v ON v.text_hash = d.text_hash ORDER BY d.id"
+        ).fetchall()
+        self.model = index_model(conn)
+        self.keys = [r[0] for r in rows]
+        dim = self.model[1] if self.model else 0
+        blob = b"".join(r[1] for r in rows)
+        self.matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
+
+    def search(self, query_vector: np.ndarray, limit: int = CANDIDATES) -> list[str]:
+        if not self.keys:
+            return []
+        scores = self.matrix @ query_vector
+        top = min(limit, len(scores))
+        best = np.argpartition(-scores, top - 1)[:top]
+        return [self.keys[i] for i in best[np.argsort(-scores[best], kind="stable")]]
+
+
+def rrf(rankings: Iterable[list[str]], k: int = RRF_K) -> list[str]:
+    """Reciprocal rank fusion: sum of 1/(k + rank) over the rankings; ties by first seen."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda key: -scores[key])
+
+
+class Searcher:
+    """Keyword, dense and hybrid search over one index, with the query embedder checked
+    against the model the index was built with."""
+
+    def __init__(self, conn: sqlite3.Connection, embedder):
+        self.conn = conn
+        self.embedder = embedder
+        self.dense = DenseIndex(conn)
+        if self.dense.model and self.dense.model != (embedder.name, embedder.dim):
+            raise IndexModelMismatch(
+                f"the index was built with {self.dense.model[0]}, the query embedder is "
+                f"{embedder.name}: use the same model"
+            )
+
+    def keyword(self, query: str, limit: int = CANDIDATES) -> list[str]:
+        return keyword_search(self.conn, query, limit)
+
+    def dense_only(self, query: str, limit: int = CANDIDATES) -> list[str]:
+        return self.dense.search(self.embedder.embed([query])[0], limit)
+
+    def hybrid(self, query: str, limit: int = CANDIDATES) -> list[str]:
+        fused = rrf([self.keyword(query, CANDIDATES), self.dense_only(query, CANDIDATES)])
+        return fused[:limit]

@@ -1,0 +1,285 @@
+"""The domain stores: one SQLite file per domain under one data directory.
+
+The memory store may instead live in PostgreSQL (`Stores(urls={Store.MEMORY: url})`,
+`core/store/pg.py`): the same code reads and writes it through the same calls.
+
+Every connection runs in WAL mode with a busy timeout and foreign keys on, and every
+store is migrated to the newest schema in `schema.MIGRATIONS` when it is opened for
+writing. Transactions are explicit (`transaction()`), so a failure never leaves half
+a batch behind. This module is on the read path of the CLI: it imports no third-party
+package.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from company_ai.core.store import pg
+from company_ai.core.store.schema import DOMAINS, MIGRATIONS, PG_MIGRATIONS, Store
+
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+
+class StoreError(Exception):
+    """A store could not be opened or written; the message says why and what to do."""
+
+
+class DataDirError(StoreError):
+    """The data directory is missing, not a directory, or not writable."""
+
+
+class StoreBusyError(StoreError):
+    """Another writer held the store past the busy timeout; nothing was written."""
+
+
+class Stores:
+    """The set of domain stores under `data_dir` (`crm.db`, `memory.db`, …); a store named
+    in `urls` (only those with a Postgres schema) lives at that PostgreSQL URL instead."""
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        urls: Mapping[Store, str] | None = None,
+    ):
+        self.data_dir = Path(data_dir)
+        self.busy_timeout_ms = busy_timeout_ms
+        self.urls = {Store(d): u for d, u in (urls or {}).items() if u}
+        for domain, url in self.urls.items():
+            if domain not in PG_MIGRATIONS:
+                raise StoreError(
+                    f"the {domain} store can only be a SQLite file; only "
+                    f"{', '.join(PG_MIGRATIONS)} can live in PostgreSQL"
+                )
+            try:
+                pg.check_url(url)
+            except pg.PgStoreError as exc:
+                raise StoreError(str(exc)) from None
+
+    def exists(self, domain: Store) -> bool:
+        """Whether the store exists yet: a server store always does (reaching it may fail)."""
+        return domain in self.urls or self.path(domain).is_file()
+
+    def reader(self, domain: Store) -> Any:
+        """A read-only connection to the store (the caller closes it), or None when the
+        store does not exist yet."""
+        return self.open(domain, readonly=True) if self.exists(domain) else None
+
+    def path(self, domain: Store) -> Path:
+        if domain not in DOMAINS:
+            raise ValueError(f"unknown store {domain!r}; the stores are {', '.join(DOMAINS)}")
+        return self.data_dir / f"{domain}.db"
+
+    @contextmanager
+    def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[Any]:
+        """Open one domain store; read-only connections never create or migrate anything."""
+        conn = self.open(domain, readonly=readonly)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def open(self, domain: Store, *, readonly: bool = False) -> Any:
+        """A sqlite3 connection, or for a store in `urls` a `pg.PgConnection` (same calls)."""
+        if domain in self.urls:
+            try:
+                return pg.connect(
+                    self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=readonly
+                )
+            except pg.PgStoreError as exc:
+                raise StoreError(str(exc)) from None
+        path = self.path(domain)
+        if readonly:
+            if not path.is_file():
+                raise DataDirError(
+                    f"no {domain} store at {path}: run `company-ai demo` for sample data, "
+                    "or point COMPANY_AI_DATA_DIR at your data directory"
+                )
+            return _open_readonly(path, self.busy_timeout_ms)
+        _ensure_writable_dir(self.data_dir)
+        try:
+            conn = _connect(str(path), self.busy_timeout_ms)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                migrate(conn, domain)
+            except BaseException:
+                conn.close()
+                raise
+        except sqlite3.OperationalError as exc:
+            # Outside transaction(), e.g. another process holds the store in EXCLUSIVE
+            # locking mode (which blocks even readers): explain it as transaction() does.
+            raise _explain(exc, self.busy_timeout_ms) from exc
+        return conn
+
+    def create_all(self) -> None:
+        """Create and migrate every domain store (idempotent)."""
+        for domain in DOMAINS:
+            with self.connect(domain):
+                pass
+
+
+def _connect(target: str, busy_timeout_ms: int, *, uri: bool = False) -> sqlite3.Connection:
+    try:
+        # isolation_level=None: no implicit transactions; `transaction()` makes them.
+        conn = sqlite3.connect(
+            target, timeout=busy_timeout_ms / 1000, isolation_level=None, uri=uri
+        )
+    except sqlite3.OperationalError as exc:
+        raise DataDirError(f"cannot open store {target}: {exc}") from exc
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # NORMAL is durable against process crashes in WAL mode; only a power cut can lose
+        # the last commits, and the file stays consistent either way.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        # A 64 MiB page cache keeps the indexes of a large store in memory while a batch is
+        # appended (the 2 MiB default thrashed past ~200k episodes; see BENCHMARKS.md).
+        conn.execute("PRAGMA cache_size=-65536")
+        # The first read opens the file for real: a lock or a missing -shm shows up here.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _open_readonly(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A read-only connection, also to a WAL store in a folder this process cannot write.
+
+    A WAL store is read through its `-shm` index, which SQLite must be able to create or
+    write; in a read-only folder (a restored copy, a chmod'ed one, a read-only mount) it
+    cannot, and even the first PRAGMA fails. There, and only there, the file is opened
+    with `immutable=1`: SQLite then takes no locks and ignores any `-wal`. The tradeoff:
+    a writer changing the file meanwhile could make the reader see a torn state, and
+    commits still in a `-wal` would be silently missing. A store this process may not
+    write is read, not kept, by it (a snapshot, a mount, another user's copy): the first
+    risk is accepted; the second is refused below.
+    """
+    uri = path.resolve().as_uri()
+    try:
+        return _connect(f"{uri}?mode=ro", busy_timeout_ms, uri=True)
+    except sqlite3.OperationalError as exc:
+        if _is_lock(exc):
+            raise _explain(exc, busy_timeout_ms) from exc
+        if _writable(path) and _writable(path.parent):
+            raise DataDirError(f"cannot read the store {path}: {exc}") from exc
+        wal = path.with_name(path.name + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            raise DataDirError(
+                f"{wal} holds commits that cannot be read in a read-only folder: copy "
+                f"{path.name} with its -wal into a writable folder and read it there"
+            ) from exc
+    try:
+        return _connect(f"{uri}?mode=ro&immutable=1", busy_timeout_ms, uri=True)
+    except sqlite3.OperationalError as exc:
+        raise DataDirError(f"cannot read the store {path}: {exc}") from exc
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK)
+
+
+def _ensure_writable_dir(data_dir: Path) -> None:
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise DataDirError(f"data directory {data_dir} exists but is not a directory") from exc
+    except NotADirectoryError as exc:
+        raise DataDirError(f"data directory {data_dir}: a parent is not a directory") from exc
+    except PermissionError as exc:
+        raise DataDirError(f"cannot create data directory {data_dir}: permission denied") from exc
+    probe = data_dir / ".write-probe"
+    try:
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        reason = "read-only" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else exc
+        raise DataDirError(f"data directory {data_dir} is not writable ({reason})") from exc
+
+
+def migrate(conn: sqlite3.Connection, domain: str) -> int:
+    """Bring `conn` to the newest schema version of `domain`; returns that version."""
+    steps = MIGRATIONS[domain]
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > len(steps):
+        raise StoreError(
+            f"the {domain} store has schema version {current}, newer than this code "
+            f"knows ({len(steps)}): upgrade company_ai before opening it"
+        )
+    if current == len(steps):
+        return current
+    with transaction(conn):
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        current = conn.execute("PRAGMA user_version").fetchone()[0]
+        for version, statements in enumerate(steps[current:], start=current + 1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={version}")
+    return len(steps)
+
+
+def dialect(conn: Any) -> str:
+    """`sqlite` or `postgres`: for the few statements the two spell differently."""
+    return getattr(conn, "dialect", "sqlite")
+
+
+def max_parameters(conn: Any) -> int:
+    """How many `?` parameters one statement may have on this connection."""
+    if dialect(conn) == "postgres":
+        return pg.MAX_PARAMETERS
+    return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
+@contextmanager
+def transaction(conn: Any) -> Iterator[Any]:
+    """One write transaction: everything inside commits together or not at all."""
+    if dialect(conn) == "postgres":
+        with conn.transaction():
+            yield conn
+        return
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise _explain(exc, timeout) from exc
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError):
+            raise _explain(exc, timeout) from exc
+        raise
+
+
+def _is_lock(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _explain(exc: sqlite3.OperationalError, timeout_ms: int) -> Exception:
+    message = str(exc)
+    if _is_lock(exc):
+        return StoreBusyError(
+            f"the store is locked by another process and stayed locked past the busy "
+            f"timeout ({timeout_ms} ms); nothing was written, try again"
+        )
+    if "readonly" in message or "read-only" in message:
+        return DataDirError(f"the store is read-only ({message}); nothing was written")
+    return exc
+
+
+def table_exists(conn: Any, name: str) -> bool:
+    if dialect(conn) == "postgres":
+        return conn.table_exists(name)
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
