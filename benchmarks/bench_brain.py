@@ -32,6 +32,7 @@ from company_ai.core.memory import append_episodes, validate
 from company_ai.core.outreach import weekly_funnel
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores, transaction
+from company_ai.core.times import Day
 from company_ai.core.vault import staging_dir, write_manifest
 from company_ai.sample_world.crm import iter_sample, store_contacts, store_messages
 
@@ -206,10 +207,10 @@ def main() -> None:
     with stores.connect("brain") as brain:
         for day in days:
             t0 = time.perf_counter()
-            write_day(brain, day, synthesize_day(stores, day, TZ, runs_of(day)))
+            write_day(brain, day, synthesize_day(stores, Day.of(day, TZ), runs_of(day)))
             synth.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            result = export_day(stores, day, TZ, folder)
+            result = export_day(stores, Day.of(day, TZ), folder)
             export.append(time.perf_counter() - t0)
             files += result.files
             contacts += result.contacts
@@ -229,10 +230,10 @@ def main() -> None:
     with stores.connect("brain") as brain:
         for day in days:
             t0 = time.perf_counter()
-            write_day(brain, day, synthesize_day(stores, day, TZ, runs_of(day)))
+            write_day(brain, day, synthesize_day(stores, Day.of(day, TZ), runs_of(day)))
             replay_synth.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            rewritten += len(export_day(stores, day, TZ, folder).written)
+            rewritten += len(export_day(stores, Day.of(day, TZ), folder).written)
             replay_export.append(time.perf_counter() - t0)
     summary("replay brain_facts", replay_synth)
     summary("replay memory_export (compare, write nothing)", replay_export)

@@ -17,6 +17,7 @@ from company_ai.core.brain import synthesize_day
 from company_ai.core.brain.export import render_day
 from company_ai.core.store import Store, StoreError, Stores
 from company_ai.core.store.schema import MIGRATIONS, PG_MIGRATIONS
+from company_ai.core.times import Day
 from company_ai.resources.stores import StoresResource
 from company_ai.sample_world.crm import load_sample
 from company_ai.settings import Settings
@@ -86,11 +87,14 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
     # What reads the memory store reads it the same from either: the night's brain facts
     # and the Markdown export of the day.
     pg_stores = Stores(on_pg, urls={Store.MEMORY: memory_url})
-    brain = synthesize_day(pg_stores, DAY, "UTC", [])
+    brain = synthesize_day(pg_stores, Day.of(DAY, "UTC"), [])
     from_memory = [f for f in brain.facts if "memory.contact_episodes" in " ".join(f.sources)]
-    assert from_memory and brain.facts == synthesize_day(Stores(on_files), DAY, "UTC", []).facts
-    exported = render_day(pg_stores, DAY, "UTC")
-    assert len(exported) > 1 and exported == render_day(Stores(on_files), DAY, "UTC")
+    assert (
+        from_memory
+        and brain.facts == synthesize_day(Stores(on_files), Day.of(DAY, "UTC"), []).facts
+    )
+    exported = render_day(pg_stores, Day.of(DAY, "UTC"))
+    assert len(exported) > 1 and exported == render_day(Stores(on_files), Day.of(DAY, "UTC"))
 
 
 def test_the_jobs_that_call_the_model_carry_the_tag_the_production_instance_limits():

@@ -1,4 +1,4 @@
-from datetime import date, datetime
+from datetime import date
 
 import dagster as dg
 
@@ -6,15 +6,10 @@ from company_ai import days, ledger
 from company_ai.constants import BRAIN, OWNER, REPLAY_META
 from company_ai.core.brain import ExportError, export_day, export_funnel, synthesize_day, write_day
 from company_ai.core.store import Store
-from company_ai.core.times import day_window, parse_utc, to_iso
+from company_ai.core.times import Day, parse_utc, to_iso
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
-
-
-def _local_day(day: str, tz: str) -> tuple[datetime, datetime]:
-    start, end = day_window(day, tz)
-    return parse_utc(start), parse_utc(end)
 
 
 def _node_id(about: str | None) -> str:
@@ -50,11 +45,14 @@ def assets(setup: Setup) -> list:
         rows and nothing else, and gives the same rows while its inputs are unchanged.
         """
         day = days.one_day(context)
-        start, end = _local_day(day, setup.tz)
+        local = Day.of(day, setup.tz)
         runs = ledger.runs_between(
-            context.instance, start, end, as_of=days.scheduled_until(setup, "brain_facts", day)
+            context.instance,
+            parse_utc(local.start),
+            parse_utc(local.end),
+            as_of=days.scheduled_until(setup, "brain_facts", day),
         )
-        brain_day = synthesize_day(stores.stores(), day, setup.tz, runs)
+        brain_day = synthesize_day(stores.stores(), local, runs)
         with stores.connect(Store.BRAIN) as conn:
             counts = write_day(conn, day, brain_day)
         top = sorted(brain_day.facts, key=lambda f: (-f.importance, f.key))[:5]
@@ -94,7 +92,7 @@ def assets(setup: Setup) -> list:
         """
         day = days.one_day(context)
         try:
-            result = export_day(stores.stores(), day, setup.tz, ops_folders.export_dir)
+            result = export_day(stores.stores(), Day.of(day, setup.tz), ops_folders.export_dir)
         except ExportError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         return dg.MaterializeResult(

@@ -5,6 +5,8 @@ The fixed width makes stored strings sort in time order, so SQL can compare them
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -12,6 +14,7 @@ ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # What a well-formed stored timestamp looks like, for SQLite's GLOB.
 ISO_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
 ISO_REGEX = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"  # the same, in Postgres
+_DAY_KEY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def utc_now() -> datetime:
@@ -45,6 +48,30 @@ def day_window(day: str, tz: str) -> tuple[str, str]:
     start = datetime.combine(start_date, time(0), zone)
     end = datetime.combine(start_date + timedelta(days=1), time(0), zone)
     return to_iso(start), to_iso(end)
+
+
+@dataclass(frozen=True)
+class Day:
+    """One local calendar day: its partition key, its timezone and its stored-time window
+    [start, end). Made once where a run begins (`Day.of`) and passed down, so every
+    function of the run reads the same window."""
+
+    key: str  # YYYY-MM-DD
+    tz: str
+    start: str  # stored UTC time of the day's local midnight
+    end: str  # stored UTC time of the next day's local midnight
+
+    @classmethod
+    def of(cls, key: str, tz: str) -> Day:
+        """Day `key` (YYYY-MM-DD) in timezone `tz`, or a ValueError saying it is not a day."""
+        try:
+            valid = bool(_DAY_KEY.fullmatch(key)) and bool(date.fromisoformat(key))
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            raise ValueError(f"not a day: {key!r} (expected YYYY-MM-DD, e.g. 2026-11-30)")
+        start, end = day_window(key, tz)
+        return cls(key, tz, start, end)
 
 
 def canonical_utc(value: str | datetime) -> str:

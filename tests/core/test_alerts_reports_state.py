@@ -124,12 +124,13 @@ def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path):
 
 def test_the_brief_reports_the_nights_most_important_brain_facts(data):
     from company_ai.core.brain import synthesize_day, write_day
+    from company_ai.core.times import Day
     from tests.core.brain_inputs import DAY, day_runs, seed_day
 
     stores = Stores(data)
     seed_day(stores)
     with stores.connect("brain") as conn:
-        write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+        write_day(conn, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()))
     brief = build_brief(BriefInput(stores, SINCE, UNTIL, [], 90, DAY))
     section = brief.split(f"The night's brain ({DAY}), most important first:\n")[1]
     lines = section.splitlines()[:5]

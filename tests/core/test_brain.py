@@ -8,6 +8,7 @@ from company_ai.core.brain import RULE_IMPORTANCE, synthesize_day, top_items, wr
 from company_ai.core.brain.facts import BrainDay, Fact, bound_importance, read_day, rule_importance
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores
+from company_ai.core.times import Day
 from tests.core.brain_inputs import DAY, day_runs, seed_day
 
 OTHER_DAY = "2026-11-28"
@@ -24,7 +25,7 @@ def by_key(rows):
 
 
 def test_runs_failures_checks_recoveries_and_a_retired_job_are_reported(stores):
-    brain = synthesize_day(stores, DAY, "UTC", day_runs())
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), day_runs())
     facts, decisions = by_key(brain.facts), by_key(brain.decisions)
     ok, failed = facts["run:aaaaaaaa-1"], facts["run:bbbbbbbb-2"]
     assert (ok.kind, ok.importance, ok.about) == ("run_ok", 1, "job:outreach_job")
@@ -53,7 +54,7 @@ def test_runs_failures_checks_recoveries_and_a_retired_job_are_reported(stores):
 
 def test_a_job_run_twice_for_a_day_is_one_edge_with_both_runs_as_sources(stores):
     again = RunInfo("ffffffff-6", "outreach_job", DAY, "SUCCESS")
-    brain = synthesize_day(stores, DAY, "UTC", [*day_runs(), again])
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), [*day_runs(), again])
     (edge,) = [e for e in brain.edges if e.src == "job:outreach_job"]
     assert (edge.relation, edge.importance) == ("ran_for", 1)
     assert edge.sources == ("dagster.run:aaaaaaaa-1", "dagster.run:ffffffff-6")
@@ -61,7 +62,7 @@ def test_a_job_run_twice_for_a_day_is_one_edge_with_both_runs_as_sources(stores)
 
 
 def test_a_day_with_no_runs_and_no_stores_is_empty_and_says_what_was_missing(tmp_path):
-    brain = synthesize_day(Stores(tmp_path / "fresh"), DAY, "Europe/London", [])
+    brain = synthesize_day(Stores(tmp_path / "fresh"), Day.of(DAY, "Europe/London"), [])
     assert brain.counts() == {"facts": 0, "decisions": 0, "edges": 0}
     assert any("no outreach store" in m for m in brain.missing)
     assert any("no vault staging manifest" in m for m in brain.missing)
@@ -72,7 +73,7 @@ def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
     stores.data_dir.mkdir()
     for domain in ("crm", "memory", "outreach", "recall"):
         sqlite3.connect(stores.path(domain)).close()  # a store file with no tables
-    brain = synthesize_day(stores, DAY, "UTC", day_runs()[:1])
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()[:1])
     assert [f.key for f in brain.facts if f.kind.startswith("run")] == ["run:aaaaaaaa-1"]
     assert {"no contact_episodes table yet", "no drafts table yet", "no pages table yet"} <= set(
         brain.missing
@@ -81,7 +82,7 @@ def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
 
 def test_outreach_picks_skips_writebacks_quarantines_and_sends(seeded):
     stores, s = seeded
-    brain = synthesize_day(stores, DAY, "UTC", [])
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), [])
     decisions, facts = by_key(brain.decisions), by_key(brain.facts)
     picked = decisions[f"pick:{s.researched}"]
     assert (picked.kind, picked.importance) == ("picked", 2)
@@ -112,7 +113,7 @@ def test_outreach_picks_skips_writebacks_quarantines_and_sends(seeded):
 
 def test_replies_engagement_and_vault_changes_of_the_day(seeded):
     stores, s = seeded
-    brain = synthesize_day(stores, DAY, "UTC", [])
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), [])
     facts = by_key(brain.facts)
     replies = [f for f in brain.facts if f.kind == "reply" and f.about == f"contact:{s.replier}"]
     assert len(replies) == 1 and replies[0].importance == 4
@@ -133,22 +134,22 @@ def test_replies_engagement_and_vault_changes_of_the_day(seeded):
 def test_synthesis_is_a_pure_function_of_its_inputs(seeded):
     stores, _ = seeded
     runs = day_runs()
-    first = synthesize_day(stores, DAY, "UTC", runs)
+    first = synthesize_day(stores, Day.of(DAY, "UTC"), runs)
     random.Random(3).shuffle(runs)
-    assert synthesize_day(stores, DAY, "UTC", runs) == first
+    assert synthesize_day(stores, Day.of(DAY, "UTC"), runs) == first
 
 
 def test_write_day_replaces_that_day_and_leaves_other_days_alone(seeded):
     stores, _ = seeded
     with stores.connect("brain") as conn:
         write_day(conn, OTHER_DAY, BrainDay(OTHER_DAY, facts=(fact("kept", 2),)))
-        counts = write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+        counts = write_day(conn, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()))
         assert counts["facts"] > 5 and counts["edges"] > 5
-        write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()[:1]))  # again
+        write_day(conn, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()[:1]))  # again
         again = read_day(conn, DAY)
         assert "run:bbbbbbbb-2" not in by_key(again.facts)  # the old day's rows are gone
         assert "run:aaaaaaaa-1" in by_key(again.facts)
-        assert again.facts == synthesize_day(stores, DAY, "UTC", day_runs()[:1]).facts
+        assert again.facts == synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()[:1]).facts
         assert read_day(conn, OTHER_DAY).facts == (fact("kept", 2),)
 
 
@@ -171,7 +172,7 @@ def test_write_day_is_all_or_nothing_and_checks_its_day(stores):
 @pytest.mark.parametrize("day", ["2026-13-01", "../../etc", "", "2026-1-1", "2026-11-29x"])
 def test_a_day_that_is_not_a_day_is_refused(stores, day):
     with pytest.raises(ValueError, match="not a day"):
-        synthesize_day(stores, day, "UTC", [])
+        synthesize_day(stores, Day.of(day, "UTC"), [])
     with stores.connect("brain") as conn, pytest.raises(ValueError, match="not a day"):
         top_items(conn, day, 5)
 
@@ -179,7 +180,7 @@ def test_a_day_that_is_not_a_day_is_refused(stores, day):
 def test_top_items_are_the_most_important_with_decisions_first_on_a_tie(seeded):
     stores, s = seeded
     with stores.connect("brain") as conn:
-        write_day(conn, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+        write_day(conn, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()))
         for other in (OTHER_DAY, "2026-11-30"):
             write_day(conn, other, BrainDay(other, facts=(fact("elsewhere", 5),)))
         top = top_items(conn, DAY, 4)
@@ -213,7 +214,7 @@ def test_a_bad_importance_is_refused(rule, proposed):
 
 def test_a_models_proposals_are_bounded_by_code(stores):
     proposals = {"run:aaaaaaaa-1": 5, "run:bbbbbbbb-2": 1, "catchup:cccccccc-3": 3, "nope": 5}
-    brain = synthesize_day(stores, DAY, "UTC", day_runs(), proposals)
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), day_runs(), proposals)
     facts, decisions = by_key(brain.facts), by_key(brain.decisions)
     assert facts["run:aaaaaaaa-1"].importance == 2  # a routine run, proposed 5
     assert facts["run:bbbbbbbb-2"].importance == 4  # a failure, proposed 1

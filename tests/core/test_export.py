@@ -21,6 +21,7 @@ from company_ai.core.brain.export import (
     slug,
 )
 from company_ai.core.store import Stores
+from company_ai.core.times import Day
 from company_ai.core.vault import distill_staging, offline_page, stage_vault, staging_dir
 from tests.conftest import PRIVATE_CANARY
 from tests.core.brain_inputs import DAY, NEXT_DAY, day_runs, rename, seed_day
@@ -46,7 +47,7 @@ def seeded(data):
     stores = Stores(data)
     seeded = seed_day(stores)
     with stores.connect("brain") as brain:
-        write_day(brain, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
+        write_day(brain, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()))
     return stores, seeded
 
 
@@ -60,7 +61,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 def test_the_day_and_each_touched_contact_get_a_file_linked_both_ways(seeded, tmp_path):
     stores, s = seeded
-    result = export_day(stores, DAY, "UTC", tmp_path / "export")
+    result = export_day(stores, Day.of(DAY, "UTC"), tmp_path / "export")
     day_dir = tmp_path / "export" / DAY
     assert result.folder == day_dir and result.files == result.contacts + 1
     index = (day_dir / "index.md").read_text()
@@ -85,7 +86,7 @@ def name(stores, contact_id):
 
 def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(seeded, tmp_path):
     stores, s = seeded
-    export_day(stores, DAY, "UTC", tmp_path)
+    export_day(stores, Day.of(DAY, "UTC"), tmp_path)
     page = tmp_path / DAY / "contacts" / contact_file(name(stores, s.researched), s.researched)
     text = page.read_text()
     assert f"message {s.message}: A note for {s.researched}" in text
@@ -100,7 +101,7 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
             (s.researched, DAY),
         ).fetchone()
     assert text.count("(episode ") == earlier  # the whole history, not only the day's
-    export_day(stores, NEXT_DAY, "UTC", tmp_path)
+    export_day(stores, Day.of(NEXT_DAY, "UTC"), tmp_path)
     later = (tmp_path / NEXT_DAY / "contacts" / page.name).read_text()
     assert "Recorded after the day" in later and "opened 2026-11-30T09:00:00Z" in later
     assert "Sent the next day" in later
@@ -108,33 +109,33 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
 
 def test_re_exporting_gives_byte_identical_files_and_writes_nothing(seeded, tmp_path):
     stores, _ = seeded
-    first = export_day(stores, DAY, "UTC", tmp_path / "a")
+    first = export_day(stores, Day.of(DAY, "UTC"), tmp_path / "a")
     assert len(first.written) == first.files
-    again = export_day(stores, DAY, "UTC", tmp_path / "a")
+    again = export_day(stores, Day.of(DAY, "UTC"), tmp_path / "a")
     assert (again.written, again.removed, again.unchanged) == ((), (), first.files)
-    export_day(stores, DAY, "UTC", tmp_path / "b")
+    export_day(stores, Day.of(DAY, "UTC"), tmp_path / "b")
     assert tree(tmp_path / "a") == tree(tmp_path / "b")
 
 
 def test_exporting_an_older_day_leaves_newer_days_alone(seeded, tmp_path):
     stores, _ = seeded
-    export_day(stores, NEXT_DAY, "UTC", tmp_path)
+    export_day(stores, Day.of(NEXT_DAY, "UTC"), tmp_path)
     newer = tree(tmp_path / NEXT_DAY)
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / NEXT_DAY).rglob("*")}
-    export_day(stores, DAY, "UTC", tmp_path)
+    export_day(stores, Day.of(DAY, "UTC"), tmp_path)
     assert tree(tmp_path / NEXT_DAY) == newer
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / NEXT_DAY).rglob("*")} == stamps
 
 
 def test_files_that_should_no_longer_exist_are_removed(seeded, tmp_path):
     stores, s = seeded
-    export_day(stores, DAY, "UTC", tmp_path)
+    export_day(stores, Day.of(DAY, "UTC"), tmp_path)
     contacts = tmp_path / DAY / "contacts"
     old_name = contact_file(name(stores, s.replier), s.replier)
     (contacts / ".index.md.x1y2.tmp").write_text("left by a crash")
     (contacts / "notes.txt").write_text("not ours")
     rename(stores, s.replier, "Renamed Person")
-    result = export_day(stores, DAY, "UTC", tmp_path)
+    result = export_day(stores, Day.of(DAY, "UTC"), tmp_path)
     assert result.removed == (f"contacts/{old_name}",)
     assert result.written == (f"contacts/renamed-person-{s.replier}.md", "index.md")
     assert not (contacts / ".index.md.x1y2.tmp").exists()
@@ -152,7 +153,7 @@ def test_contact_names_that_are_not_file_names_get_safe_unique_files(seeded, tmp
         ]
     for contact_id, nasty in zip(touched, NASTY_NAMES + ["Twin Name", "Twin Name"], strict=False):
         rename(stores, contact_id, nasty)
-    result = export_day(stores, DAY, "UTC", tmp_path)
+    result = export_day(stores, Day.of(DAY, "UTC"), tmp_path)
     files = sorted((tmp_path / DAY / "contacts").iterdir())
     assert len(files) == result.contacts == len({f.name.lower() for f in files})
     for f in files:
@@ -204,7 +205,7 @@ def test_markdown_text_cannot_break_a_line_or_a_fence():
 
 
 def test_a_day_with_no_stores_exports_an_index_that_says_so(tmp_path):
-    result = export_day(Stores(tmp_path / "fresh"), DAY, "UTC", tmp_path / "export")
+    result = export_day(Stores(tmp_path / "fresh"), Day.of(DAY, "UTC"), tmp_path / "export")
     assert (result.files, result.contacts) == (1, 0)
     text = (tmp_path / "export" / DAY / "index.md").read_text()
     assert "brain_facts has not run for this day yet" in text and "No runs." in text
@@ -214,7 +215,7 @@ def test_a_bad_day_is_refused_before_anything_is_written(seeded, tmp_path):
     stores, _ = seeded
     for day in ("../escape", "2026-02-30", ""):
         with pytest.raises(ValueError, match="not a day"):
-            export_day(stores, day, "UTC", tmp_path / "export")
+            export_day(stores, Day.of(day, "UTC"), tmp_path / "export")
     assert not (tmp_path / "export").exists()
 
 
@@ -222,7 +223,7 @@ def test_an_export_folder_under_a_file_is_a_clear_error(seeded, tmp_path):
     stores, _ = seeded
     (tmp_path / "plain-file").write_text("in the way")
     with pytest.raises(ExportError, match=r"cannot write the export of 2026-11-29 at .*plain-file"):
-        export_day(stores, DAY, "UTC", tmp_path / "plain-file" / "export")
+        export_day(stores, Day.of(DAY, "UTC"), tmp_path / "plain-file" / "export")
     assert (tmp_path / "plain-file").read_text() == "in the way"
 
 
@@ -236,7 +237,7 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
     for path in [data, *data.rglob("*")]:
         path.chmod(0o777 if path.is_dir() else 0o666)
     export = parent / "export"
-    export_day(Stores(data), DAY, "UTC", export)
+    export_day(Stores(data), Day.of(DAY, "UTC"), export)
     before = tree(export)
     rename(Stores(data), s.replier, "Someone Else")  # the re-export would change files
     for path in [export, *export.rglob("*")]:
@@ -245,10 +246,11 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
         import os, sys
         from company_ai.core.store.db import Stores
         from company_ai.core.brain.export import ExportError, export_day
+        from company_ai.core.times import Day
         if os.geteuid() == 0:  # root ignores permission bits
             os.setgid(65534); os.setuid(65534)
         try:
-            export_day(Stores({str(data)!r}), {DAY!r}, "UTC", {str(export)!r})
+            export_day(Stores({str(data)!r}), Day.of({DAY!r}, "UTC"), {str(export)!r})
         except ExportError as exc:
             print(exc); sys.exit(0)
         sys.exit("exported into a read-only folder")
@@ -290,8 +292,8 @@ def test_private_vault_notes_never_reach_the_brain_or_the_export(data, vault, tm
     (vault / "notes" / "offsite-ideas.md").unlink()
     stage_vault(vault, staging, day=DAY)  # a deletion of the day, named in the brain
     with stores.connect("brain") as brain:
-        write_day(brain, DAY, synthesize_day(stores, DAY, "UTC", day_runs()))
-    export_day(stores, DAY, "UTC", tmp_path / "export")
+        write_day(brain, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()))
+    export_day(stores, Day.of(DAY, "UTC"), tmp_path / "export")
     index = (tmp_path / "export" / DAY / "index.md").read_text()
     assert "Recall page 'Dev Patel' distilled from people/dev-patel.md" in index
     assert "Note notes/offsite-ideas.md was deleted" in index

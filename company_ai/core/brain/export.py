@@ -39,7 +39,7 @@ from company_ai.core.brain.facts import (
 )
 from company_ai.core.files import write_atomic
 from company_ai.core.store import Store, Stores, table_exists
-from company_ai.core.times import day_window, local_day
+from company_ai.core.times import Day, local_day
 
 INDEX = "index.md"
 CONTACTS = "contacts"
@@ -172,15 +172,14 @@ def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sql
     return rows
 
 
-def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
+def render_day(stores: Stores, day: Day) -> dict[str, bytes]:
     """The day's files, by path relative to `<folder>/<day>`: the export without writing."""
-    check_day(day)
-    _, end = day_window(day, tz)
+    check_day(day.key)
     conns = {d: stores.reader(d) for d in (Store.BRAIN, Store.MEMORY, Store.OUTREACH, Store.CRM)}
     try:
         brain_conn = conns[Store.BRAIN]
-        brain = read_day(brain_conn, day) if brain_conn else BrainDay(day)
-        touched = _touched(conns[Store.MEMORY], conns[Store.OUTREACH], day, tz)
+        brain = read_day(brain_conn, day.key) if brain_conn else BrainDay(day.key)
+        touched = _touched(conns[Store.MEMORY], conns[Store.OUTREACH], day)
         found = {
             r["id"]: r
             for r in _select(
@@ -190,7 +189,7 @@ def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
                 touched,
             )
         }
-        timelines = _timelines(conns[Store.MEMORY], conns[Store.OUTREACH], touched, day, tz)
+        timelines = _timelines(conns[Store.MEMORY], conns[Store.OUTREACH], touched, day)
     finally:
         for conn in conns.values():
             if conn is not None:
@@ -201,21 +200,21 @@ def render_day(stores: Stores, day: str, tz: str) -> dict[str, bytes]:
         else _Contact(cid, None, None)
         for cid in touched
     }
-    files = {INDEX: _index(day, tz, brain, contacts)}
+    files = {INDEX: _index(day.key, day.tz, brain, contacts)}
     for cid, contact in contacts.items():
-        files[f"{CONTACTS}/{contact.file}"] = _contact_page(day, tz, end, contact, timelines[cid])
+        page = _contact_page(day.key, day.tz, day.end, contact, timelines[cid])
+        files[f"{CONTACTS}/{contact.file}"] = page
     return {path: text.encode("utf-8") for path, text in sorted(files.items())}
 
 
-def _touched(memory, outreach, day: str, tz: str) -> set[int]:
+def _touched(memory, outreach, day: Day) -> set[int]:
     """Contacts with an episode recorded on the day or a message sent on it."""
-    start, end = day_window(day, tz)
     touched: set[int] = set()
     if memory is not None and table_exists(memory, "contact_episodes"):
         touched |= {
             r[0]
             for r in memory.execute(
-                "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = ?", (day,)
+                "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = ?", (day.key,)
             )
         }
     if outreach is not None and table_exists(outreach, "messages"):
@@ -223,16 +222,15 @@ def _touched(memory, outreach, day: str, tz: str) -> set[int]:
             r[0]
             for r in outreach.execute(
                 "SELECT DISTINCT contact_id FROM messages WHERE sent_at >= ? AND sent_at < ?",
-                (start, end),
+                (day.start, day.end),
             )
         }
     return touched
 
 
-def _timelines(memory, outreach, touched: set[int], day: str, tz: str) -> dict[int, list]:
+def _timelines(memory, outreach, touched: set[int], day: Day) -> dict[int, list]:
     """Each contact's episodes and messages up to the end of the day, oldest first, as
     (time, kind, id, local day, row)."""
-    _, end = day_window(day, tz)
     entries: dict[int, list[tuple]] = {cid: [] for cid in touched}
     for e in _select(
         memory,
@@ -240,7 +238,7 @@ def _timelines(memory, outreach, touched: set[int], day: str, tz: str) -> dict[i
         "SELECT id, contact_id, episode_type, source, confidence, created_at, day, content"
         " FROM contact_episodes WHERE contact_id IN ({ids}) AND day <= ?",
         touched,
-        day,
+        day.key,
     ):
         entries[e["contact_id"]].append((e["created_at"], "episode", e["id"], e["day"], e))
     for m in _select(
@@ -249,9 +247,9 @@ def _timelines(memory, outreach, touched: set[int], day: str, tz: str) -> dict[i
         "SELECT id, contact_id, thread_id, subject, body, angle, sent_at, opened_at,"
         " replied_at, bump_count FROM messages WHERE contact_id IN ({ids}) AND sent_at < ?",
         touched,
-        end,
+        day.end,
     ):
-        sent_day = local_day(m["sent_at"], tz)
+        sent_day = local_day(m["sent_at"], day.tz)
         entries[m["contact_id"]].append((m["sent_at"], "message", m["id"], sent_day, m))
     for timeline in entries.values():
         timeline.sort(key=lambda e: e[:3])
@@ -384,13 +382,13 @@ class ExportResult:
         return self.files - len(self.written)
 
 
-def export_day(stores: Stores, day: str, tz: str, folder: str | Path) -> ExportResult:
+def export_day(stores: Stores, day: Day, folder: str | Path) -> ExportResult:
     """Write day D's Markdown under `<folder>/<day>/` (see the module docstring)."""
-    files = render_day(stores, day, tz)
-    target = Path(folder) / day
-    written, removed = _sync(target, files, f"the export of {day}")
+    files = render_day(stores, day)
+    target = Path(folder) / day.key
+    written, removed = _sync(target, files, f"the export of {day.key}")
     contacts = sum(1 for path in files if path.startswith(f"{CONTACTS}/"))
-    return ExportResult(day, target, len(files), contacts, written, removed)
+    return ExportResult(day.key, target, len(files), contacts, written, removed)
 
 
 def export_funnel(folder: str | Path, week_start: date, table_markdown: str) -> bool:

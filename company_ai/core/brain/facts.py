@@ -54,7 +54,7 @@ from datetime import date
 from company_ai.core.outreach import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEBACK_COLUMNS
 from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, Stores, table_exists, transaction
-from company_ai.core.times import day_window, parse_utc
+from company_ai.core.times import Day, parse_utc
 from company_ai.core.vault import MANIFEST, read_manifest, staging_dir
 
 MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 5
@@ -225,8 +225,7 @@ def _sorted(sources: Iterable[str]) -> tuple[str, ...]:
 
 def synthesize_day(
     stores: Stores,
-    day: str,
-    tz: str,
+    day: Day,
     runs: list[RunInfo],
     proposals: Mapping[str, int] | None = None,
 ) -> BrainDay:
@@ -236,8 +235,8 @@ def synthesize_day(
     importance proposals by fact or decision key, bounded by `bound_importance` (keys
     that are not the day's are ignored).
     """
-    check_day(day)
-    brain = _Day(day)
+    check_day(day.key)
+    brain = _Day(day.key)
     _add_runs(brain, runs)
     with _reader(stores, Store.MEMORY, brain.missing) as memory:
         episodes = _rows(
@@ -247,7 +246,7 @@ def synthesize_day(
             "SELECT id, contact_id, episode_type, content, created_at FROM contact_episodes"
             " WHERE day = ?"
             " AND episode_type IN ('response', 'engagement') ORDER BY id",
-            (day,),
+            (day.key,),
         )
     with _reader(stores, Store.OUTREACH, brain.missing) as outreach:
         picks = _rows(
@@ -255,17 +254,17 @@ def synthesize_day(
             "research_picks",
             brain.missing,
             "SELECT * FROM research_picks WHERE day = ? ORDER BY rank, contact_id",
-            (day,),
+            (day.key,),
         )
         drafts = _rows(
             outreach,
             "drafts",
             brain.missing,
             "SELECT * FROM drafts WHERE day = ? ORDER BY id",
-            (day,),
+            (day.key,),
         )
         last_written = _last_written(outreach, picks)
-        threads = _reply_threads(outreach, episodes, day, tz)
+        threads = _reply_threads(outreach, episodes, day)
     contact_ids = {r["contact_id"] for r in (*picks, *drafts, *episodes)}
     with _reader(stores, Store.CRM, brain.missing) as crm:
         contacts = _contacts(crm, contact_ids, brain.missing)
@@ -280,10 +279,10 @@ def synthesize_day(
             brain.missing,
             "SELECT title, note_path, published, problems, page FROM pages WHERE distilled = ?"
             " ORDER BY title",
-            (day,),
+            (day.key,),
         )
     _add_pages(brain, pages)
-    _add_deleted_notes(brain, stores, day)
+    _add_deleted_notes(brain, stores, day.key)
     return brain.result(proposals or {})
 
 
@@ -351,18 +350,17 @@ def _last_written(outreach, picks: list[sqlite3.Row]) -> dict[int, str]:
     return found
 
 
-def _reply_threads(outreach, episodes: list[sqlite3.Row], day: str, tz: str) -> dict[int, str]:
+def _reply_threads(outreach, episodes: list[sqlite3.Row], day: Day) -> dict[int, str]:
     """Reply episode id -> the thread of the contact's last message sent before the reply."""
     replies = [e for e in episodes if e["episode_type"] == "response"]
     if outreach is None or not replies or not table_exists(outreach, "messages"):
         return {}
-    _, end = day_window(day, tz)
     sent: dict[int, list[tuple[str, str]]] = {}
     for chunk in id_chunks(e["contact_id"] for e in replies):
         for contact_id, thread_id, sent_at in outreach.execute(
             f"SELECT contact_id, thread_id, sent_at FROM messages WHERE contact_id IN"
             f" ({_in(chunk)}) AND sent_at < ? ORDER BY contact_id, sent_at, id",
-            [*chunk, end],
+            [*chunk, day.end],
         ):
             sent.setdefault(contact_id, []).append((sent_at, thread_id))
     threads = {}
