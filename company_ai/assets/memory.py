@@ -7,7 +7,7 @@ from company_ai import days
 from company_ai.constants import CAPTURE_META, MEMORY, OWNER, REPLAY_META
 from company_ai.core.memory import DayAudit, audit_day, seal_day
 from company_ai.core.store import Store
-from company_ai.core.times import local_day, to_iso
+from company_ai.core.times import Day, local_day, to_iso
 from company_ai.core.vectors import (
     EPISODES,
     KNOWLEDGE,
@@ -126,7 +126,7 @@ def assets(setup: Setup) -> list:
             stores.connect(Store.OUTREACH, readonly=True) if sent else nullcontext() as outreach,
         ):
             seal = seal_day(conn, day, now=setup.now())
-            audit = audit_day(conn, day, setup.tz, outreach)
+            audit = audit_day(conn, Day.of(day, setup.tz), outreach)
         if seal.changed:
             context.log.warning(f"day {day} changed since it was last sealed")
         return dg.MaterializeResult(

@@ -7,6 +7,7 @@ import pytest
 
 from company_ai.core.memory import EpisodeError, append_episodes, audit_day, seal_day
 from company_ai.core.store import EPISODE_TYPES, Store, Stores, transaction
+from company_ai.core.times import Day
 from tests.conftest import episode
 
 SEALED = datetime(2026, 11, 30, 23, 15, tzinfo=UTC)
@@ -200,7 +201,7 @@ def _raw_insert(conn, **cols):
 
 def test_the_audit_passes_a_clean_day_and_names_each_fault(memory):
     append_episodes(memory, [episode(content=f"n{i}") for i in range(3)])
-    clean = audit_day(memory, "2026-11-29", "UTC")
+    clean = audit_day(memory, Day.of("2026-11-29", "UTC"))
     assert (clean.duplicates, clean.confidence_out_of_range, clean.outside_day) == ([], [], [])
 
     # Writers that bypassed validation, as an old script or a hand edit would.
@@ -211,7 +212,7 @@ def test_the_audit_passes_a_clean_day_and_names_each_fault(memory):
     _raw_insert(memory, created_at="29/11/2026 10:00", natural_key="bad-ts", content="b")
     # Inside the day's window as text, but not the canonical form: only the pattern sees it.
     _raw_insert(memory, created_at="2026-11-29T10:00:00+01:00", natural_key="tz", content="t")
-    audit = audit_day(memory, "2026-11-29", "UTC")
+    audit = audit_day(memory, Day.of("2026-11-29", "UTC"))
     assert audit.duplicates == [[1, 4]]
     assert audit.confidence_out_of_range == [5, 6]
     assert audit.outside_day == [7, 8, 9]
@@ -221,8 +222,8 @@ def test_the_day_window_follows_the_partitions_timezone(memory):
     # 23:30 UTC in July is 00:30 the next day in London: outside a London "29th".
     _raw_insert(memory, created_at="2026-07-29T23:30:00Z", day="2026-07-29", natural_key="a")
     _raw_insert(memory, created_at="2026-07-28T23:30:00Z", day="2026-07-29", natural_key="b")
-    assert audit_day(memory, "2026-07-29", "Europe/London").outside_day == [1]
-    assert audit_day(memory, "2026-07-29", "UTC").outside_day == [2]
+    assert audit_day(memory, Day.of("2026-07-29", "Europe/London")).outside_day == [1]
+    assert audit_day(memory, Day.of("2026-07-29", "UTC")).outside_day == [2]
 
 
 def test_an_append_inside_another_transaction_is_refused_not_committed_early(memory):

@@ -31,7 +31,7 @@ from company_ai.core.memory.models import (
     overconfident_guess,
 )
 from company_ai.core.store import EPISODE_TYPES, dialect, max_parameters, transaction
-from company_ai.core.times import ISO_GLOB, ISO_REGEX, canonical_utc, day_window, local_day, to_iso
+from company_ai.core.times import ISO_GLOB, ISO_REGEX, Day, canonical_utc, local_day, to_iso
 
 
 class EpisodeError(ValueError):
@@ -300,7 +300,7 @@ class DayAudit:
 
 
 def audit_day(
-    conn: sqlite3.Connection, day: str, tz: str, outreach: sqlite3.Connection | None = None
+    conn: sqlite3.Connection, day: Day, outreach: sqlite3.Connection | None = None
 ) -> DayAudit:
     """Audit one day's episodes.
 
@@ -317,7 +317,7 @@ def audit_day(
             f"SELECT {words['ids']} FROM contact_episodes WHERE day = ?"
             " GROUP BY contact_id, episode_type, coalesce(source, ''), created_at, content"
             " HAVING count(*) > 1",
-            (day,),
+            (day.key,),
         )
     ]
     bad_confidence = [
@@ -326,19 +326,20 @@ def audit_day(
             "SELECT id FROM contact_episodes WHERE day = ? AND"
             f" (confidence IS NULL OR {words['not_number']}"
             "  OR confidence < 0 OR confidence > 1) ORDER BY id",
-            (day,),
+            (day.key,),
         )
     ]
-    start, end = day_window(day, tz)
     outside = [
         i
         for (i,) in conn.execute(
             "SELECT id FROM contact_episodes WHERE day = ? AND"
             f" (NOT ({words['iso']}) OR created_at < ? OR created_at >= ?) ORDER BY id",
-            (day, start, end),
+            (day.key, day.start, day.end),
         )
     ]
-    unrecorded = [] if outreach is None else _sends_without_episode(conn, outreach, start, end)
+    unrecorded = (
+        [] if outreach is None else _sends_without_episode(conn, outreach, day.start, day.end)
+    )
     return DayAudit(duplicates, bad_confidence, outside, unrecorded)
 
 
