@@ -5,6 +5,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, OUTREACH, OWNER
 from company_ai.core import outreach
+from company_ai.core.times import Day
 from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
@@ -82,8 +83,7 @@ def assets(setup: Setup) -> list:
             )
         done = outreach.research_day(
             stores.stores(),
-            day,
-            tz=setup.tz,
+            Day.of(day, setup.tz),
             model=llm,
             pages=research_source,
             clock=setup.clock,

@@ -178,19 +178,24 @@ def test_a_local_correction_survives_a_sync_that_brings_nothing_new(crm):
 def test_a_contact_is_found_by_any_address_and_one_deleted_upstream_is_not_researched(stores):
     from company_ai.core.crm import find_contact
     from company_ai.core.outreach.research import select_candidates
+    from company_ai.core.times import Day
 
     ada = ContactRecord("Ada", ("ada@acme.example", "a2@acme.example"), external_id="people/c1")
     bob = ContactRecord("Bob", ("bob@acme.example",), external_id="people/c2")
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         upsert_contacts(crm, [ada, bob], source="g", now=NOW, synced_from="g")
         assert find_contact(crm, " A2@acme.example")["name"] == "Ada"
-        assert [c.contact_id for c in select_candidates(crm, outreach, "2026-11-30", "UTC")] == [
+        assert [
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2026-11-30", "UTC"))
+        ] == [
             1,
             2,
         ]
         gone = ContactRecord("Bob", external_id="people/c2", deleted=True)
         upsert_contacts(crm, [gone], source="g", now=NOW, synced_from="g")
-        assert [c.contact_id for c in select_candidates(crm, outreach, "2026-11-30", "UTC")] == [1]
+        assert [
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2026-11-30", "UTC"))
+        ] == [1]
 
 
 def test_connect_google_writes_the_token_for_its_owner_only_and_never_prints_it(

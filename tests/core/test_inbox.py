@@ -21,7 +21,7 @@ from company_ai.core.inbox.mail import classify, parse_mail, strip_reply
 from company_ai.core.intake import Refused
 from company_ai.core.outreach.research import select_candidates, unsendable_reason
 from company_ai.core.store import Stores, transaction
-from company_ai.core.times import to_iso
+from company_ai.core.times import Day, to_iso
 
 SENT = "2026-11-20T09:00:00Z"
 RECEIVED = datetime(2026, 11, 23, 14, 0, tzinfo=UTC)
@@ -186,7 +186,9 @@ def test_a_reply_is_matched_by_in_reply_to_and_acted_on_by_the_rule(stores):
     assert scoring[0] == "scoring" and "40 → 50" in scoring[1] and "+10" in scoring[1]
     # the thread is stopped: no more research picks, drafts or sends for Ada
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
-        picked = [c.contact_id for c in select_candidates(crm, outreach, "2026-12-20", "UTC")]
+        picked = [
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2026-12-20", "UTC"))
+        ]
         assert 1 not in picked and 2 in picked
         assert "replied" in unsendable_reason(
             outreach, load_contact(crm, 1), "2027-06-01T00:00:00Z"
@@ -282,16 +284,18 @@ def test_not_now_defers_to_the_named_date(stores):
     assert warmth(stores) == 35
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         assert 1 not in [
-            c.contact_id for c in select_candidates(crm, outreach, "2026-12-30", "UTC")
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2026-12-30", "UTC"))
         ]
-        assert 1 in [c.contact_id for c in select_candidates(crm, outreach, "2027-01-01", "UTC")]
+        assert 1 in [
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2027-01-01", "UTC"))
+        ]
 
 
 def test_unsubscribe_stops_for_good(stores):
     run(stores, inbound(mail("Please remove me from your list.")))
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         assert 1 not in [
-            c.contact_id for c in select_candidates(crm, outreach, "2029-01-01", "UTC")
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2029-01-01", "UTC"))
         ]
     assert warmth(stores) == 10
 
@@ -340,7 +344,7 @@ def test_a_hard_bounce_stops_every_send_to_that_address(stores):
     assert "bounced" in episodes(stores)[0][1] and warmth(stores) == 40
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         assert 1 not in [
-            c.contact_id for c in select_candidates(crm, outreach, "2027-06-01", "UTC")
+            c.contact_id for c in select_candidates(crm, outreach, Day.of("2027-06-01", "UTC"))
         ]
         assert unsendable_reason(outreach, load_contact(crm, 1), "2027-06-01T00:00:00Z")
 

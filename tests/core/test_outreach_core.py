@@ -21,6 +21,7 @@ from company_ai.core.outreach.research import (
     select_candidates,
 )
 from company_ai.core.store import DRAFT_CAP, RESEARCH_CAP, Stores, transaction
+from company_ai.core.times import Day
 
 NOW = "2026-11-20T09:00:00Z"
 AT = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -53,7 +54,7 @@ def add_message(stores, contact_id, sent_at, *, thread=None, bounce="none", repl
 
 def chosen(stores, day="2026-11-20"):
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
-        return [c.contact_id for c in select_candidates(crm, outreach, day, "UTC")]
+        return [c.contact_id for c in select_candidates(crm, outreach, Day.of(day, "UTC"))]
 
 
 def test_the_selection_rule_excludes_whom_it_must_and_prefers_warmth(stores):
@@ -74,10 +75,12 @@ def test_each_days_picks_are_stored_once_and_capped_even_when_days_are_caught_up
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         days = ["2026-11-18", "2026-11-19", "2026-11-20"]
         first = {
-            d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC", AT)] for d in days
+            d: [r["contact_id"] for r in pick_for_day(crm, outreach, Day.of(d, "UTC"), AT)]
+            for d in days
         }
         again = {
-            d: [r["contact_id"] for r in pick_for_day(crm, outreach, d, "UTC", AT)] for d in days
+            d: [r["contact_id"] for r in pick_for_day(crm, outreach, Day.of(d, "UTC"), AT)]
+            for d in days
         }
         assert first == again
         assert all(len(p) <= RESEARCH_CAP for p in first.values())

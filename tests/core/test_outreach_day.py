@@ -18,6 +18,7 @@ from company_ai.core.outreach import drafting, read_page
 from company_ai.core.outreach.drafting import Draft
 from company_ai.core.outreach.research import Fact, Findings, pick_for_day
 from company_ai.core.store import DRAFT_CAP, RESEARCH_CAP, Stores, transaction
+from company_ai.core.times import Day
 from tests.fakes import Crash, FakeMailer, FakeModel
 
 DAY = "2026-11-27"  # a Friday
@@ -41,8 +42,7 @@ class Pages:
 def research(data, model=None, **kw):
     return day_of.research_day(
         Stores(data),
-        DAY,
-        tz="UTC",
+        Day.of(DAY, "UTC"),
         model=model or FakeModel(),
         pages=Pages(data / "company_pages"),
         clock=clock,
@@ -377,7 +377,7 @@ def test_a_pick_gone_from_the_crm_or_left_without_an_address_is_skipped(data):
     stores = Stores(data)
     with stores.connect("crm") as crm, stores.connect("outreach") as outreach:
         first, second = (
-            p["contact_id"] for p in pick_for_day(crm, outreach, DAY, "UTC", clock())[:2]
+            p["contact_id"] for p in pick_for_day(crm, outreach, Day.of(DAY, "UTC"), clock())[:2]
         )
     update(data, "crm", "DELETE FROM contacts WHERE id = ?", first)
     update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)

@@ -9,7 +9,7 @@ from company_ai.core.inbox.mail import classify, parse_mail
 from company_ai.core.outreach import MAX_BUMPS, RECENT_DAYS, contact_timezone
 from company_ai.core.outreach.research import select_candidates
 from company_ai.core.outreach.send_rules import hold_reason, in_working_hours, read_holds
-from company_ai.core.times import parse_utc
+from company_ai.core.times import Day, parse_utc
 from tests.conftest import AS_OF
 
 
@@ -119,7 +119,9 @@ def test_the_engine_picks_nobody_the_sample_told_to_stop(sample_stores):
         sample_stores.connect("outreach", readonly=True) as outreach,
     ):
         day = (AS_OF + timedelta(days=200)).date().isoformat()
-        picked = {c.contact_id for c in select_candidates(crm, outreach, day, "UTC", cap=10**6)}
+        picked = {
+            c.contact_id for c in select_candidates(crm, outreach, Day.of(day, "UTC"), cap=10**6)
+        }
     assert stopped and not stopped & picked
 
 

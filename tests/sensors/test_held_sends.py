@@ -9,6 +9,7 @@ import dagster as dg
 from company_ai.core.outreach import day as outreach
 from company_ai.core.outreach import read_page
 from company_ai.core.store import Stores, transaction
+from company_ai.core.times import Day
 from company_ai.resources.mailer import Mailer
 from company_ai.resources.stores import StoresResource
 from tests.fakes import FakeMailer, FakeModel
@@ -31,7 +32,7 @@ def held_far_draft(data) -> int:
     """The day researched, drafted and sent by core, one ready draft's contact in Tokyo."""
     stores, now = Stores(data), lambda: FRIDAY_MORNING
     pages = Pages(data / "company_pages")
-    outreach.research_day(stores, DAY, tz="UTC", model=FakeModel(), pages=pages, clock=now)
+    outreach.research_day(stores, Day.of(DAY, "UTC"), model=FakeModel(), pages=pages, clock=now)
     outreach.draft_day(stores, DAY, model=FakeModel(), sender=FakeMailer(), clock=now)
     with stores.connect("outreach") as conn:
         draft_id, contact_id = conn.execute(

@@ -64,7 +64,7 @@ from company_ai.core.outreach.research import (
 )
 from company_ai.core.outreach.send_rules import contact_timezone, next_working_moment
 from company_ai.core.store import DRAFT_CAP, Store, Stores, transaction
-from company_ai.core.times import to_iso
+from company_ai.core.times import Day, to_iso
 
 Clock = Callable[[], datetime]
 RESEARCH_INTAKE = "research"
@@ -135,9 +135,8 @@ class ResearchDay:
 
 def research_day(
     stores: Stores,
-    day: str,
+    day: Day,
     *,
-    tz: str,
     model: StructuredModel,
     pages: PageSource,
     clock: Clock,
@@ -160,7 +159,7 @@ def research_day(
         stores.connect(Store.OUTREACH) as outreach,
         stores.connect(Store.MEMORY) as memory,
     ):
-        picks = pick_for_day(crm, outreach, day, tz, clock())
+        picks = pick_for_day(crm, outreach, day, clock())
         result.picked = len(picks)
         for pick in picks:
             if pick["status"] != "picked":
@@ -176,18 +175,18 @@ def research_day(
                     page = pages.page(contact.domain)
                 except Exception as exc:  # noqa: BLE001 (one bad page never stops the run)
                     why = str(exc) if isinstance(exc, SourceError) else _failure(exc)
-                    refusal = result.pages.refuse(refusal_key(day, contact.id), why)
+                    refusal = result.pages.refuse(refusal_key(day.key, contact.id), why)
                     reason = refusal.reason
                 else:
                     try:
-                        found = _research(contact, day, at, model, page)
+                        found = _research(contact, day.key, at, model, page)
                     except (SourceError, ModelError, EpisodeError) as exc:
                         reason = str(exc)
             if contact is None or found is None:
                 reason = reason or "unknown"
                 _finish_pick(
                     outreach,
-                    day,
+                    day.key,
                     pick["contact_id"],
                     clock(),
                     "skipped",
@@ -200,7 +199,7 @@ def research_day(
                 warn(f"research {what} for contact {pick['contact_id']}: {reason}")
                 continue
             findings, episodes = found
-            written = append_episodes(memory, episodes, tz=tz)
+            written = append_episodes(memory, episodes, tz=day.tz)
             writeback = apply_writeback(crm, contact.id, findings.corrections, clock())
             for column in writeback.applied:
                 result.writeback_applied[column] = result.writeback_applied.get(column, 0) + 1
@@ -212,7 +211,7 @@ def research_day(
                 )
             _finish_pick(
                 outreach,
-                day,
+                day.key,
                 contact.id,
                 clock(),
                 "done",

@@ -33,7 +33,7 @@ from company_ai.core.crm import Contact
 from company_ai.core.intake import html_text
 from company_ai.core.outreach.send_rules import bounced_addresses, hold_reason, read_holds
 from company_ai.core.store import RESEARCH_CAP, transaction
-from company_ai.core.times import day_window, to_iso
+from company_ai.core.times import Day, to_iso
 
 RECENT_DAYS = 14
 RESEARCH_COOLDOWN_DAYS = 30
@@ -62,13 +62,13 @@ class Candidate:
 def select_candidates(
     crm: sqlite3.Connection,
     outreach: sqlite3.Connection,
-    day: str,
-    tz: str,
+    day: Day,
     cap: int = RESEARCH_CAP,
 ) -> list[Candidate]:
     """The day's research candidates by the rule in this module's docstring."""
-    recent, _ = day_window((date.fromisoformat(day) - timedelta(days=RECENT_DAYS)).isoformat(), tz)
-    cooldown = (date.fromisoformat(day) - timedelta(days=RESEARCH_COOLDOWN_DAYS)).isoformat()
+    d = date.fromisoformat(day.key)
+    recent = Day.of((d - timedelta(days=RECENT_DAYS)).isoformat(), day.tz).start
+    cooldown = (d - timedelta(days=RESEARCH_COOLDOWN_DAYS)).isoformat()
     excluded: set[int] = set()
     last_sent: dict[int, str] = {}
     for contact_id, sent, bounce, bumps in outreach.execute(
@@ -77,12 +77,12 @@ def select_candidates(
         last_sent[contact_id] = sent
         if bounce == "hard" or sent >= recent or bumps >= MAX_BUMPS:
             excluded.add(contact_id)
-    day_start, _ = day_window(day, tz)
     holds = read_holds(outreach)
     excluded.update(
         cid
         for (cid,) in outreach.execute(
-            "SELECT contact_id FROM research_picks WHERE day >= ? AND day < ?", (cooldown, day)
+            "SELECT contact_id FROM research_picks WHERE day >= ? AND day < ?",
+            (cooldown, day.key),
         )
     )
     bounced = bounced_addresses(outreach)
@@ -95,30 +95,32 @@ def select_candidates(
         for cid, warmth, email in rows
         if cid not in excluded
         and email.lower() not in bounced
-        and (cid not in holds or hold_reason(holds[cid], day_start, email) is None)
+        and (cid not in holds or hold_reason(holds[cid], day.start, email) is None)
     ]
     candidates.sort(key=lambda c: (-c.warmth, c.last_sent or "", c.contact_id))
     return candidates[:cap]
 
 
 def pick_for_day(
-    crm: sqlite3.Connection, outreach: sqlite3.Connection, day: str, tz: str, now: datetime
+    crm: sqlite3.Connection, outreach: sqlite3.Connection, day: Day, now: datetime
 ) -> list[sqlite3.Row]:
     """The day's picks: chosen and stored the first time (at `now`), then read back unchanged."""
     with transaction(outreach):
-        if not outreach.execute("SELECT 1 FROM research_picks WHERE day = ?", (day,)).fetchone():
+        if not outreach.execute(
+            "SELECT 1 FROM research_picks WHERE day = ?", (day.key,)
+        ).fetchone():
             at = to_iso(now)
             outreach.executemany(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 [
-                    (day, c.contact_id, rank, at, at)
-                    for rank, c in enumerate(select_candidates(crm, outreach, day, tz), start=1)
+                    (day.key, c.contact_id, rank, at, at)
+                    for rank, c in enumerate(select_candidates(crm, outreach, day), start=1)
                 ],
             )
         return outreach.execute(
             "SELECT * FROM research_picks WHERE day = ? ORDER BY rank LIMIT ?",
-            (day, RESEARCH_CAP),
+            (day.key, RESEARCH_CAP),
         ).fetchall()
 
 
