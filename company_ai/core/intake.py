@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -369,11 +369,20 @@ def safe_url(url: str) -> str:
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "<unreadable url>"
-    query = "&".join(
-        f"{quote(name, safe='')}={REDACTED if _CREDENTIAL_PARAM.search(name) else quote(value)}"
-        for name, value in parse_qsl(parts.query, keep_blank_values=True)
-    )
-    return urlunsplit((parts.scheme, host + port, parts.path, query, ""))
+    return urlunsplit((parts.scheme, host + port, parts.path, _safe_query(parts.query), ""))
+
+
+def _safe_query(query: str) -> str:
+    """A query with every credential parameter's value redacted. Split on `&`, `;` and a
+    stray `?` alike, and decoded first, so `?=?api_key=X` or `a=%26token%3DX` hides nothing."""
+    pairs = []
+    for piece in re.split(r"[&;?]", unquote_plus(query)):
+        if not piece:
+            continue
+        name, _, value = piece.partition("=")
+        secret = _CREDENTIAL_PARAM.search(name)
+        pairs.append(f"{quote(name, safe='')}={REDACTED if secret else quote(value, safe='')}")
+    return "&".join(pairs)
 
 
 def has_credentials(url: str) -> bool:

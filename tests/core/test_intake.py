@@ -196,6 +196,8 @@ def test_a_url_keeps_no_credentials():
     for secret in ("hunter2", "ann", "SECRET1", "S2", "frag"):
         assert secret not in safe
     assert intake.safe_url("http://[::1") == "<unreadable url>"
+    for hidden in ("?=?api_key=S3", "?a=1;token=S3", "?q=%26access_token%3DS3", "?x&&sig=S3"):
+        assert "S3" not in intake.safe_url("https://acme.example/p" + hidden), hidden
     assert intake.safe_url("https://acme.example/about") == "https://acme.example/about"
 
 
