@@ -182,7 +182,8 @@ class WordEmbedder:
 class DictVectorStore:
     """The part of `core.vectors.VectorStore` that aging uses, in dicts: a year of nights
     runs in a second here, where Chroma syncs each of its thousands of writes to disk. The
-    same scenario runs over a real Chroma store for fewer nights (tests/core/test_aging.py)."""
+    same scenario runs over a real Chroma store for fewer nights
+    (tests/core/vectors/test_aging.py)."""
 
     def __init__(self) -> None:
         self.data: dict[str, dict[str, tuple[Any, dict]]] = {}

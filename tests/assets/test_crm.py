@@ -100,7 +100,7 @@ def test_a_malformed_source_is_one_refused_page_and_the_cursor_is_kept(data):
 
 def google_book(people: int, per_page: int = 10, sync: str = "s1") -> list[tuple]:
     """The address book as `connections.list` answers, `per_page` people a page."""
-    from tests.core.test_people_sync import book
+    from tests.core.crm.test_people_sync import book
 
     return book(-(-people // per_page), per_page, sync)
 

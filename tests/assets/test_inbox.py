@@ -13,7 +13,7 @@ from company_ai.core.store import Stores, transaction
 from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
-from tests.core.test_inbox import ADA, RFC_2, mail
+from tests.core.inbox.test_inbox import ADA, RFC_2, mail
 from tests.setup import named
 
 inbox_replies, engagement_signals = named("inbox_replies", "engagement_signals")

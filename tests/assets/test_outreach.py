@@ -1,6 +1,6 @@
 """The outreach assets' wiring through Dagster: resources, metadata, the blocking check,
 past days and ranges. The day's behaviour is tested as plain core in
-tests/core/test_outreach_day.py (fast); each test here costs a few seconds."""
+tests/core/outreach/test_outreach_day.py (fast); each test here costs a few seconds."""
 
 from datetime import UTC, datetime
 

@@ -12,7 +12,7 @@ from company_ai.core.inbox import InboundMail, triage
 from company_ai.core.inbox.mail import parse_mail
 from company_ai.core.intake import Refused
 from company_ai.core.store import Stores, transaction
-from tests.core.test_inbox import ADA, NOW, RECEIVED, RFC_2, SENT, mail
+from tests.core.inbox.test_inbox import ADA, NOW, RECEIVED, RFC_2, SENT, mail
 
 HEADER_NAMES = st.sampled_from(
     ["From", "Subject", "Message-ID", "In-Reply-To", "References", "Content-Type",

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from company_ai.core.store import Stores
-from tests.core.test_people_sync import Google, run
+from tests.core.crm.test_people_sync import Google, run
 
 TEXT = st.text(alphabet=st.characters(codec=None, categories=None), max_size=40)
 JSON = st.recursive(

@@ -1,6 +1,6 @@
 """The held-send sensor and job through Dagster: a draft held for a far contact's working
 hours is sent once its morning comes, however many ticks see it. (The rule itself is
-tested as plain core in tests/core/test_outreach_day.py.)"""
+tested as plain core in tests/core/outreach/test_outreach_day.py.)"""
 
 from datetime import UTC, datetime, timedelta
 

@@ -2,7 +2,7 @@
 
 `episodes.append_episodes` also checks plain episode dicts by these same rules in plain
 Python, as the fast path of a large batch; the limits below are shared by both, and
-tests/core/test_episode_paths.py proves the two paths agree.
+tests/core/memory/test_episode_paths.py proves the two paths agree.
 """
 
 from __future__ import annotations

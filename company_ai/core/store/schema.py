@@ -34,7 +34,7 @@ DOMAINS: tuple[Store, ...] = tuple(Store)
 # The morning outreach's daily caps: the store enforces them (`OUTREACH_V2`'s triggers) and
 # the code that fills it reads them (core/outreach/research.py, core/outreach/drafting.py).
 # Changing one takes a new migration that replaces its trigger, and `OUTREACH_V2` keeps the
-# value it shipped with: a released version is never edited (tests/core/test_db.py holds
+# value it shipped with: a released version is never edited (tests/core/store/test_db.py holds
 # their digests).
 RESEARCH_CAP = 20
 DRAFT_CAP = 10

@@ -24,7 +24,7 @@ from company_ai.core.vault import stage_vault
 from company_ai.days import entry_of
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
-from tests.core.test_inbox import inbound, mail
+from tests.core.inbox.test_inbox import inbound, mail
 from tests.hostile.canary import find_canary
 from tests.setup import named
 

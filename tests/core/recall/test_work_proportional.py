@@ -13,7 +13,7 @@ from company_ai.core.recall.retrieval import keyword_search
 from company_ai.core.vault import distill as distill_module
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
 from tests.conftest import PRIVATE_CANARY
-from tests.core.test_retrieval import Counting
+from tests.core.recall.test_retrieval import Counting
 from tests.hostile.canary import find_canary
 
 ADA = "people/ada-okafor.md"

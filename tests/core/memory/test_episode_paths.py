@@ -20,7 +20,7 @@ from company_ai.core.memory.episodes import CHUNK_ROWS, _model_row, _plain_row
 from company_ai.core.store import EPISODE_TYPES
 from company_ai.sample_world.crm import iter_sample
 from tests.conftest import AS_OF, episode
-from tests.core.test_episodes import BAD_EPISODES, DROP, bad_episode
+from tests.core.memory.test_episodes import BAD_EPISODES, DROP, bad_episode
 
 LARGE = 2 * CHUNK_ROWS + 500  # three chunks: the worker thread checks two of them
 
