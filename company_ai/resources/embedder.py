@@ -1,3 +1,4 @@
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -20,18 +21,28 @@ class Embedder(dg.ConfigurableResource):
     timeout_s: float = 60.0
 
     @cached_property
-    def embedder(self) -> "TextEmbedder":
+    def _chosen(self) -> "tuple[str, int, Callable[[], TextEmbedder]]":
+        """(name, dimension, loader) of `backend`'s embedder, chosen once."""
         # numpy and onnxruntime load with the first embedding, not with every run's code.
-        from company_ai.core.embedding import OllamaEmbedder, load_minilm
+        from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, OllamaEmbedder, load_minilm
 
         if self.backend == "offline":
-            return load_minilm()
-        return OllamaEmbedder(self.host, model=self.model, dim=self.dim, timeout_s=self.timeout_s)
+            return MINILM_NAME, MINILM_DIM, load_minilm
+        return (
+            f"ollama:{self.model}",
+            self.dim,
+            lambda: OllamaEmbedder(
+                self.host, model=self.model, dim=self.dim, timeout_s=self.timeout_s
+            ),
+        )
+
+    @cached_property
+    def embedder(self) -> "TextEmbedder":
+        return self._chosen[2]()
 
     def lazy(self) -> "LazyEmbedder":
         """This embedder, loaded only when there is a text to embed."""
-        from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, LazyEmbedder
+        from company_ai.core.embedding import LazyEmbedder
 
-        if self.backend == "offline":
-            return LazyEmbedder(MINILM_NAME, MINILM_DIM, lambda: self.embedder)
-        return LazyEmbedder(f"ollama:{self.model}", self.dim, lambda: self.embedder)
+        name, dim, _ = self._chosen
+        return LazyEmbedder(name, dim, lambda: self.embedder)

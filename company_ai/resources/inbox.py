@@ -1,5 +1,5 @@
 import base64
-from collections.abc import Container
+from collections.abc import Callable, Container
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -9,6 +9,7 @@ from googleapiclient.errors import HttpError
 from pydantic import PrivateAttr
 
 from company_ai.core.inbox import LOOKBACK_DAYS, Fetched, InboundMail, Log, read_maildir
+from company_ai.core.inbox.mail import MailSource
 from company_ai.core.intake import outside_time
 from company_ai.resources.gmail import gmail_credentials, gmail_service
 
@@ -16,41 +17,34 @@ GMAIL_READ_SCOPES = ["https://www.googleapis.com/auth/gmail.readonly"]
 PAGE_SIZE = 500
 
 
-class InboxSource(dg.ConfigurableResource):
-    """Where replies are read. `maildir` (the default, for the demo and the tests): a local
-    Maildir at `maildir`, read only, by its keys (those already taken are skipped). `gmail`:
-    the Gmail API through google-api-python-client with the read-only scope, OAuth
-    authorized-user JSON from `COMPANY_AI_GMAIL_TOKEN` (bound via `dg.EnvVar`): new mail by
-    `users.history.list` from the `historyId` checkpointed in `cursor`; without one, or when
-    Gmail says it is too old (404), `users.getProfile`'s history id and
-    `users.messages.list` of the last `LOOKBACK_DAYS` days; each message by
-    `users.messages.get` (format `raw`). A message that cannot be read (an API error, a
-    malformed answer, missing fields) is a failure with its reason: the checkpoint then
-    stays, so it is read again next run."""
+class MaildirInbox:
+    """A local Maildir, read only, by its keys (those already taken are skipped)."""
 
-    backend: Literal["maildir", "gmail"] = "maildir"
-    maildir: str = ""
-    cursor: str  # the Gmail checkpoint: a small JSON file, written atomically
-    gmail_token: str = ""
-    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+    source = "maildir"
 
-    @property
-    def source(self) -> str:
-        """The provenance of what is read here, for episodes."""
-        return "gmail" if self.backend == "gmail" else "maildir"
+    def __init__(self, maildir: str) -> None:
+        self.maildir = maildir
 
     def fetch(
         self, history_id: str | None, taken: Container[str], now: datetime, warn: Log
     ) -> Fetched:
-        if self.backend == "maildir":
-            return read_maildir(Path(self.maildir), taken, now, warn)
-        return self._fetch_gmail(history_id, taken, now, warn)
+        return read_maildir(Path(self.maildir), taken, now, warn)
 
-    def _fetch_gmail(
+
+class GmailInbox:
+    """The Gmail API, read only: new mail since a history id (`InboxSource` says how);
+    `service()` builds the client at each fetch."""
+
+    source = "gmail"
+
+    def __init__(self, service: Callable[[], Any]) -> None:
+        self._service = service
+
+    def fetch(
         self, history_id: str | None, taken: Container[str], now: datetime, warn: Log
     ) -> Fetched:
         fetched = Fetched()
-        users = self._gmail().users()
+        users = self._service().users()
         listed = self._history(users, history_id, fetched, warn) if history_id else None
         if listed is None and not fetched.failures:
             listed = self._full_list(users, fetched, warn)
@@ -164,6 +158,46 @@ class InboxSource(dg.ConfigurableResource):
             token = page.get("nextPageToken")
             if not token:
                 return ids, str(latest)
+
+
+class InboxSource(dg.ConfigurableResource):
+    """Where replies are read. `maildir` (the default, for the demo and the tests): a local
+    Maildir at `maildir`, read only, by its keys (those already taken are skipped). `gmail`:
+    the Gmail API through google-api-python-client with the read-only scope, OAuth
+    authorized-user JSON from `COMPANY_AI_GMAIL_TOKEN` (bound via `dg.EnvVar`): new mail by
+    `users.history.list` from the `historyId` checkpointed in `cursor`; without one, or when
+    Gmail says it is too old (404), `users.getProfile`'s history id and
+    `users.messages.list` of the last `LOOKBACK_DAYS` days; each message by
+    `users.messages.get` (format `raw`). A message that cannot be read (an API error, a
+    malformed answer, missing fields) is a failure with its reason: the checkpoint then
+    stays, so it is read again next run. The backend (`MaildirInbox`, `GmailInbox`) is
+    chosen once, at the first use (`implementation`)."""
+
+    backend: Literal["maildir", "gmail"] = "maildir"
+    maildir: str = ""
+    cursor: str  # the Gmail checkpoint: a small JSON file, written atomically
+    gmail_token: str = ""
+    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+    _chosen: MailSource | None = PrivateAttr(default=None)
+
+    def implementation(self) -> MailSource:
+        """The source of `backend`, made once."""
+        if self._chosen is None:
+            if self.backend == "maildir":
+                self._chosen = MaildirInbox(self.maildir)
+            else:
+                self._chosen = GmailInbox(self._gmail)
+        return self._chosen
+
+    @property
+    def source(self) -> str:
+        """The provenance of what is read here, for episodes."""
+        return self.implementation().source
+
+    def fetch(
+        self, history_id: str | None, taken: Container[str], now: datetime, warn: Log
+    ) -> Fetched:
+        return self.implementation().fetch(history_id, taken, now, warn)
 
     def _gmail(self):
         return gmail_service(self.gmail_token, GMAIL_READ_SCOPES, self._http, "inbox")

@@ -1,4 +1,5 @@
 import base64
+from collections.abc import Callable
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -8,6 +9,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from company_ai.core.files import write_atomic
+from company_ai.core.outreach.day import Mailer as MailerProtocol
 from company_ai.resources.gmail import gmail_credentials, gmail_service
 
 # Sending needs gmail.send; asking whether a Message-ID already went out (before any resend
@@ -19,37 +21,46 @@ GMAIL_SCOPES = [
 ]
 
 
-class Mailer(dg.ConfigurableResource):
-    """Where outreach email goes. `outbox` (the default, for the demo and the tests):
-    one RFC 5322 `.eml` file per message in `outbox_dir`, written atomically and named by
-    its Message-ID. `gmail`: the Gmail API's `users.messages.send` through
-    google-api-python-client, with OAuth authorized-user JSON from
-    `COMPANY_AI_GMAIL_TOKEN` (bound via `dg.EnvVar`). Both can say whether a Message-ID
-    already went out, which is what makes a resumed send idempotent."""
+class OutboxMailer:
+    """One RFC 5322 `.eml` file per message in `outbox_dir`, named by its Message-ID."""
 
-    backend: Literal["outbox", "gmail"] = "outbox"
-    outbox_dir: str = ""
-    gmail_token: str = ""
-    sender_name: str = "Sam Rivers"
-    sender_email: str = "sam@company-ai.example"
-    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+    def __init__(self, outbox_dir: str, sender_name: str, sender_email: str) -> None:
+        self.outbox_dir = outbox_dir
+        self.sender_name = sender_name
+        self.sender_email = sender_email
 
     def send(self, message: EmailMessage) -> str:
-        """Send one message; returns the provider's id for it."""
-        if self.backend == "outbox":
-            path = self._outbox_path(message["Message-ID"])
-            write_atomic(path, message.as_bytes(policy=policy.SMTP))
-            return path.name
+        path = self._path(message["Message-ID"])
+        write_atomic(path, message.as_bytes(policy=policy.SMTP))
+        return path.name
+
+    def already_sent(self, rfc_message_id: str) -> bool:
+        return self._path(rfc_message_id).is_file()
+
+    def _path(self, rfc_message_id: str) -> Path:
+        if not self.outbox_dir:
+            raise ValueError("the outbox mailer needs outbox_dir")
+        name = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in rfc_message_id)
+        return Path(self.outbox_dir) / f"{name.strip('_')}.eml"
+
+
+class GmailMailer:
+    """The Gmail API's `users.messages.send`; `service()` builds the client at each call
+    (so a missing token is refused when mail is sent, not when the mailer is chosen)."""
+
+    def __init__(self, service: Callable[[], Any], sender_name: str, sender_email: str) -> None:
+        self._service = service
+        self.sender_name = sender_name
+        self.sender_email = sender_email
+
+    def send(self, message: EmailMessage) -> str:
         raw = base64.urlsafe_b64encode(message.as_bytes(policy=policy.SMTP)).decode()
-        sent = self._gmail().users().messages().send(userId="me", body={"raw": raw}).execute()
+        sent = self._service().users().messages().send(userId="me", body={"raw": raw}).execute()
         return sent["id"]
 
     def already_sent(self, rfc_message_id: str) -> bool:
-        """Whether a message with this Message-ID already went out (a resumed send)."""
-        if self.backend == "outbox":
-            return self._outbox_path(rfc_message_id).is_file()
         found = (
-            self._gmail()
+            self._service()
             .users()
             .messages()
             .list(userId="me", q=f"rfc822msgid:{rfc_message_id}", includeSpamTrash=True)
@@ -57,11 +68,40 @@ class Mailer(dg.ConfigurableResource):
         )
         return bool(found.get("messages"))
 
-    def _outbox_path(self, rfc_message_id: str) -> Path:
-        if not self.outbox_dir:
-            raise ValueError("the outbox mailer needs outbox_dir")
-        name = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in rfc_message_id)
-        return Path(self.outbox_dir) / f"{name.strip('_')}.eml"
+
+class Mailer(dg.ConfigurableResource):
+    """Where outreach email goes. `outbox` (the default, for the demo and the tests):
+    one RFC 5322 `.eml` file per message in `outbox_dir`, written atomically and named by
+    its Message-ID (`OutboxMailer`). `gmail`: the Gmail API's `users.messages.send` through
+    google-api-python-client, with OAuth authorized-user JSON from
+    `COMPANY_AI_GMAIL_TOKEN` (bound via `dg.EnvVar`) (`GmailMailer`). Both can say whether
+    a Message-ID already went out, which is what makes a resumed send idempotent. The
+    backend is chosen once, at the first use (`implementation`)."""
+
+    backend: Literal["outbox", "gmail"] = "outbox"
+    outbox_dir: str = ""
+    gmail_token: str = ""
+    sender_name: str = "Sam Rivers"
+    sender_email: str = "sam@company-ai.example"
+    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+    _chosen: MailerProtocol | None = PrivateAttr(default=None)
+
+    def implementation(self) -> MailerProtocol:
+        """The mailer of `backend`, made once."""
+        if self._chosen is None:
+            if self.backend == "outbox":
+                self._chosen = OutboxMailer(self.outbox_dir, self.sender_name, self.sender_email)
+            else:
+                self._chosen = GmailMailer(self._gmail, self.sender_name, self.sender_email)
+        return self._chosen
+
+    def send(self, message: EmailMessage) -> str:
+        """Send one message; returns the provider's id for it."""
+        return self.implementation().send(message)
+
+    def already_sent(self, rfc_message_id: str) -> bool:
+        """Whether a message with this Message-ID already went out (a resumed send)."""
+        return self.implementation().already_sent(rfc_message_id)
 
     def _gmail(self):
         return gmail_service(self.gmail_token, GMAIL_SCOPES, self._http, "mailer")

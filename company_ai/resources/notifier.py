@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Literal
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from company_ai.core.ops import alerts
+from company_ai.core.ops.alerts import AlertChannel
 from company_ai.core.secrets import MASK, scrub, secrets_from_env
 from company_ai.core.store import Store, Stores
 from company_ai.core.times import to_iso, utc_now
@@ -35,6 +37,48 @@ class NotifierError(RuntimeError):
     """An alert could not be delivered (it stays queued and is retried on the next send)."""
 
 
+class OutboxChannel:
+    """Each alert appended to `outbox_path` as one JSON line."""
+
+    def __init__(self, outbox_path: str) -> None:
+        self.outbox_path = outbox_path
+
+    def deliver(self, text: str) -> None:
+        path = Path(self.outbox_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as outbox:
+            outbox.write(json.dumps({"at": to_iso(utc_now()), "text": text}) + "\n")
+
+
+class TelegramChannel:
+    """Each alert sent by the Bot API's `sendMessage` (cut to `TELEGRAM_MAX_CHARS`)."""
+
+    def __init__(self, token: str, chat_id: str, base_url: str, timeout_s: float) -> None:
+        self.token, self.chat_id = token, chat_id
+        self.base_url, self.timeout_s = base_url, timeout_s
+
+    def deliver(self, text: str) -> None:
+        if not self.token or not self.chat_id:
+            raise NotifierError("telegram needs COMPANY_AI_TELEGRAM_TOKEN and a chat id")
+        if len(text) > TELEGRAM_MAX_CHARS:
+            text = text[: TELEGRAM_MAX_CHARS - 1] + "…"
+        url = f"{self.base_url.rstrip('/')}/bot{self.token}/sendMessage"
+        import httpx  # only the telegram backend needs it: not at every run's start
+
+        try:
+            response = httpx.post(
+                url, json={"chat_id": self.chat_id, "text": text}, timeout=self.timeout_s
+            )
+            body = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            # httpx puts the URL, which holds the token, into its messages; alerts.flush
+            # scrubs the message, and `from None` keeps the original out of any traceback.
+            raise NotifierError(f"{type(exc).__name__}: {exc}") from None
+        if not (isinstance(body, dict) and body.get("ok")):
+            description = body.get("description") if isinstance(body, dict) else None
+            raise NotifierError(f"telegram answered {response.status_code}: {description}")
+
+
 class Notifier(dg.ConfigurableResource):
     """Where alerts and reports go. Every message is first queued in `ops.db` (`alerts`,
     unique by key, so one failure is announced once), then every pending message is
@@ -42,7 +86,8 @@ class Notifier(dg.ConfigurableResource):
     `outbox_path` and written to the log. `telegram`: the Bot API's `sendMessage`.
     Delivery failures never raise: the message stays pending and goes with the next send.
     Every secret (the token, and any `COMPANY_AI_…TOKEN`/`…SECRET`/`…PASSWORD` setting) is
-    scrubbed from alert text and delivery errors before they are stored or logged."""
+    scrubbed from alert text and delivery errors before they are stored or logged. The
+    channel (`OutboxChannel`, `TelegramChannel`) is chosen once (`implementation`)."""
 
     backend: Literal["outbox", "telegram"] = "outbox"
     data_dir: str
@@ -51,6 +96,21 @@ class Notifier(dg.ConfigurableResource):
     telegram_chat_id: str = ""
     telegram_base_url: str = "https://api.telegram.org"
     timeout_s: float = 10.0
+    _chosen: AlertChannel | None = PrivateAttr(default=None)
+
+    def implementation(self) -> AlertChannel:
+        """The channel of `backend`, made once."""
+        if self._chosen is None:
+            if self.backend == "telegram":
+                self._chosen = TelegramChannel(
+                    self.telegram_token,
+                    self.telegram_chat_id,
+                    self.telegram_base_url,
+                    self.timeout_s,
+                )
+            else:
+                self._chosen = OutboxChannel(self.outbox_path)
+        return self._chosen
 
     def send(self, key: str, text: str) -> alerts.FlushResult:
         """Queue `text` under `key` (a repeat of a key is ignored) and flush the queue."""
@@ -77,31 +137,4 @@ class Notifier(dg.ConfigurableResource):
         return [self.telegram_token, *secrets_from_env(os.environ)]
 
     def _deliver(self, text: str) -> None:
-        if self.backend == "telegram":
-            self._telegram(text)
-        else:
-            path = Path(self.outbox_path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as outbox:
-                outbox.write(json.dumps({"at": to_iso(utc_now()), "text": text}) + "\n")
-
-    def _telegram(self, text: str) -> None:
-        if not self.telegram_token or not self.telegram_chat_id:
-            raise NotifierError("telegram needs COMPANY_AI_TELEGRAM_TOKEN and a chat id")
-        if len(text) > TELEGRAM_MAX_CHARS:
-            text = text[: TELEGRAM_MAX_CHARS - 1] + "…"
-        url = f"{self.telegram_base_url.rstrip('/')}/bot{self.telegram_token}/sendMessage"
-        import httpx  # only the telegram backend needs it: not at every run's start
-
-        try:
-            response = httpx.post(
-                url, json={"chat_id": self.telegram_chat_id, "text": text}, timeout=self.timeout_s
-            )
-            body = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            # httpx puts the URL, which holds the token, into its messages; alerts.flush
-            # scrubs the message, and `from None` keeps the original out of any traceback.
-            raise NotifierError(f"{type(exc).__name__}: {exc}") from None
-        if not (isinstance(body, dict) and body.get("ok")):
-            description = body.get("description") if isinstance(body, dict) else None
-            raise NotifierError(f"telegram answered {response.status_code}: {description}")
+        self.implementation().deliver(text)

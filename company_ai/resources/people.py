@@ -1,4 +1,5 @@
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,6 +13,7 @@ from company_ai.core.crm import (
     PAGE_FIELDS,
     PAGE_SIZE,
     PERSON_FIELDS,
+    ContactSource,
     Fetch,
     MalformedPage,
     TokenRejected,
@@ -66,34 +68,29 @@ def _lenient(content: bytes | str, first: Exception) -> object:
         raise MalformedPage(f"the answer is not a JSON object ({first})") from exc
 
 
-class PeopleSource(dg.ConfigurableResource):
-    """Where contacts come from. `sample` (the default, for the demo and the tests): the
-    sample CRM as the People API would list it, read from `sample_file` (written by the
-    sample loader). `google`: the Google People API's `people.connections.list` through
-    google-api-python-client, with OAuth authorized-user JSON (client id, client secret,
-    refresh token; scope contacts.readonly) from `COMPANY_AI_GOOGLE_PEOPLE_TOKEN`, bound via
-    `dg.EnvVar`; the access token is refreshed by google-auth as it expires. Either way
-    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.crm.sync_people`:
-    a refused token (HTTP 400/410) raises `TokenRejected`, an answer that is not JSON
-    raises `MalformedPage`. `max_deleted_share`: the most of the contacts one complete
-    pass may mark deleted for not returning them (more is held as a likely fault; raise it
-    for one run when the address book really shrank)."""
+class SamplePeople:
+    """The sample CRM as the People API would list it, read from `sample_file`."""
 
-    backend: Literal["sample", "google"] = "sample"
-    max_deleted_share: float = MAX_DELETED_SHARE
-    sample_file: str = ""
-    google_token: str = ""
-    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+    source_name = "sample"
 
-    @property
-    def source_name(self) -> str:
-        """What synced rows are marked with (`contacts.synced_from`)."""
-        return "google_people" if self.backend == "google" else "sample"
+    def __init__(self, sample_file: str) -> None:
+        self.sample_file = sample_file
 
     def fetcher(self) -> Fetch:
-        if self.backend == "sample":
-            path = Path(self.sample_file)
-            return lambda page_token, _sync: read_sample_page(path, page_token, PAGE_SIZE)
+        path = Path(self.sample_file)
+        return lambda page_token, _sync: read_sample_page(path, page_token, PAGE_SIZE)
+
+
+class GooglePeople:
+    """The Google People API's `people.connections.list`; `service()` builds the client
+    when a fetcher is asked for."""
+
+    source_name = "google_people"
+
+    def __init__(self, service: Callable[[], Any]) -> None:
+        self._service = service
+
+    def fetcher(self) -> Fetch:
         connections = self._service().people().connections()
 
         def fetch(page_token: str | None, sync_token: str | None) -> object:
@@ -118,6 +115,45 @@ class PeopleSource(dg.ConfigurableResource):
                 raise
 
         return fetch
+
+
+class PeopleSource(dg.ConfigurableResource):
+    """Where contacts come from. `sample` (the default, for the demo and the tests): the
+    sample CRM as the People API would list it, read from `sample_file` (written by the
+    sample loader). `google`: the Google People API's `people.connections.list` through
+    google-api-python-client, with OAuth authorized-user JSON (client id, client secret,
+    refresh token; scope contacts.readonly) from `COMPANY_AI_GOOGLE_PEOPLE_TOKEN`, bound via
+    `dg.EnvVar`; the access token is refreshed by google-auth as it expires. Either way
+    `fetcher()` gives `fetch(page_token, sync_token) -> page` for `core.crm.sync_people`:
+    a refused token (HTTP 400/410) raises `TokenRejected`, an answer that is not JSON
+    raises `MalformedPage`. `max_deleted_share`: the most of the contacts one complete
+    pass may mark deleted for not returning them (more is held as a likely fault; raise it
+    for one run when the address book really shrank). The backend (`SamplePeople`,
+    `GooglePeople`) is chosen once, at the first use (`implementation`)."""
+
+    backend: Literal["sample", "google"] = "sample"
+    max_deleted_share: float = MAX_DELETED_SHARE
+    sample_file: str = ""
+    google_token: str = ""
+    _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
+    _chosen: ContactSource | None = PrivateAttr(default=None)
+
+    def implementation(self) -> ContactSource:
+        """The source of `backend`, made once."""
+        if self._chosen is None:
+            if self.backend == "sample":
+                self._chosen = SamplePeople(self.sample_file)
+            else:
+                self._chosen = GooglePeople(self._service)
+        return self._chosen
+
+    @property
+    def source_name(self) -> str:
+        """What synced rows are marked with (`contacts.synced_from`)."""
+        return self.implementation().source_name
+
+    def fetcher(self) -> Fetch:
+        return self.implementation().fetcher()
 
     def _service(self):
         from googleapiclient.discovery import build

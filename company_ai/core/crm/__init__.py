@@ -19,6 +19,7 @@ from company_ai.core.crm.people_sync import (
     PAGE_FIELDS,
     PAGE_SIZE,
     PERSON_FIELDS,
+    ContactSource,
     Fetch,
     MalformedPage,
     SyncError,
@@ -31,6 +32,7 @@ from company_ai.core.crm.tombstones import Tombstones, normal_email
 __all__ = [
     "BUDGET_S",
     "Contact",
+    "ContactSource",
     "Fetch",
     "MAX_DELETED_SHARE",
     "MAX_PAGES",

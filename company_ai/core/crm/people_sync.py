@@ -34,7 +34,7 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.crm.people import (
@@ -265,6 +265,20 @@ def _trusted(cursor: Cursor, state: PassState | None) -> bool:
 # --- the sync ----------------------------------------------------------------------------
 
 Fetch = Callable[[str | None, str | None], object]
+
+
+class ContactSource(Protocol):
+    """Where contacts come from (`resources/people.py::PeopleSource`): pages as the People
+    API's `people.connections.list` answers them."""
+
+    @property
+    def source_name(self) -> str:
+        """What synced rows are marked with (`contacts.synced_from`)."""
+        ...
+
+    def fetcher(self) -> Fetch:
+        """`fetch(page_token, sync_token) -> page`; a refused token raises TokenRejected."""
+        ...
 
 
 @dataclass

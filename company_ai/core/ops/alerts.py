@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from company_ai.core.secrets import scrub
 from company_ai.core.store import transaction
@@ -28,6 +29,14 @@ class FlushResult:
 
 
 ERROR_CHARS = 500
+
+
+class AlertChannel(Protocol):
+    """Where an alert is delivered (`resources/notifier.py::Notifier` chooses one)."""
+
+    def deliver(self, text: str) -> None:
+        """Deliver one alert, or raise: `flush` keeps it pending and records why."""
+        ...
 
 
 def enqueue(
