@@ -24,6 +24,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -178,7 +179,11 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
             for s in previous:
                 signal.signal(s, stop)
             try:
-                for wave in [*waves, [("restore_drill_job", None)]]:
+                plan: list[Sequence[tuple[str, str | None]]] = [
+                    *waves,
+                    [("restore_drill_job", None)],
+                ]
+                for wave in plan:
                     failed += _run_wave(runs, instance, wave, stop)
             except Interrupted as exc:
                 stopped = runs.stop(f"the demo was stopped by {exc}")
@@ -203,7 +208,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     return 1 if failed else 0
 
 
-def _run_wave(runs, instance, wave: list[tuple[str, str | None]], stop: StopFlag) -> int:
+def _run_wave(runs, instance, wave: Sequence[tuple[str, str | None]], stop: StopFlag) -> int:
     """Run one wave, at most MAX_PARALLEL at a time; returns how many failed."""
     failed = 0
     for start in range(0, len(wave), MAX_PARALLEL):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 from dagster._core.definitions.selector import JobSubsetSelector
-from dagster._core.workspace.context import WorkspaceProcessContext
+from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import ModuleTarget
 
 LOCATION = "company_ai"
@@ -31,7 +31,7 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 @dataclass
 class Launcher:
     instance: dg.DagsterInstance
-    workspace: object  # WorkspaceRequestContext
+    workspace: WorkspaceRequestContext
     session: str
 
     def launch(
@@ -97,11 +97,18 @@ class Launcher:
         while pending:
             check()
             for run_id in list(pending):
-                if self.instance.get_run_by_id(run_id).is_finished:
+                if self._run(run_id).is_finished:
                     pending.discard(run_id)
             if pending:
                 time.sleep(poll_s)
-        return [self.instance.get_run_by_id(run_id) for run_id in run_ids]
+        return [self._run(run_id) for run_id in run_ids]
+
+    def _run(self, run_id: str) -> dg.DagsterRun:
+        """A run this launcher made (it is in the instance from the moment it is made)."""
+        run = self.instance.get_run_by_id(run_id)
+        if run is None:
+            raise LookupError(f"run {run_id} is not in this Dagster instance")
+        return run
 
     def stop(self, reason: str) -> list[str]:
         """Terminate every run this launcher made that has not finished (found by its tag,
@@ -112,12 +119,10 @@ class Launcher:
         for run_id in stopped:
             self.instance.run_launcher.terminate(run_id)
         deadline = time.monotonic() + TERMINATE_GRACE_S
-        while time.monotonic() < deadline and not all(
-            self.instance.get_run_by_id(r).is_finished for r in stopped
-        ):
+        while time.monotonic() < deadline and not all(self._run(r).is_finished for r in stopped):
             time.sleep(0.1)
         for run_id in stopped:
-            run = self.instance.get_run_by_id(run_id)
+            run = self._run(run_id)
             if not run.is_finished:
                 self.instance.report_run_failed(run, message=reason)
         return stopped

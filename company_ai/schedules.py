@@ -40,7 +40,7 @@ RESTORE_DRILL_CRON = "45 8 1 * *"  # after the 08:15 snapshot of the 1st
 
 
 def _job(entry: Entry):
-    selection = dg.AssetSelection.assets(*entry.assets)
+    selection: dg.AssetSelection = dg.AssetSelection.assets(*entry.assets)
     if "db_snapshots" in entry.assets:
         selection = selection - RESTORE_DRILL
     return dg.define_asset_job(

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from company_ai.core.install import check_day, first_day
@@ -70,25 +71,25 @@ class Settings:
     snapshot_retention: int
     state_dir: Path
     export_dir: Path
-    notifier: str  # outbox | telegram
+    notifier: Literal["outbox", "telegram"]
     outbox: Path
     telegram_chat_id: str
     telegram_base_url: str
-    llm_backend: str  # offline | ollama
+    llm_backend: Literal["offline", "ollama"]
     llm_model: str
     ollama_host: str
-    embedder_backend: str  # offline | ollama
-    mailer: str  # outbox | gmail
+    embedder_backend: Literal["offline", "ollama"]
+    mailer: Literal["outbox", "gmail"]
     sender_name: str
     sender_email: str
     vault_dir: Path
     vault_private_folders: tuple[str, ...]
     vault_include_hidden_folders: bool
     recall_stale_days: int
-    contacts: str  # sample | google: where crm_contacts syncs from
-    research: str  # local | http: where research reads company pages
+    contacts: Literal["sample", "google"]  # where crm_contacts syncs from
+    research: Literal["local", "http"]  # where research reads company pages
     research_url: str  # the http research's page address, `{domain}` filled in
-    inbox: str  # maildir | gmail
+    inbox: Literal["maildir", "gmail"]
     inbox_dir: Path  # the Maildir (maildir/) and the triage cursor (cursor.json)
     engagement_dir: Path  # the engagement drop folder
     vector_cap_episodes: int
@@ -185,7 +186,7 @@ def _research_url(value: str) -> str:
     return value
 
 
-def _one_of(name: str, get, allowed: tuple[str, ...]) -> str:
+def _one_of(name: str, get, allowed: tuple[str, ...]) -> Any:  # one of `allowed`, checked
     value = get(name).strip().lower()
     if value not in allowed:
         raise ValueError(f"{name} must be {' or '.join(allowed)}, not {value[:40]!r}")

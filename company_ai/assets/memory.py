@@ -33,7 +33,7 @@ EPISODE_CHECKS = {
 
 
 def _check_results(audit: DayAudit) -> list[dg.AssetCheckResult]:
-    found = {
+    found: dict[str, list] = {
         "episodes_are_unique": [ids for ids in audit.duplicates],
         "confidences_are_in_range": audit.confidence_out_of_range,
         "episodes_fall_within_their_day": audit.outside_day,

@@ -1,4 +1,5 @@
 from datetime import date, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
 
@@ -171,8 +172,8 @@ def assets(setup: Setup) -> list:
         try:
             state = export_state(
                 stores.stores(),
-                ops_folders.state_dir,
-                ops_folders.snapshot_dir,
+                Path(ops_folders.state_dir),
+                Path(ops_folders.snapshot_dir),
                 to_iso(setup.now()),
             )
         except StateExportError as exc:
@@ -225,7 +226,7 @@ def assets(setup: Setup) -> list:
         try:
             manifest = snapshots.take_snapshot(
                 stores.stores(),
-                ops_folders.snapshot_dir,
+                Path(ops_folders.snapshot_dir),
                 day,
                 keep=ops_folders.snapshot_retention,
                 now=setup.now(),
@@ -262,7 +263,7 @@ def assets(setup: Setup) -> list:
         """Restores each store's last good generation (as the latest manifest names it) into a
         temporary folder: checksums, integrity_check and row counts against the manifest.
         Monthly (restore_drill_job); a failure is alerted."""
-        report = snapshots.restore_drill(ops_folders.snapshot_dir)
+        report = snapshots.restore_drill(Path(ops_folders.snapshot_dir))
         if not report.passed:
             dg.get_dagster_logger().error(
                 f"RESTORE DRILL FAILED for snapshot {report.snapshot}: {'; '.join(report.problems)}"

@@ -1,4 +1,5 @@
 import warnings
+from typing import Any
 
 import dagster as dg
 
@@ -175,7 +176,7 @@ def assets(setup: Setup) -> list:
             unsupported claim.
             """
             found = outreach.check_day(stores.stores(), context.partition_key, sender=mailer)
-            metadata = {
+            metadata: dict[str, Any] = {
                 "drafts_checked": found.checked,
                 "quarantined": len(found.quarantined),
                 "unquarantined_with_claims": len(found.leaking),

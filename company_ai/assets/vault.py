@@ -8,6 +8,7 @@ docstring of the function that makes it.
 
 import inspect
 from collections.abc import Iterator
+from typing import Any
 
 import dagster as dg
 
@@ -56,7 +57,10 @@ def _staged_day(context: dg.AssetExecutionContext, asset: str) -> str | None:
     )
 
 
-SUPERSEDED = {"superseded": True, "note": "a later staging holds the vault; nothing redone"}
+SUPERSEDED: dict[str, Any] = {
+    "superseded": True,
+    "note": "a later staging holds the vault; nothing redone",
+}
 
 
 class VaultNightConfig(dg.Config):
@@ -319,20 +323,21 @@ def assets(setup: Setup) -> list:
         checks = context.selected_asset_check_keys
 
         def only_selected(result: dg.MaterializeResult) -> dg.MaterializeResult:
-            key = dg.AssetKey.from_coercible(result.asset_key)
+            key = dg.AssetKey.from_coercible(result.asset_key or STAGING)
             return dg.MaterializeResult(
                 asset_key=key,
                 metadata=result.metadata,
                 check_results=[
                     check
                     for check in result.check_results or []
-                    if dg.AssetCheckKey(key, check.check_name) in checks
+                    if dg.AssetCheckKey(key, check.check_name or "") in checks
                 ],
             )
 
         if STAGING in selected:
             yield only_selected(vault_staging(context, vault, stores))
-            day = days.one_day(context, STAGING)  # staged just now: the pages derive from it
+            # staged just now: the pages derive from it
+            day: str | None = days.one_day(context, STAGING)
         else:
             day = _staged_day(context, PAGES if PAGES in selected else INDEX)
         if PAGES in selected:

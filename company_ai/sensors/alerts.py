@@ -13,6 +13,7 @@ import json
 import dagster as dg
 
 from company_ai.resources.notifier import Notifier
+from company_ai.sensors import asset_graph
 from company_ai.sensors.internal import AssetCheckExecutionRecordStatus, FreshnessState
 
 
@@ -20,7 +21,7 @@ from company_ai.sensors.internal import AssetCheckExecutionRecordStatus, Freshne
 def run_failure_alerts(context: dg.RunFailureSensorContext, notifier: Notifier) -> None:
     """Announces every failed run of this code location once."""
     run = context.dagster_run
-    steps = [e.step_key for e in context.get_step_failure_events()]
+    steps = [e.step_key or "?" for e in context.get_step_failure_events()]
     message = (context.failure_event.message or "").strip().splitlines()[:1]
     notifier.send(
         f"run-failure:{run.run_id}",
@@ -36,7 +37,7 @@ def check_failure_alerts(context: dg.SensorEvaluationContext, notifier: Notifier
     failed WARN checks are left to the daily digest, which counts them."""
     seen = json.loads(context.cursor) if context.cursor else {}
     new = []
-    for check in sorted(context.repository_def.asset_graph.asset_check_keys, key=str):
+    for check in sorted(asset_graph(context).asset_check_keys, key=str):
         key = check.to_user_string()
         records = context.instance.event_log_storage.get_asset_check_execution_history(
             check, limit=25, status={AssetCheckExecutionRecordStatus.FAILED}
@@ -67,7 +68,7 @@ def _is_error(record) -> bool:
 def freshness_alerts(context: dg.SensorEvaluationContext, notifier: Notifier):
     """Announces each change of an asset's freshness state to FAIL once (OSS Dagster has
     the freshness daemon but no freshness alerts)."""
-    graph = context.repository_def.asset_graph
+    graph = asset_graph(context)
     keys = [n.key for n in graph.asset_nodes if n.freshness_policy is not None]
     seen = json.loads(context.cursor) if context.cursor else {}
     records = context.instance.get_freshness_state_records(keys)

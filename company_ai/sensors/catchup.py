@@ -20,6 +20,7 @@ import dagster as dg
 from company_ai import ledger
 from company_ai.core.times import parse_utc, to_iso
 from company_ai.core.timetable import Entry, plan_catchup
+from company_ai.sensors import asset_graph
 from company_ai.setup import Setup
 
 LOOKBACK = timedelta(days=7)
@@ -64,7 +65,7 @@ def build_catchup_sensor(
         plan = plan_catchup(
             slots,
             facts,
-            sequential=self_dependent(context.repository_def.asset_graph, entries),
+            sequential=self_dependent(asset_graph(context), entries),
             busy=busy,
             max_attempts=max_attempts,
             late_captures=ledger.late_captures(entries, slots, now, setup.tz),

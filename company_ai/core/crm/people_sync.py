@@ -295,7 +295,7 @@ class SyncReport:
     held: int = 0  # contacts a complete pass did not return, too many to mark (see _sweep)
     refusals: list[Refusal] = field(default_factory=list)  # people and pages set aside
 
-    def metadata(self) -> dict[str, object]:
+    def metadata(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "pages": self.pages,
