@@ -244,33 +244,50 @@ def _cleaned(data: Any, bounds: Bounds) -> Any:
 
 # --- files ---------------------------------------------------------------------------------
 
-_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
+
+def not_regular(info: os.stat_result) -> str | None:
+    """Why a file of this stat cannot be read as an item (`not a regular file (a named
+    pipe)`), or None for a regular file."""
+    mode = info.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        kind = "a folder"
+    elif stat.S_ISFIFO(mode):
+        kind = "a named pipe"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    else:
+        kind = "a socket" if stat.S_ISSOCK(mode) else "not a file"
+    return f"not a regular file ({kind})"
 
 
-def read_regular(path: Path, bounds: Bounds = DEFAULT_BOUNDS) -> bytes:
+def read_regular(
+    path: str | Path, bounds: Bounds = DEFAULT_BOUNDS, *, follow_links: bool = False
+) -> bytes:
     """The bytes of the regular file at `path`, at most `bounds.max_bytes` of them, or
-    `Refused`: a symbolic link is never followed, and a FIFO, device, socket or directory is
-    never read (opened without blocking, checked on the open file, so nothing can be swapped
-    in between); the size is checked before reading and the read is capped, so a file that
-    grows while read is refused too. Other errors (permissions, I/O) are the OSError's."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    `Refused`. Checked before it is opened (a device or a FIFO is never opened) and again
+    on the open file, opened without blocking (nothing swapped in between is waited on);
+    the size is checked before reading and the read is capped, so a file that grows while
+    read is refused too. A symbolic link is refused unless `follow_links` (for a path the
+    caller has already judged). Other errors (missing, permissions, I/O) are the OSError's."""
+    if not follow_links and os.path.islink(path):
+        raise Refused("a symbolic link, not a file (links are never followed)")
+    why = not_regular(os.stat(path))
+    if why:
+        raise Refused(why)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        if os.path.islink(path):
+        if os.path.islink(path):  # made a link since it was checked
             raise Refused("a symbolic link, not a file (links are never followed)") from None
         raise exc
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
-            raise Refused(f"not a regular file ({kind})")
+        why = not_regular(info)
+        if why:
+            raise Refused(why)
         if info.st_size > bounds.max_bytes:
             raise Refused(f"{info.st_size:,} bytes, over the {bounds.max_bytes:,}-byte limit")
         chunks, left = [], bounds.max_bytes + 1
@@ -284,7 +301,7 @@ def read_regular(path: Path, bounds: Bounds = DEFAULT_BOUNDS) -> bytes:
         os.close(fd)
     raw = b"".join(chunks)
     if len(raw) > bounds.max_bytes:
-        raise Refused(f"grew past the {bounds.max_bytes:,}-byte limit while it was read")
+        raise Refused(f"over the {bounds.max_bytes:,}-byte limit once read (it grew)")
     return raw
 
 

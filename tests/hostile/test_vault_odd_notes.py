@@ -139,7 +139,7 @@ def test_a_named_pipe_is_refused_without_blocking_the_run(vault, tmp_path):
                 pass
     assert "result" in outcome, "staging blocked on a named pipe"
     result = outcome["result"]
-    assert result.rejected == {"notes/pipe.md": "not a regular file (a named pipe or device)"}
+    assert result.rejected == {"notes/pipe.md": "not a regular file (a named pipe)"}
     assert len(result.staged) == 21
 
 

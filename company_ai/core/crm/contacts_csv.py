@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import sqlite3
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +35,7 @@ from company_ai.core.crm.people import (
     UpsertCounts,
     upsert_contacts,
 )
-from company_ai.core.intake import Refused, Taken, clean_text, take
+from company_ai.core.intake import Bounds, Refused, Taken, clean_text, read_regular, take
 
 COLUMNS = ("name", "email", "other_emails", "company", "title", "city")
 # The biggest contacts file read: 100,000 contacts of six columns are about 10 MB.
@@ -76,49 +74,19 @@ def read_contacts_csv(path: Path) -> tuple[list[tuple[int, ContactRecord]], list
 
 
 def _read_file(path: Path) -> bytes:
-    """The bytes of a regular file of at most MAX_CSV_BYTES, or CsvFileError in one
-    sentence. Checked before it is opened (a device is never opened) and again once open,
-    without blocking (a file swapped for a named pipe in between is refused, not waited on)."""
+    """The bytes of a regular file of at most MAX_CSV_BYTES (`intake.read_regular`: never
+    a device or a named pipe, never blocking), or CsvFileError in one sentence."""
     try:
-        kind = _not_regular(os.stat(path))
-        if kind is None:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-            try:
-                info = os.fstat(fd)
-                kind = _not_regular(info)
-                if kind is None and info.st_size <= MAX_CSV_BYTES:
-                    with os.fdopen(fd, "rb", closefd=False) as handle:
-                        data = handle.read(MAX_CSV_BYTES + 1)
-                    if len(data) <= MAX_CSV_BYTES:
-                        return data
-            finally:
-                os.close(fd)
+        return read_regular(path, Bounds(max_bytes=MAX_CSV_BYTES), follow_links=True)
     except FileNotFoundError:
         raise CsvFileError(f"no such file: {path}") from None
     except OSError as exc:
         raise CsvFileError(f"cannot read {path}: {exc.strerror}; nothing was imported") from None
-    if kind is not None:
+    except Refused as exc:
         raise CsvFileError(
-            f"{path} is not a regular file ({kind}): give a CSV file; nothing was imported"
-        )
-    raise CsvFileError(
-        f"{path} is {max(info.st_size, MAX_CSV_BYTES + 1):,} bytes, over the "
-        f"{MAX_CSV_BYTES:,}-byte limit for a contacts file: split it; nothing was imported"
-    )
-
-
-def _not_regular(info: os.stat_result) -> str | None:
-    """What the file is when it is not a regular file, else None."""
-    mode = info.st_mode
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
+            f"{path} is {exc}: give a CSV file of at most {MAX_CSV_BYTES:,} bytes (split a "
+            "bigger one); nothing was imported"
+        ) from None
 
 
 def _read_rows(path: Path, reader) -> tuple[list[tuple[int, ContactRecord]], list[RowError]]:

@@ -46,7 +46,7 @@ import yaml
 from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.crm import Tombstones
 from company_ai.core.files import write_atomic
-from company_ai.core.intake import name_key
+from company_ai.core.intake import Bounds, name_key, not_regular, read_regular
 
 MANIFEST = "manifest.json"
 NOTES = "notes"
@@ -60,7 +60,6 @@ MAX_FRONT_MATTER_DEPTH = 50
 TOO_DEEP = f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels"
 SAME_AS_PRIVATE = "the same content as a note in a private folder"
 INTO_PRIVATE = "a symlink into a private folder"
-NOT_REGULAR = "not a regular file (a named pipe or device)"
 BAD_NAME = "the file name is not valid UTF-8"
 
 
@@ -341,7 +340,9 @@ class _Memory:
             self.notes[key] = prev
             return
         try:
-            digest = hashlib.sha256(_read_regular(path, max_bytes)).hexdigest()
+            digest = hashlib.sha256(
+                read_regular(path, Bounds(max_bytes=max_bytes), follow_links=True)
+            ).hexdigest()
         except (OSError, ValueError):
             return
         self.notes[key] = {"sha256": digest, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
@@ -471,7 +472,7 @@ def _read_note(
         note.sha256 = old["sha256"]
     else:
         try:
-            note.data = _read_regular(note.path, max_bytes)
+            note.data = read_regular(note.path, Bounds(max_bytes=max_bytes), follow_links=True)
         except OSError as exc:
             note.problem = f"unreadable ({exc.strerror})"
             return note
@@ -498,27 +499,11 @@ def _check(
         info = os.stat(path) if entry.is_symlink() else entry.stat(follow_symlinks=False)
     except OSError as exc:
         return f"unreadable ({exc.strerror})", None
-    if not stat.S_ISREG(info.st_mode):
-        return NOT_REGULAR, None
+    if why := not_regular(info):
+        return why, None
     if info.st_size > max_bytes:
         return f"{info.st_size:,} bytes, over the {max_bytes:,}-byte limit for a note", None
     return None, info
-
-
-def _read_regular(path: str | Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file, never blocking: a file swapped for a named pipe after
-    it was checked is refused, not waited on."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(NOT_REGULAR)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise ValueError(f"over the {max_bytes:,}-byte limit for a note")
-    return data
 
 
 def _decode(data: bytes) -> str:

@@ -282,7 +282,7 @@ def test_a_fifo_named_json_never_hangs_the_run(stores, tmp_path):
         os.close(os.open(folder / "pipe.json", os.O_WRONLY | os.O_NONBLOCK))
         worker.join(timeout=20)
         pytest.fail("reading a FIFO blocked the run")
-    assert done[0].rejected == {"pipe.json": "not a regular file (a FIFO)"}
+    assert done[0].rejected == {"pipe.json": "not a regular file (a named pipe)"}
     assert (folder / "processed" / "z.json").is_file()
 
 
