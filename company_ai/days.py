@@ -14,8 +14,15 @@ from datetime import datetime
 
 import dagster as dg
 
-from company_ai.core.timetable import TIMETABLE, Entry, current_partitions, scheduled_time
-from company_ai.setup import Setup
+from company_ai.core.times import Day, parse_utc, to_iso
+from company_ai.core.timetable import (
+    TIMETABLE,
+    Entry,
+    current_partitions,
+    previous_tick,
+    scheduled_time,
+)
+from company_ai.setup import Clock, Setup
 
 
 def entry_of(asset: str) -> Entry:
@@ -69,3 +76,38 @@ def require_current(
 def scheduled_until(setup: Setup, asset: str, partition: str) -> datetime:
     """The end of a replay's window: the tick that processes `partition`."""
     return scheduled_time(entry_of(asset).slot, partition, setup.tz)
+
+
+# A run may be given its clock (the demo plays each past night at that night's moments):
+# the tag holds the moment the run stands for, and the run's clock starts there. Only an
+# install that allows it (`COMPANY_AI_PLAYED_CLOCK`) honours the tag: anywhere else a
+# capture would file today's world under a moment of its caller's choosing.
+PLAYED_AT_TAG = "company_ai/played_at"
+
+
+def clock(context: dg.AssetExecutionContext | dg.OpExecutionContext, setup: Setup) -> Clock:
+    """The run's clock: the wall clock, or the moment its `PLAYED_AT_TAG` gives, moving on
+    from there at the wall clock's pace."""
+    played = context.run.tags.get(PLAYED_AT_TAG)
+    if not played:
+        return setup.clock
+    if not setup.settings.played_clock:
+        raise dg.Failure(
+            description=(
+                f"this run carries the tag {PLAYED_AT_TAG}={played}, and this install does not "
+                "take a run's clock from its tags (COMPANY_AI_PLAYED_CLOCK is off): launch it "
+                "without the tag."
+            ),
+            allow_retries=False,
+        )
+    start, wall = parse_utc(played), setup.clock()
+    return lambda: start + (setup.clock() - wall)
+
+
+def window(setup: Setup, asset: str, partition: str) -> Day:
+    """The window partition `partition` of `asset` covers: from its slot's previous tick to
+    the tick on that day (23:30 D−1 to 23:30 D for the 23:30 brain), as stored times."""
+    slot = entry_of(asset).slot
+    end = scheduled_time(slot, partition, setup.tz)
+    start = previous_tick(slot, end, setup.tz)
+    return Day(partition, setup.tz, to_iso(start), to_iso(end))

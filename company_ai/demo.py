@@ -96,13 +96,7 @@ def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, list[list[tuple[s
     """(the install's first day, waves of (job, partition)): each wave runs after the one
     before, its runs side by side. Nights of the last `days` complete days, then this
     morning's slots in timetable order, each for its current partition, then the week."""
-    from company_ai.core.timetable import (
-        LAST_WEEK,
-        TIMETABLE,
-        YESTERDAY,
-        current_partitions,
-        ticks_around,
-    )
+    from company_ai.core.timetable import TIMETABLE, current_partitions, ticks_around
 
     entries = {e.job: e for e in TIMETABLE}
     last_day = entries["memory_job"].slot.partition(now, tz)  # the last complete day
@@ -110,16 +104,13 @@ def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, list[list[tuple[s
     nights = [(first + timedelta(days=n)).isoformat() for n in range(days)]
     waves = [[(job, day) for day in nights] for job in NIGHT_JOBS]
     morning = sorted(
-        (e for e in TIMETABLE if e.job not in NIGHT_JOBS and e.grain != LAST_WEEK),
+        (e for e in TIMETABLE if e.job not in NIGHT_JOBS),
         key=lambda e: ticks_around(e.slot, now, tz)[0],
     )
     for entry in morning:
         partition = current_partitions(entry.slot, now, tz)[0]
-        if entry.grain != YESTERDAY or partition >= first.isoformat():
+        if partition >= first.isoformat():
             waves.append([(entry.job, partition)])
-    weekly = [e for e in TIMETABLE if e.grain == LAST_WEEK]
-    week = [(e.job, e.slot.partition(now, tz)) for e in weekly]
-    waves.append([(job, p) for job, p in week if p >= first.isoformat()])
     return first.isoformat(), [wave for wave in waves if wave]
 
 

@@ -54,6 +54,9 @@ DEFAULTS = {
     "COMPANY_AI_VECTOR_CAP_EPISODES": "1000000",
     "COMPANY_AI_VECTOR_CAP_KNOWLEDGE": "250000",
     "COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS": "180",
+    # Whether a run may be given its clock by its tag (days.PLAYED_AT_TAG): the demo plays
+    # its past nights at their own moments. Off everywhere else.
+    "COMPANY_AI_PLAYED_CLOCK": "false",
 }
 
 
@@ -95,6 +98,7 @@ class Settings:
     vector_cap_episodes: int
     vector_cap_knowledge: int
     vector_archive_ttl_days: int
+    played_clock: bool = False  # a run's clock may come from its tag (the demo)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -159,6 +163,7 @@ class Settings:
             vector_cap_episodes=_whole("COMPANY_AI_VECTOR_CAP_EPISODES", get, minimum=1),
             vector_cap_knowledge=_whole("COMPANY_AI_VECTOR_CAP_KNOWLEDGE", get, minimum=1),
             vector_archive_ttl_days=_whole("COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS", get, minimum=1),
+            played_clock=_one_of("COMPANY_AI_PLAYED_CLOCK", get, ("true", "false")) == "true",
         )
 
     def store_urls(self) -> dict[Store, str]:

@@ -14,7 +14,7 @@ from datetime import datetime
 import dagster as dg
 
 from company_ai.core.times import utc_now
-from company_ai.core.timetable import TIMETABLE, TODAY
+from company_ai.core.timetable import TIMETABLE
 from company_ai.settings import Settings
 
 Clock = Callable[[], datetime]
@@ -26,23 +26,20 @@ class Setup:
     clock: Clock = utc_now
     daily: dg.DailyPartitionsDefinition = field(init=False)
     workdays: dg.TimeWindowPartitionsDefinition = field(init=False)
-    weekly: dg.WeeklyPartitionsDefinition = field(init=False)
 
     def __post_init__(self) -> None:
         start, tz = self.settings.start_date, self.settings.timezone
-        # Daily partitions in the configured timezone; the last is the last complete day.
-        object.__setattr__(self, "daily", dg.DailyPartitionsDefinition(start, timezone=tz))
-        # Outreach works on weekdays and its partition is named by the day the work is done:
-        # one window per weekday tick (Friday's runs to Monday's), the current one included,
-        # so no partition exists that no schedule will fill.
-        outreach = next(e.slot for e in TIMETABLE if e.grain == TODAY)
+        # Daily partitions in the configured timezone, named by the day of the tick that
+        # processes them (core/timetable.py), so today's is there from midnight on.
+        daily = dg.DailyPartitionsDefinition(start, timezone=tz, end_offset=1)
+        object.__setattr__(self, "daily", daily)
+        # Outreach works on weekdays: one partition per weekday tick, named by its day, so
+        # no partition exists that no schedule will fill.
+        outreach = next(e.slot for e in TIMETABLE if e.job == "outreach_job")
         workdays = dg.TimeWindowPartitionsDefinition(
             cron_schedule=outreach.cron, start=start, fmt="%Y-%m-%d", timezone=tz, end_offset=1
         )
         object.__setattr__(self, "workdays", workdays)
-        # Monday-to-Sunday weeks, named by their Monday; the last is the last complete week.
-        weekly = dg.WeeklyPartitionsDefinition(start, day_offset=1, timezone=tz)
-        object.__setattr__(self, "weekly", weekly)
 
     @property
     def tz(self) -> str:

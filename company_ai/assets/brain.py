@@ -107,7 +107,7 @@ def assets(setup: Setup) -> list:
         )
 
     @dg.asset(
-        partitions_def=setup.weekly,
+        partitions_def=setup.daily,
         group_name=BRAIN,
         kinds={"pandas", "markdown"},
         owners=[OWNER],

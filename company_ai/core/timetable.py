@@ -1,12 +1,13 @@
 """The timetable: the day's jobs as data, and which of their slots fall due when.
 
 A slot is a job at a local wall-clock time on a set of weekdays, in one IANA timezone.
-What a tick processes depends on the slot's grain: `YESTERDAY` (the last complete local
-day, the partition Dagster's daily partitions call "last"), `TODAY` (the day the work is
-done: outreach's weekday partitions are named by it) or `LAST_WEEK` (the last complete
-Monday-to-Sunday week, named by its Monday). DST follows Dagster's scheduler: a time
-that does not exist (spring forward) fires at the first valid minute after the gap, and
-a time that exists twice (fall back) fires once, at its second occurrence.
+A partition is its day, and its day is a window that ends at its own tick: the tick on
+local day D processes partition D, the window from the slot's previous tick to this one
+(the 23:30 brain's D is 23:30 D−1 to 23:30 D; a weekday slot's Monday window opens at
+Friday's tick). DST follows Dagster's scheduler: a time that does not exist (spring
+forward) fires at the first valid minute after the gap, and a time that exists twice
+(fall back) fires once, at its second occurrence; a window across a clock change is 23 or
+25 hours long, from one tick to the next.
 
 Every job is a *replay* (a pure function of its day's stored inputs: safe to backfill)
 or a *capture* (it records the world at the moment it runs: only its current partition
@@ -28,8 +29,6 @@ WEEKDAYS = frozenset(range(5))
 WEEKEND = frozenset({5, 6})
 MONDAY = frozenset({0})
 
-YESTERDAY, TODAY, LAST_WEEK = "yesterday", "today", "last_week"
-GRAINS = (YESTERDAY, TODAY, LAST_WEEK)
 REPLAY, CAPTURE = "replay", "capture"
 
 _DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -37,19 +36,16 @@ _DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 @dataclass(frozen=True)
 class Slot:
-    """`job` runs at local time `at` on `weekdays` (0 = Monday) and processes `grain`."""
+    """`job` runs at local time `at` on `weekdays` (0 = Monday)."""
 
     job: str
     at: time
     weekdays: frozenset[int] = EVERY_DAY
-    grain: str = YESTERDAY
     capture: bool = False  # it records the world now: only its current partition may run
 
     def __post_init__(self) -> None:
         if not self.weekdays or not self.weekdays <= EVERY_DAY:
             raise ValueError(f"{self.job}: weekdays must be a non-empty subset of 0..6")
-        if self.grain not in GRAINS:
-            raise ValueError(f"{self.job}: grain must be one of {', '.join(GRAINS)}")
 
     @property
     def max_gap_days(self) -> int:
@@ -71,13 +67,8 @@ class Slot:
         return f"{days_in_words(self.weekdays)} {self.at:%H:%M} {tz}"
 
     def partition(self, tick: datetime, tz: str) -> str:
-        """The partition a tick at `tick` processes (see the module docstring)."""
-        local = tick.astimezone(ZoneInfo(tz)).date()
-        if self.grain == TODAY:
-            return local.isoformat()
-        if self.grain == LAST_WEEK:
-            return (local - timedelta(days=local.weekday() + 7)).isoformat()
-        return (local - timedelta(days=1)).isoformat()
+        """The partition a tick at `tick` processes: its local day."""
+        return tick.astimezone(ZoneInfo(tz)).date().isoformat()
 
 
 def days_in_words(weekdays: frozenset[int]) -> str:
@@ -103,12 +94,11 @@ class Entry:
     at: time
     max_runtime_s: int
     weekdays: frozenset[int] = EVERY_DAY
-    grain: str = YESTERDAY
     capture: bool = False
 
     @property
     def slot(self) -> Slot:
-        return Slot(self.job, self.at, self.weekdays, self.grain, self.capture)
+        return Slot(self.job, self.at, self.weekdays, self.capture)
 
 
 TIMETABLE: list[Entry] = [
@@ -128,7 +118,7 @@ TIMETABLE: list[Entry] = [
     ),
     # The weekly funnel reads one week of messages (about 50 a week; 170k in all at the
     # benchmark's scale, by an index on sent_at): well under 10 s. 300 s.
-    Entry("outreach_funnel_job", ("outreach_funnel",), time(5, 30), 300, MONDAY, LAST_WEEK),
+    Entry("outreach_funnel_job", ("outreach_funnel",), time(5, 30), 300),
     # The brief reads ≤500 run records and counts a few tables: well under 5 s. Delivery
     # is one HTTP call with a 10 s timeout per pending alert; 300 s covers ~25 retries.
     Entry("morning_brief_job", ("morning_brief",), time(6, 0), 300),
@@ -156,7 +146,6 @@ TIMETABLE: list[Entry] = [
         time(7, 55),
         2700,
         WEEKDAYS,
-        TODAY,
         capture=True,
     ),
     # Measured: 5.8 MB of stores copied, hashed and counted in 0.25 s on a loaded 2-core
@@ -230,11 +219,6 @@ def local_tick(day: date, at: time, tz: str) -> datetime:
     raise ValueError(f"no valid local time on {day} at or after {at} in {tz}")
 
 
-def partition_for(tick: datetime, tz: str) -> str:
-    """The daily partition a tick processes: the last complete local day."""
-    return (tick.astimezone(ZoneInfo(tz)).date() - timedelta(days=1)).isoformat()
-
-
 def ticks_around(slot: Slot, moment: datetime, tz: str) -> tuple[datetime, datetime]:
     """The slot's last tick at or before `moment` and its first tick after it."""
     today = moment.astimezone(ZoneInfo(tz)).date()
@@ -254,12 +238,16 @@ def current_partitions(slot: Slot, moment: datetime, tz: str) -> tuple[str, str]
 
 
 def scheduled_time(slot: Slot, partition: str, tz: str) -> datetime:
-    """The tick (UTC) that processes `partition`: a replay's window ends there."""
+    """The tick (UTC) that processes `partition`: its window ends there."""
     day = date.fromisoformat(partition)
-    tick_day = day + timedelta(days={YESTERDAY: 1, TODAY: 0, LAST_WEEK: 7}[slot.grain])
-    while tick_day.weekday() not in slot.weekdays:
-        tick_day += timedelta(days=1)
-    return local_tick(tick_day, slot.at, tz)
+    if day.weekday() not in slot.weekdays:
+        raise ValueError(f"{slot.job} does not run on {partition} ({slot.describe(tz)})")
+    return local_tick(day, slot.at, tz)
+
+
+def previous_tick(slot: Slot, tick: datetime, tz: str) -> datetime:
+    """The slot's last tick before `tick`: where the window that ends at `tick` opens."""
+    return ticks_around(slot, tick - timedelta(seconds=1), tz)[0]
 
 
 def due_between(
