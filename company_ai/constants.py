@@ -23,3 +23,9 @@ CAPTURE_META = {DAY_KIND: "capture"}
 # one pool is its store's, so the model's limit is set on the runs that call it.
 LLM_ASSETS = frozenset({"research_findings", "outreach_drafts", "recall_pages"})
 LLM_TAG = "company_ai/llm"
+
+# A run may be given its clock (the demo plays each past night at that night's moments):
+# the tag holds the moment the run stands for (`days.clock`, `ledger`). Only an install
+# that allows it (`COMPANY_AI_PLAYED_CLOCK`) honours the tag: anywhere else a capture
+# would file today's world under a moment of its caller's choosing.
+PLAYED_AT_TAG = "company_ai/played_at"

@@ -14,6 +14,7 @@ from datetime import datetime
 
 import dagster as dg
 
+from company_ai.constants import PLAYED_AT_TAG
 from company_ai.core.times import Day, parse_utc, to_iso
 from company_ai.core.timetable import (
     TIMETABLE,
@@ -21,6 +22,7 @@ from company_ai.core.timetable import (
     current_partitions,
     previous_tick,
     scheduled_time,
+    ticks_around,
 )
 from company_ai.setup import Clock, Setup
 
@@ -46,10 +48,10 @@ def one_day(context: dg.AssetExecutionContext, asset: str | None = None) -> str:
     )
 
 
-def is_current(setup: Setup, asset: str, partition: str) -> bool:
-    """Whether `partition` is a capture's own moment now: the one its last tick processed
-    or the one its next tick will."""
-    return partition in current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
+def is_current(setup: Setup, asset: str, partition: str, now: datetime) -> bool:
+    """Whether `partition` is a capture's own moment at `now`: the one its last tick
+    processed or the one its next tick will."""
+    return partition in current_partitions(entry_of(asset).slot, now, setup.tz)
 
 
 def require_current(
@@ -58,8 +60,9 @@ def require_current(
     """The partition of a capture run, or a `Failure` if that day's moment has passed."""
     asset = asset or context.asset_key.to_user_string()
     day = one_day(context, asset)
-    if not is_current(setup, asset, day):
-        now_day = current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
+    now = clock(context, setup)()
+    if not is_current(setup, asset, day, now):
+        now_day = current_partitions(entry_of(asset).slot, now, setup.tz)
         raise dg.Failure(
             description=(
                 f"{asset} is a capture: it records {what} at the moment it runs, so it runs "
@@ -76,13 +79,6 @@ def require_current(
 def scheduled_until(setup: Setup, asset: str, partition: str) -> datetime:
     """The end of a replay's window: the tick that processes `partition`."""
     return scheduled_time(entry_of(asset).slot, partition, setup.tz)
-
-
-# A run may be given its clock (the demo plays each past night at that night's moments):
-# the tag holds the moment the run stands for, and the run's clock starts there. Only an
-# install that allows it (`COMPANY_AI_PLAYED_CLOCK`) honours the tag: anywhere else a
-# capture would file today's world under a moment of its caller's choosing.
-PLAYED_AT_TAG = "company_ai/played_at"
 
 
 def clock(context: dg.AssetExecutionContext | dg.OpExecutionContext, setup: Setup) -> Clock:
@@ -111,3 +107,10 @@ def window(setup: Setup, asset: str, partition: str) -> Day:
     end = scheduled_time(slot, partition, setup.tz)
     start = previous_tick(slot, end, setup.tz)
     return Day(partition, setup.tz, to_iso(start), to_iso(end))
+
+
+def last_partition_before(setup: Setup, asset: str, moment: datetime) -> str:
+    """The partition of `asset` whose tick came last at or before `moment` (the 06:00
+    brief of D reads the brain of D−1: the night that ended at 23:30 D−1)."""
+    slot = entry_of(asset).slot
+    return slot.partition(ticks_around(slot, moment, setup.tz)[0], setup.tz)

@@ -112,7 +112,7 @@ def all_assets(setup: Setup) -> tuple[list, list]:
     built += [*ops.assets(setup), *brain.assets(setup)]
     checks = [b for b in built if isinstance(b, dg.AssetChecksDefinition)]
     assets = [b for b in built if not isinstance(b, dg.AssetChecksDefinition)]
-    return schedules.with_freshness(assets), checks
+    return schedules.with_timetable(assets, setup.tz), checks
 
 
 def build(setup: Setup) -> dg.Definitions:

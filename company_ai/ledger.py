@@ -5,6 +5,11 @@ missed and recovered) and the brain (what the system did on a day). Reports and 
 brain are replays, so everything they read is "as of" an instant: runs created before
 it, with the status they had then. Nothing here reads the clock or the environment: the
 instants and the settings are passed in.
+
+A run given its clock (`PLAYED_AT_TAG`: the demo plays past nights at their moments) is
+read at its own moments: created at the instant its tag names, started and ended as
+long after that as it really did. Only an install that allows played clocks
+(`played=True`) reads them so; the scan is then over every run (a demo holds a few dozen).
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
+from company_ai.constants import PLAYED_AT_TAG
 from company_ai.core import install
 from company_ai.core.runs import CheckInfo, RunInfo
-from company_ai.core.times import to_iso
+from company_ai.core.times import parse_utc, to_iso
 from company_ai.core.timetable import Due, Entry, SlotFacts, current_partitions, due_between
 from company_ai.sensors.internal import InstigatorStatus, InstigatorType
 from company_ai.settings import Settings
@@ -115,28 +121,61 @@ def caught_up(instance: dg.DagsterInstance, job: str, partition: str) -> bool:
     )
 
 
+def _shift(run: dg.DagsterRun, created: float, played: bool) -> float:
+    """Seconds from the wall clock to the run's own: 0 unless it was given its clock."""
+    tag = run.tags.get(PLAYED_AT_TAG) if played else None
+    return parse_utc(tag).timestamp() - created if tag else 0.0
+
+
+def _records(
+    instance: dg.DagsterInstance,
+    since: datetime | None,
+    until: datetime,
+    played: bool,
+    statuses: list[dg.DagsterRunStatus] | None = None,
+    limit: int = 2000,
+) -> list[tuple[dg.RunRecord, float]]:
+    """(record, shift) of the runs created in (since, until] by their own clocks, oldest
+    first."""
+    if played:  # their wall-clock times say nothing of their moments: read them all
+        found = instance.get_run_records(dg.RunsFilter(statuses=statuses or []), limit=5000)
+    else:
+        found = instance.get_run_records(
+            dg.RunsFilter(created_after=since, created_before=until, statuses=statuses or []),
+            limit=limit,
+        )
+    low = since.timestamp() if since else float("-inf")
+    kept = []
+    for record in found:
+        created = record.create_timestamp.timestamp()
+        shift = _shift(record.dagster_run, created, played)
+        if low < created + shift <= until.timestamp():
+            kept.append((record, shift))
+    return sorted(
+        kept, key=lambda r: (r[0].create_timestamp.timestamp() + r[1], r[0].dagster_run.run_id)
+    )
+
+
 def runs_between(
     instance: dg.DagsterInstance,
     since: datetime,
     until: datetime,
     exclude: str = "",
     as_of: datetime | None = None,
+    *,
+    played: bool = False,
 ) -> list[RunInfo]:
     """Runs created in (since, until], oldest first, each with the status it had at
     `as_of` (default `until`; a run still going then is STARTED), its times and its
     check results."""
     as_of = as_of or until
-    records = instance.get_run_records(
-        dg.RunsFilter(created_after=since, created_before=until), limit=2000
-    )
     found = []
-    for record in sorted(records, key=lambda r: (r.create_timestamp, r.dagster_run.run_id)):
+    for record, shift in _records(instance, since, until, played):
         run = record.dagster_run
         if run.run_id == exclude:
             continue
-        ended = (
-            record.end_time if record.end_time and record.end_time <= as_of.timestamp() else None
-        )
+        end = record.end_time + shift if record.end_time else None
+        ended = end if end and end <= as_of.timestamp() else None
         status = run.status.value if ended or run.status not in _FINISHED else "STARTED"
         attempt = run.tags.get(CATCHUP_TAG)
         found.append(
@@ -147,7 +186,7 @@ def runs_between(
                 status=status,
                 catchup_attempt=int(attempt) if attempt else None,
                 error=_failure(instance, run) if ended and run.status in _FAILED else None,
-                started_at=_iso(record.start_time),
+                started_at=_iso(record.start_time + shift if record.start_time else None),
                 ended_at=_iso(ended),
                 checks=_checks(instance, run.run_id) if ended else (),
             )
@@ -183,14 +222,18 @@ def _checks(instance: dg.DagsterInstance, run_id: str) -> tuple[CheckInfo, ...]:
 
 
 def last_done_before(
-    instance: dg.DagsterInstance, entry: Entry, before: datetime, partition_below: str
+    instance: dg.DagsterInstance,
+    entry: Entry,
+    before: datetime,
+    partition_below: str,
+    *,
+    played: bool = False,
 ) -> str | None:
     """The latest partition below `partition_below` that a successful run of `entry`'s
     job (or of its assets, launched from the asset graph) created before `before` made, as
     the ledger stood then; None if there is none."""
-    runs = instance.get_runs(
-        dg.RunsFilter(created_before=before, statuses=[dg.DagsterRunStatus.SUCCESS]), limit=500
-    )
+    success = [dg.DagsterRunStatus.SUCCESS]
+    runs = [r.dagster_run for r, _ in _records(instance, None, before, played, success, 500)]
     assets = {dg.AssetKey(a) for a in entry.assets}
     done = [
         r.tags.get("dagster/partition") or ""
@@ -214,9 +257,9 @@ def missed_between(
         s for s in due(entries, since, until, settings) if installed is None or s.tick >= installed
     ]
     started = {
-        (r.job_name, r.tags.get("dagster/partition"))
-        for r in instance.get_runs(
-            dg.RunsFilter(created_before=until, created_after=since - timedelta(days=8))
+        (r.dagster_run.job_name, r.dagster_run.tags.get("dagster/partition"))
+        for r, _ in _records(
+            instance, since - timedelta(days=8), until, settings.played_clock, limit=5000
         )
     }
     return [s for s in slots if (s.job, s.partition) not in started]

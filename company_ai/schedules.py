@@ -14,9 +14,9 @@ import dagster as dg
 
 from company_ai import ledger
 from company_ai.constants import LLM_ASSETS, LLM_TAG
-from company_ai.core.timetable import TIMETABLE, Entry
+from company_ai.core.timetable import TIMETABLE, Entry, days_in_words
 
-__all__ = ["TIMETABLE", "build", "with_freshness"]
+__all__ = ["TIMETABLE", "build", "with_timetable"]
 
 
 def freshness_policy(entry: Entry) -> dg.FreshnessPolicy:
@@ -94,12 +94,36 @@ def build(tz: str) -> tuple[dict, list, list]:
     return by_name, [*by_name.values(), restore_drill_job], schedules
 
 
-def with_freshness(assets: list) -> list:
-    """Every scheduled asset gets its entry's freshness policy."""
-    policies = {dg.AssetKey(a): freshness_policy(e) for e in TIMETABLE for a in e.assets}
+def window_words(entry: Entry, tz: str) -> str:
+    """Which window a partition covers, in the words the asset's page shows."""
+    at = f"{entry.at:%H:%M}"
+    opens = (
+        f"{at} on the day before"
+        if entry.slot.max_gap_days == 1
+        else f"the previous tick ({days_in_words(entry.weekdays)} at {at})"
+    )
+    kind = (
+        "A capture: it records the world at that tick, for its current day only."
+        if entry.capture
+        else "A replay: it reads what was recorded by the end of the window."
+    )
+    return (
+        f"Window: partition D is the day of `{entry.job}`'s tick at {at} ({tz}) and covers "
+        f"{opens} to {at} on D. {kind}"
+    )
+
+
+def with_timetable(assets: list, tz: str) -> list:
+    """Every scheduled asset gets its entry's freshness policy, and its description says
+    which window a partition covers."""
+    entries = {dg.AssetKey(a): e for e in TIMETABLE for a in e.assets}
 
     def apply(spec: dg.AssetSpec) -> dg.AssetSpec:
-        policy = policies.get(spec.key)
-        return dg.apply_freshness_policy(spec, policy) if policy else spec
+        entry = entries.get(spec.key)
+        if entry is None:
+            return spec
+        described = f"{spec.description or ''}\n\n{window_words(entry, tz)}".strip()
+        spec = spec.replace_attributes(description=described)
+        return dg.apply_freshness_policy(spec, freshness_policy(entry))
 
     return list(dg.map_asset_specs(apply, assets))

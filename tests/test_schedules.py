@@ -39,7 +39,7 @@ def test_schedule_descriptions_are_words_not_python_day_numbers():
     for schedule in defs.schedules:
         assert "frozenset" not in schedule.description and "[" not in schedule.description
     funnel = defs.resolve_schedule_def("outreach_funnel_job_schedule")
-    assert funnel.description.startswith(f"Mon 05:30 {SETUP.tz}")
+    assert funnel.description.startswith(f"Every day 05:30 {SETUP.tz}")
 
 
 def test_light_jobs_run_their_steps_in_one_process():

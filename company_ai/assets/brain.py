@@ -51,6 +51,7 @@ def assets(setup: Setup) -> list:
             parse_utc(local.start),
             parse_utc(local.end),
             as_of=days.scheduled_until(setup, "brain_facts", day),
+            played=setup.settings.played_clock,
         )
         brain_day = synthesize_day(stores.stores(), local, runs)
         with stores.connect(Store.BRAIN) as conn:

@@ -77,7 +77,7 @@ def assets(setup: Setup) -> list:
                     crm,
                     Path(stores.data_dir) / CURSOR,
                     source=people.source_name,
-                    now=to_iso(setup.now()),
+                    now=to_iso(days.clock(context, setup)()),
                     clock=time.monotonic,
                     max_pages=MAX_PAGES,
                     budget_s=BUDGET_S,

@@ -55,7 +55,7 @@ def assets(setup: Setup) -> list:
         """
         days.require_current(context, setup, "the inbox")
         warn = context.log.warning
-        now = setup.now()
+        now = days.clock(context, setup)()
         cursor = Path(inbox_source.cursor)
         history_id = read_cursor(cursor, warn) if inbox_source.backend == "gmail" else None
         fetched = inbox_source.fetch(history_id, taken_keys(stores.stores()), now, warn)
@@ -122,7 +122,7 @@ def assets(setup: Setup) -> list:
             stores.stores(),
             Path(engagement_drop.folder),
             tz=setup.tz,
-            now=setup.now(),
+            now=days.clock(context, setup)(),
             warn=context.log.warning,
         )
         return dg.MaterializeResult(

@@ -125,7 +125,7 @@ def assets(setup: Setup) -> list:
             stores.connect(Store.MEMORY) as conn,
             stores.connect(Store.OUTREACH, readonly=True) if sent else nullcontext() as outreach,
         ):
-            seal = seal_day(conn, day, now=setup.now())
+            seal = seal_day(conn, day, now=days.clock(context, setup)())
             audit = audit_day(conn, Day.of(day, setup.tz), outreach)
         if seal.changed:
             context.log.warning(f"day {day} changed since it was last sealed")
@@ -223,7 +223,7 @@ def assets(setup: Setup) -> list:
         from company_ai.core.vectors import age_store, read_signals
 
         days.require_current(context, setup, "the vector memory's ages as of tonight")
-        today = date.fromisoformat(local_day(to_iso(setup.now()), setup.tz))
+        today = date.fromisoformat(local_day(to_iso(days.clock(context, setup)()), setup.tz))
         path = vectors_dir(stores.data_dir)
         if not (path / "chroma.sqlite3").is_file():
             return dg.MaterializeResult(metadata={"note": "no vector store yet: nothing to age"})

@@ -1,4 +1,4 @@
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -43,7 +43,7 @@ def _report(
     """Send a report once, and only from its own day's run: a backfill, catch-up or
     re-execution of a past day records the text and notifies no one."""
     asset = context.asset_key.to_user_string()
-    if not days.is_current(setup, asset, day):
+    if not days.is_current(setup, asset, day, days.clock(context, setup)()):
         return {"delivered": False, "not_sent": "a replay of a past day: only its own run sends"}
     result = notifier.send(key, text)
     return {"delivered": result.error is None, "alerts_pending": result.pending}
@@ -55,7 +55,9 @@ def _digest_since(
     """Where the digest's window starts: 24 hours back, or further (up to a week) when the
     last digest made before `until` is older, so an outage's days are not skipped."""
     since = until - DIGEST_WINDOW
-    previous = ledger.last_done_before(instance, days.entry_of("daily_digest"), until, day)
+    previous = ledger.last_done_before(
+        instance, days.entry_of("daily_digest"), until, day, played=setup.settings.played_clock
+    )
     if previous:
         since = min(since, days.scheduled_until(setup, "daily_digest", previous))
     return max(since, until - DIGEST_MAX_WINDOW)
@@ -87,7 +89,9 @@ def assets(setup: Setup) -> list:
         day = days.one_day(context)
         until = days.scheduled_until(setup, "daily_digest", day)
         since = _digest_since(context.instance, setup, day, until)
-        runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
+        runs = ledger.runs_between(
+            context.instance, since, until, context.run.run_id, played=setup.settings.played_clock
+        )
         missed = ledger.missed_between(context.instance, TIMETABLE, since, until, setup.settings)
         late = ledger.late_captures(TIMETABLE, missed, until, setup.tz)
         digest = build_digest(
@@ -133,8 +137,10 @@ def assets(setup: Setup) -> list:
         day = days.one_day(context)
         until = days.scheduled_until(setup, "morning_brief", day)
         since = until - BRIEF_WINDOW
-        runs = ledger.runs_between(context.instance, since, until, exclude=context.run.run_id)
-        brain_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()  # brain ran at 23:30
+        runs = ledger.runs_between(
+            context.instance, since, until, context.run.run_id, played=setup.settings.played_clock
+        )
+        brain_day = days.last_partition_before(setup, "brain_facts", until)
         text = build_brief(
             BriefInput(
                 stores.stores(), since, until, runs, setup.settings.recall_stale_days, brain_day
@@ -174,7 +180,7 @@ def assets(setup: Setup) -> list:
                 stores.stores(),
                 Path(ops_folders.state_dir),
                 Path(ops_folders.snapshot_dir),
-                to_iso(setup.now()),
+                to_iso(days.clock(context, setup)()),
             )
         except StateExportError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
@@ -229,7 +235,7 @@ def assets(setup: Setup) -> list:
                 Path(ops_folders.snapshot_dir),
                 day,
                 keep=ops_folders.snapshot_retention,
-                now=setup.now(),
+                now=days.clock(context, setup)(),
                 allow_shrink=config.accept_shrink,
             )
         except snapshots.SnapshotError as exc:

@@ -17,7 +17,9 @@ from company_ai.setup import Setup
 
 def _past_day(context: dg.AssetExecutionContext, setup: Setup, day: str) -> bool:
     """A past outreach day is reported from what it stored; nothing new is done for it."""
-    if days.is_current(setup, context.asset_key.to_user_string(), day):
+    if days.is_current(
+        setup, context.asset_key.to_user_string(), day, days.clock(context, setup)()
+    ):
         return False
     context.log.info(f"{day} is a past outreach day: reporting what it stored, doing nothing new")
     return True
@@ -87,7 +89,7 @@ def assets(setup: Setup) -> list:
             Day.of(day, setup.tz),
             model=llm,
             pages=research_source,
-            clock=setup.clock,
+            clock=days.clock(context, setup),
             warn=context.log.warning,
         )
         return dg.MaterializeResult(
@@ -143,7 +145,7 @@ def assets(setup: Setup) -> list:
             day,
             model=llm,
             sender=mailer,
-            clock=setup.clock,
+            clock=days.clock(context, setup),
             warn=context.log.warning,
         )
         return dg.MaterializeResult(
@@ -250,7 +252,7 @@ def assets(setup: Setup) -> list:
             day,
             tz=setup.tz,
             mailer=mailer,
-            clock=setup.clock,
+            clock=days.clock(context, setup),
             warn=context.log.warning,
         )
         return dg.MaterializeResult(

@@ -271,7 +271,7 @@ def assets(setup: Setup) -> list:
             return dg.MaterializeResult(asset_key=INDEX, metadata=SUPERSEDED)
         from company_ai.core.recall import count_stale, index_entities
 
-        now, max_age = setup.now(), setup.settings.recall_stale_days
+        now, max_age = days.clock(context, setup)(), setup.settings.recall_stale_days
         with stores.connect(Store.RECALL) as conn:
             summary = index_entities(
                 conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info

@@ -27,7 +27,6 @@ from zoneinfo import ZoneInfo
 EVERY_DAY = frozenset(range(7))  # Monday = 0, as in `date.weekday()`
 WEEKDAYS = frozenset(range(5))
 WEEKEND = frozenset({5, 6})
-MONDAY = frozenset({0})
 
 REPLAY, CAPTURE = "replay", "capture"
 

@@ -1,16 +1,13 @@
 """What a tick processes, what a capture may run for, and when a replay's window ends."""
 
 import json
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
 from company_ai.core.install import first_day, installed_at, record_first_day
 from company_ai.core.timetable import (
-    LAST_WEEK,
-    MONDAY,
     TIMETABLE,
-    TODAY,
     WEEKDAYS,
     WEEKEND,
     Due,
@@ -21,6 +18,7 @@ from company_ai.core.timetable import (
     due_between,
     kind_of_job,
     plan_catchup,
+    previous_tick,
     scheduled_time,
 )
 
@@ -29,9 +27,9 @@ def utc(*args):
     return datetime(*args, tzinfo=UTC)
 
 
-OUTREACH = Slot("outreach", time(7, 55), WEEKDAYS, TODAY, capture=True)
+OUTREACH = Slot("outreach", time(7, 55), WEEKDAYS, capture=True)
 SNAPSHOT = Slot("snapshots", time(8, 15), capture=True)
-FUNNEL = Slot("funnel", time(5, 30), MONDAY, LAST_WEEK)
+BRAIN = Slot("brain", time(23, 30))
 
 
 def test_outreach_ticks_are_named_by_the_day_the_work_is_done_so_friday_is_filled():
@@ -42,16 +40,35 @@ def test_outreach_ticks_are_named_by_the_day_the_work_is_done_so_friday_is_fille
     ]  # fmt: skip
 
 
-def test_a_weekly_tick_processes_the_last_complete_week_named_by_its_monday():
-    assert FUNNEL.partition(utc(2026, 11, 30, 5, 30), "UTC") == "2026-11-23"
-    assert scheduled_time(FUNNEL, "2026-11-23", "UTC") == utc(2026, 11, 30, 5, 30)
+def test_the_brain_of_d_is_the_night_that_ends_at_its_23_30_tick_on_d():
+    tick = utc(2026, 11, 30, 23, 30)
+    assert BRAIN.partition(tick, "UTC") == "2026-11-30"
+    assert scheduled_time(BRAIN, "2026-11-30", "UTC") == tick
+    assert previous_tick(BRAIN, tick, "UTC") == utc(2026, 11, 29, 23, 30)
 
 
-def test_a_replay_window_ends_at_its_own_tick_in_local_time():
+def test_a_window_ends_at_its_own_tick_in_local_time():
     digest = Slot("digest", time(9, 5))
-    assert scheduled_time(digest, "2026-11-29", "UTC") == utc(2026, 11, 30, 9, 5)
-    assert scheduled_time(digest, "2026-07-01", "Europe/London") == utc(2026, 7, 2, 8, 5)
+    assert scheduled_time(digest, "2026-11-30", "UTC") == utc(2026, 11, 30, 9, 5)
+    assert scheduled_time(digest, "2026-07-02", "Europe/London") == utc(2026, 7, 2, 8, 5)
     assert scheduled_time(OUTREACH, "2026-11-27", "UTC") == utc(2026, 11, 27, 7, 55)
+    # Monday's outreach window opens at Friday's tick.
+    assert previous_tick(OUTREACH, utc(2026, 11, 30, 7, 55), "UTC") == utc(2026, 11, 27, 7, 55)
+    with pytest.raises(ValueError, match="does not run on 2026-11-28"):
+        scheduled_time(OUTREACH, "2026-11-28", "UTC")
+
+
+def test_a_window_across_a_clock_change_runs_from_tick_to_tick():
+    # London falls back on Sunday 25 October 2026: that night's window is 25 hours long,
+    # and the one after the spring change (29 March) 23 hours.
+    tz = "Europe/London"
+    autumn = scheduled_time(BRAIN, "2026-10-25", tz)
+    assert autumn - previous_tick(BRAIN, autumn, tz) == timedelta(hours=25)
+    spring = scheduled_time(BRAIN, "2026-03-29", tz)
+    assert spring - previous_tick(BRAIN, spring, tz) == timedelta(hours=23)
+    # A tick inside the spring gap (01:30 does not exist) fires at 02:00 local.
+    night = Slot("vault", time(1, 30))
+    assert scheduled_time(night, "2026-03-29", tz) == utc(2026, 3, 29, 1, 0)
 
 
 def test_a_capture_may_run_for_the_day_its_last_tick_took_or_its_next_tick_will_take():
@@ -66,19 +83,19 @@ def test_a_capture_may_run_for_the_day_its_last_tick_took_or_its_next_tick_will_
     )
     # A Saturday still belongs to Friday's outreach.
     assert "2026-11-27" in current_partitions(OUTREACH, utc(2026, 11, 28, 12), "UTC")
-    # Snapshots at 09:00: the 08:15 tick took yesterday; so will tomorrow's take today.
+    # Snapshots at 09:00: the 08:15 tick took today; tomorrow's will take tomorrow.
     assert current_partitions(SNAPSHOT, utc(2026, 11, 30, 9, 0), "UTC") == (
-        "2026-11-29",
         "2026-11-30",
+        "2026-12-01",
     )
-    assert "2026-11-27" not in current_partitions(SNAPSHOT, utc(2026, 11, 30, 9, 0), "UTC")
+    assert "2026-11-29" not in current_partitions(SNAPSHOT, utc(2026, 11, 30, 9, 0), "UTC")
 
 
 def test_days_in_words():
     assert days_in_words(WEEKDAYS) == "Mon–Fri"
     assert days_in_words(frozenset(range(7))) == "Every day"
     assert days_in_words(WEEKEND) == "Sat, Sun"
-    assert days_in_words(MONDAY) == "Mon"
+    assert days_in_words(frozenset({0})) == "Mon"
     assert OUTREACH.describe("Europe/London") == "Mon–Fri 07:55 Europe/London"
 
 

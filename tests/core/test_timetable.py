@@ -9,7 +9,6 @@ from company_ai.core.timetable import (
     SlotFacts,
     due_between,
     local_tick,
-    partition_for,
     plan_catchup,
 )
 
@@ -37,19 +36,20 @@ def test_weekdays_must_be_a_subset_of_the_week():
         Slot("a", time(1, 0), frozenset())
 
 
-def test_a_tick_processes_the_last_complete_local_day():
-    assert partition_for(utc(2026, 11, 30, 0, 30), "UTC") == "2026-11-29"
-    assert partition_for(utc(2026, 11, 30, 23, 15), "UTC") == "2026-11-29"
+def test_a_tick_processes_the_partition_of_its_own_local_day():
+    slot = Slot("a", time(0, 30))
+    assert slot.partition(utc(2026, 11, 30, 0, 30), "UTC") == "2026-11-30"
+    assert slot.partition(utc(2026, 11, 30, 23, 15), "UTC") == "2026-11-30"
     # 23:30 UTC on the 29th is already the 30th in Berlin.
-    assert partition_for(utc(2026, 11, 29, 23, 30), "Europe/Berlin") == "2026-11-29"
+    assert slot.partition(utc(2026, 11, 29, 23, 30), "Europe/Berlin") == "2026-11-30"
 
 
 def test_slots_due_in_a_window_oldest_first_and_the_window_is_half_open():
     slots = [Slot("late", time(23, 15)), Slot("early", time(6, 0))]
     found = due_between(slots, utc(2026, 11, 29, 6, 0), utc(2026, 11, 30, 6, 0), "UTC")
     assert found == [
-        Due(utc(2026, 11, 29, 23, 15), "late", "2026-11-28"),
-        Due(utc(2026, 11, 30, 6, 0), "early", "2026-11-29"),
+        Due(utc(2026, 11, 29, 23, 15), "late", "2026-11-29"),
+        Due(utc(2026, 11, 30, 6, 0), "early", "2026-11-30"),
     ]
 
 
@@ -68,7 +68,7 @@ def test_slots_are_in_local_time():
     found = due_between(
         [Slot("brief", time(6, 0))], utc(2026, 7, 1, 0, 0), utc(2026, 7, 2, 0, 0), "Europe/London"
     )
-    assert found == [Due(utc(2026, 7, 1, 5, 0), "brief", "2026-06-30")]
+    assert found == [Due(utc(2026, 7, 1, 5, 0), "brief", "2026-07-01")]
 
 
 def test_partitions_before_the_first_are_left_out():
@@ -79,7 +79,7 @@ def test_partitions_before_the_first_are_left_out():
         "UTC",
         first_partition="2025-01-01",
     )
-    assert [d.partition for d in found] == ["2025-01-01", "2025-01-02"]
+    assert [d.partition for d in found] == ["2025-01-01", "2025-01-02", "2025-01-03"]
 
 
 def test_naive_instants_are_refused():
@@ -106,7 +106,7 @@ def test_fall_back_fires_once_at_the_second_occurrence():
         utc(2026, 10, 25, 12, 0),
         "Europe/London",
     )
-    assert found == [Due(utc(2026, 10, 25, 1, 30), "a", "2026-10-24")]
+    assert found == [Due(utc(2026, 10, 25, 1, 30), "a", "2026-10-25")]
 
 
 def test_a_dst_week_still_has_one_tick_a_day():

@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 
 from company_ai import ledger
-from company_ai.core.timetable import Entry, partition_for
+from company_ai.core.timetable import Entry
 from company_ai.resources.notifier import Notifier
 from company_ai.schedules import _job, _schedule
 from company_ai.sensors.catchup import build_catchup_sensor
@@ -188,7 +188,7 @@ def daemon():
 def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
     daemon.up_until(utc(2026, 3, 5, 1, 59))
     before = {job: partitions(daemon.instance, job) for job in REPLAYS}
-    assert before["nightly_job"] == ["2026-03-03"]
+    assert before["nightly_job"] == ["2026-03-04"]
 
     daemon.comes_back(utc(2026, 3, 5, 6, 0), sensor_first=sensor_first)
     daemon.sensor_until(utc(2026, 3, 5, 7, 0))
@@ -197,7 +197,7 @@ def test_down_from_two_to_six_every_missed_slot_runs_once(daemon, sensor_first):
         done = partitions(daemon.instance, job)
         assert done[: len(before[job])] == before[job], "nothing that ran runs again"
         assert done == sorted(done) and len(done) == len(set(done)), job
-        assert done[-1] == "2026-03-04", job
+        assert done[-1] == "2026-03-05", job
     assert daemon.sensor_tick() == [], "a later pass never fires again"
 
 
@@ -207,7 +207,7 @@ def test_down_for_three_days_every_slot_runs_once_in_order(daemon):
     daemon.comes_back(utc(2026, 3, 5, 6, 0))
     daemon.sensor_until(utc(2026, 3, 5, 8, 0))
 
-    expected = ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]
+    expected = ["2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05"]
     for job in REPLAYS:
         assert sorted(partitions(daemon.instance, job)) == expected, job
     # The self-dependent job ran one day at a time and in order. (Its latest tick
@@ -219,7 +219,7 @@ def test_down_for_three_days_every_slot_runs_once_in_order(daemon):
         for r in runs(daemon.instance, "nightly_job")
         if ledger.CATCHUP_TAG in r.dagster_run.tags
     ]
-    assert caught == ["2026-03-01", "2026-03-02", "2026-03-03"]
+    assert caught == ["2026-03-02", "2026-03-03", "2026-03-04"]
     early = [
         r.dagster_run.tags["dagster/partition"]
         for r in runs(daemon.instance, "early_job")
@@ -237,31 +237,31 @@ def test_slots_that_fall_due_while_catching_up_are_picked_up(daemon):
     daemon.up_until(utc(2026, 3, 4, 1, 59))
     daemon.now = utc(2026, 3, 5, 1, 0)
     daemon.sensor_until(utc(2026, 3, 5, 4, 0))  # 02:00 and 03:30 fall due meanwhile
-    assert partitions(daemon.instance, "nightly_job")[-1] == "2026-03-04"
-    assert partitions(daemon.instance, "early_job")[-1] == "2026-03-04"
+    assert partitions(daemon.instance, "nightly_job")[-1] == "2026-03-05"
+    assert partitions(daemon.instance, "early_job")[-1] == "2026-03-05"
 
 
 def test_a_slot_with_a_run_in_flight_is_left_alone(daemon):
     daemon.up_until(utc(2026, 3, 5, 1, 59))
     job = DEFS.resolve_job_def("early_job")
     daemon.instance.create_run_for_job(
-        job, status=dg.DagsterRunStatus.STARTED, tags={"dagster/partition": "2026-03-04"}
+        job, status=dg.DagsterRunStatus.STARTED, tags={"dagster/partition": "2026-03-05"}
     )
     daemon.now = utc(2026, 3, 5, 6, 0)
     assert [(r.job_name, r.partition_key) for r in daemon.sensor_tick()] == [
-        ("nightly_job", "2026-03-04")
+        ("nightly_job", "2026-03-05")
     ]
 
 
 def test_a_failed_catch_up_is_retried_a_bounded_number_of_times(daemon):
     daemon.up_until(utc(2026, 3, 5, 1, 59))
-    FAILING.add("2026-03-04")
+    FAILING.add("2026-03-05")
     daemon.now = utc(2026, 3, 5, 6, 0)
     daemon.sensor_until(utc(2026, 3, 5, 7, 0))
     attempts = [
         (r.dagster_run.tags[ledger.CATCHUP_TAG], r.dagster_run.status.value)
         for r in runs(daemon.instance, "early_job")
-        if r.dagster_run.tags["dagster/partition"] == "2026-03-04"
+        if r.dagster_run.tags["dagster/partition"] == "2026-03-05"
     ]
     assert attempts == [("1", "FAILURE"), ("2", "FAILURE"), ("3", "FAILURE")]
     FAILING.clear()
@@ -277,7 +277,7 @@ def test_the_digest_lists_what_was_recovered(daemon, tmp_path):
     notifier = Notifier(data_dir=str(tmp_path), outbox_path=str(tmp_path / "outbox.jsonl"))
     result = dg.materialize(
         [daily_digest],
-        partition_key=partition_for(daemon.now, "UTC"),
+        partition_key=daemon.now.date().isoformat(),
         instance=daemon.instance,
         resources={"notifier": notifier},
     )
@@ -285,8 +285,8 @@ def test_the_digest_lists_what_was_recovered(daemon, tmp_path):
     assert "Recovered by catch-up:" in text
     recovered = text.split("Recovered by catch-up:\n")[1].split("\nRan:")[0].splitlines()
     assert [line.split(" (run")[0] for line in recovered] == [
-        "- nightly_job 2026-03-04",
-        "- early_job 2026-03-04",
+        "- nightly_job 2026-03-05",
+        "- early_job 2026-03-05",
     ]
     assert "the scheduler is dark" in (tmp_path / "outbox.jsonl").read_text()
 
@@ -297,8 +297,8 @@ def test_a_fresh_deployment_owes_nothing_from_before_the_sensor_first_ran(daemon
     assert daemon.cursor == "2026-03-05T06:30:00Z"
     daemon.now = utc(2026, 3, 6, 4, 0)
     assert [(r.job_name, r.partition_key) for r in daemon.sensor_tick()] == [
-        ("nightly_job", "2026-03-05"),
-        ("early_job", "2026-03-05"),
+        ("nightly_job", "2026-03-06"),
+        ("early_job", "2026-03-06"),
     ]
 
 
@@ -323,12 +323,12 @@ def test_a_schedule_stopped_in_the_ui_stops_its_catch_up_too(daemon):
     daemon.instance.stop_schedule(early.get_remote_origin_id(), early.selector_id, early)
     daemon.now = utc(2026, 3, 7, 6, 30)  # two days of early_job slots fall due meanwhile
     daemon.sensor_until(utc(2026, 3, 7, 7, 0))
-    assert partitions(daemon.instance, "early_job") == ["2026-03-03"], "nothing ran"
-    assert partitions(daemon.instance, "nightly_job")[-1] == "2026-03-06", "others caught up"
+    assert partitions(daemon.instance, "early_job") == ["2026-03-04"], "nothing ran"
+    assert partitions(daemon.instance, "nightly_job")[-1] == "2026-03-07", "others caught up"
     # Switched back on: what fell due while it was off is still not owed; new slots are.
     daemon.instance.start_schedule(early)
     daemon.sensor_until(utc(2026, 3, 7, 8, 0))
-    assert partitions(daemon.instance, "early_job") == ["2026-03-03"]
+    assert partitions(daemon.instance, "early_job") == ["2026-03-04"]
 
 
 def test_a_missed_capture_is_never_run_late_only_its_latest_tick_runs(daemon):
@@ -337,8 +337,8 @@ def test_a_missed_capture_is_never_run_late_only_its_latest_tick_runs(daemon):
     daemon.now = utc(2026, 3, 6, 4, 0)  # the daemon was down for three 04:00 ticks
     daemon.schedule_tick("snap_job", daemon.now)  # Dagster 1.13 runs the latest one only
     daemon.sensor_until(utc(2026, 3, 6, 6, 0))
-    assert partitions(daemon.instance, "snap_job") == ["2026-03-05"]
+    assert partitions(daemon.instance, "snap_job") == ["2026-03-06"]
     assert all(r == [] for r in daemon.requested), "no capture is faked under an old name"
     slots = ledger.due(CAPTURES, utc(2026, 3, 3, 6, 30), daemon.now, SETTINGS)
     late = ledger.late_captures(CAPTURES, slots, daemon.now, SETUP.tz)
-    assert late == {("snap_job", "2026-03-03"), ("snap_job", "2026-03-04")}
+    assert late == {("snap_job", "2026-03-04"), ("snap_job", "2026-03-05")}

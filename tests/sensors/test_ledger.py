@@ -69,7 +69,7 @@ def test_slots_due_before_the_install_are_nobodys_miss(tmp_path):
         assert len(ledger.missed_between(instance, entries, *window, settings)) == 3
         record_first_day(tmp_path, "2026-03-03", at=utc(2026, 3, 4, 12))
         missed = ledger.missed_between(instance, entries, *window, settings)
-        assert [d.partition for d in missed] == ["2026-03-04"]
+        assert [d.partition for d in missed] == ["2026-03-05"]
 
 
 def test_after_an_outage_the_digest_reaches_back_to_the_last_digest(data, clock):
@@ -87,14 +87,14 @@ def test_after_an_outage_the_digest_reaches_back_to_the_last_digest(data, clock)
 
     with dg.instance_for_test() as instance:
         clock(utc(2026, 10, 21, 9, 10))
-        assert digest(instance, "2026-10-20") == (
+        assert digest(instance, "2026-10-21") == (
             "company_ai digest 2026-10-20T09:05:00Z .. 2026-10-21T09:05:00Z"
         )
         clock(utc(2026, 10, 25, 9, 10))  # three mornings without a digest
-        assert digest(instance, "2026-10-24") == (
+        assert digest(instance, "2026-10-25") == (
             "company_ai digest 2026-10-21T09:05:00Z .. 2026-10-25T09:05:00Z"
         )
         clock(utc(2026, 11, 20, 9, 10))  # a month dark: a week at most
-        assert digest(instance, "2026-11-19") == (
+        assert digest(instance, "2026-11-20") == (
             "company_ai digest 2026-11-13T09:05:00Z .. 2026-11-20T09:05:00Z"
         )
