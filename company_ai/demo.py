@@ -6,13 +6,15 @@ It only ever deletes a folder that an earlier demo made (it leaves a marker file
 
 Every run goes the way a scheduled run goes: through the code location and the
 instance's run launcher (`company_ai/launch.py`), so each appears on its job's page and
-can be re-executed from the UI. The install date is the first of the `--days` days, so
-the UI shows only real gaps. Replays (the nightly seal, brain and export) are run for
-each of those days; captures (vault staging, state export, contact sync, outreach, snapshots) only
-for their current day, because a capture records the world at the moment it runs and a
-past day's moment is gone. The sample's outside world (a Maildir with answers to its
-latest outreach, a webhook drop file: `tools/demo_mail.py`) is what the inbox and
-engagement captures read; the timeline shown is of a contact who answered. The first
+can be re-executed from the UI. The install is the start of the first of the `--days`
+days, so the UI shows only real gaps, and the demo plays every slot of the timetable from
+then to now in the order its ticks fall, each run given its slot's moment as its clock
+(`PLAYED_AT_TAG`, allowed by `COMPANY_AI_PLAYED_CLOCK`): each night's brain sees that
+day's runs, checks, sends and replies, and every capture runs at its own moment. The
+sample's outside world acts between the slots (`sample_world/demo_mail.py`): before each
+morning's inbox triage a few contacts answer the open threads (replies, an out-of-office,
+a bounce, a stranger's mail), and before each evening's engagement capture one of them
+visits the site. The timeline shown is of a contact who answered. The first
 SIGTERM or Ctrl-C stops the demo cleanly: runs in flight are terminated and marked
 failed, never left STARTED.
 """
@@ -24,9 +26,10 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from company_ai.core.store import Store
 
@@ -48,8 +51,6 @@ run_retries:
   max_retries: 2
   retry_on_asset_or_op_failure: false
 """
-MAX_PARALLEL = 2  # runs of one wave at a time: the machine's cores
-NIGHT_JOBS = ("memory_job", "brain_job", "memory_export_job")  # replays, in night order
 
 
 class Interrupted(Exception):
@@ -92,26 +93,26 @@ def _fresh(root: Path) -> tuple[Path, Path]:
     return data, home
 
 
-def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, list[list[tuple[str, str]]]]:
-    """(the install's first day, waves of (job, partition)): each wave runs after the one
-    before, its runs side by side. Nights of the last `days` complete days, then this
-    morning's slots in timetable order, each for its current partition, then the week."""
-    from company_ai.core.timetable import TIMETABLE, current_partitions, ticks_around
+@dataclass(frozen=True)
+class Played:
+    """One slot of the demo's past: `job` for `partition`, run at the moment `tick`."""
 
-    entries = {e.job: e for e in TIMETABLE}
-    last_day = entries["memory_job"].slot.partition(now, tz)  # the last complete day
-    first = date.fromisoformat(last_day) - timedelta(days=days - 1)
-    nights = [(first + timedelta(days=n)).isoformat() for n in range(days)]
-    waves = [[(job, day) for day in nights] for job in NIGHT_JOBS]
-    morning = sorted(
-        (e for e in TIMETABLE if e.job not in NIGHT_JOBS),
-        key=lambda e: ticks_around(e.slot, now, tz)[0],
-    )
-    for entry in morning:
-        partition = current_partitions(entry.slot, now, tz)[0]
-        if partition >= first.isoformat():
-            waves.append([(entry.job, partition)])
-    return first.isoformat(), [wave for wave in waves if wave]
+    tick: datetime
+    job: str
+    partition: str
+
+
+def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, datetime, list[Played]]:
+    """(the install's first day, the moment it was installed, every slot from then to
+    `now` in the order its ticks fall): the last `days` local days, today's so far
+    included, as the timetable would have run them."""
+    from company_ai.core.timetable import TIMETABLE, due_between
+
+    today = now.astimezone(ZoneInfo(tz)).date()
+    first = today - timedelta(days=days - 1)
+    installed = datetime.combine(first, datetime.min.time(), ZoneInfo(tz)).astimezone(UTC)
+    due = due_between([e.slot for e in TIMETABLE], installed, now, tz)
+    return first.isoformat(), installed, [Played(d.tick, d.job, d.partition) for d in due]
 
 
 def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
@@ -121,6 +122,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     # read their settings from the environment they inherit from this one.
     os.environ["COMPANY_AI_DATA_DIR"] = str(data)
     os.environ["DAGSTER_HOME"] = str(home)
+    os.environ["COMPANY_AI_PLAYED_CLOCK"] = "true"  # each run at its slot's own moment
     os.environ.pop("COMPANY_AI_START_DATE", None)  # the install date recorded below
 
     from company_ai.core.install import record_first_day
@@ -132,36 +134,34 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
 
     now = utc_now()
     tz = Settings.from_env().timezone
-    first, waves = demo_plan(now, tz, days)
-    record_first_day(data, first, now)
+    first, installed, plan = demo_plan(now, tz, days)
+    record_first_day(data, first, installed)
     settings = Settings.from_env()  # now with the install date
     _say(f"[1/3] sample CRM → {data}")
     stores = Stores(data)
     stores.create_all()
+    # The world's history ends at the install; the nights after it are played below.
     summary = load_sample(
-        stores, as_of=now, contacts=contacts, tz=tz, progress=progress("      loading")
+        stores, as_of=installed, contacts=contacts, tz=tz, progress=progress("      loading")
     )
     _say(
         f"      {summary.contacts:,} contacts ({summary.with_email:,} with email), "
         f"{summary.episodes:,} episodes, {summary.messages:,} messages; installed {first}"
     )
-    from company_ai.sample_world.demo_mail import drop_demo_signals, fill_demo_inbox
-
-    answered = fill_demo_inbox(stores, settings.inbox_dir / "maildir", now)
-    shown = answered[0] if answered else _showcase_email(stores)
-    drop_demo_signals(settings.engagement_dir, shown, now)
-    _say(
-        f"      {len(answered)} answers to recent outreach (replies, an out-of-office, a bounce)"
-        f" and a stranger's mail in {settings.inbox_dir / 'maildir'}; one webhook drop file"
-    )
 
     import dagster as dg
 
+    from company_ai.constants import PLAYED_AT_TAG
+    from company_ai.core.times import to_iso
     from company_ai.launch import launcher
 
     instance = dg.DagsterInstance.get()
-    total = sum(len(w) for w in waves) + 1  # and the restore drill
-    _say(f"[2/3] {total} runs through the code location and the run launcher → {home}")
+    _say(
+        f"[2/3] {len(plan) + 1} runs through the code location and the run launcher → {home}\n"
+        f"      each slot of {first}..{now.date()} at its own moment; the outside world "
+        "answers the outreach before each morning's inbox triage"
+    )
+    world = _World(stores, settings)
     failed = 0
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -170,12 +170,18 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
             for s in previous:
                 signal.signal(s, stop)
             try:
-                plan: list[Sequence[tuple[str, str | None]]] = [
-                    *waves,
-                    [("restore_drill_job", None)],
-                ]
-                for wave in plan:
-                    failed += _run_wave(runs, instance, wave, stop)
+                for slot in plan:
+                    stop.check()
+                    for due in world.held_sends_due(slot.tick):  # the held-send sensor's runs
+                        tags = {"company_ai/launched_by": "demo", PLAYED_AT_TAG: due}
+                        failed += _run_one(runs, instance, "held_sends_job", None, tags, stop)
+                    world.before(slot)
+                    tags = {"company_ai/launched_by": "demo", PLAYED_AT_TAG: to_iso(slot.tick)}
+                    failed += _run_one(runs, instance, slot.job, slot.partition, tags, stop)
+                failed += _run_one(
+                    runs, instance, "restore_drill_job", None, {"company_ai/launched_by": "demo"},
+                    stop,
+                )  # fmt: skip
             except Interrupted as exc:
                 stopped = runs.stop(f"the demo was stopped by {exc}")
                 _say(f"stopped by {exc}: {len(stopped)} run(s) in flight were marked failed")
@@ -187,6 +193,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     _say("[3/3] a contact's timeline")
     from company_ai.core.crm import load_timeline, render_text
 
+    shown = world.shown or _showcase_email(stores)
     print(f"$ company-ai timeline {shown} --bodies")
     print(render_text(load_timeline(stores, shown), bodies=True))
     print()
@@ -199,24 +206,52 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     return 1 if failed else 0
 
 
-def _run_wave(runs, instance, wave: Sequence[tuple[str, str | None]], stop: StopFlag) -> int:
-    """Run one wave, at most MAX_PARALLEL at a time; returns how many failed."""
-    failed = 0
-    for start in range(0, len(wave), MAX_PARALLEL):
-        batch = wave[start : start + MAX_PARALLEL]
-        started = time.monotonic()
-        ids = []
-        for job, day in batch:
-            stop.check()
-            ids.append(runs.launch(job, day, {"company_ai/launched_by": "demo"}))
-        for (job, day), run in zip(batch, runs.wait(ids, stop.check), strict=True):
-            ok = run.status.value == "SUCCESS"
-            failed += not ok
-            _say(
-                f"      {job} {day or '(once)'}: {'ok' if ok else run.status.value}"
-                f" in {time.monotonic() - started:.1f}s{_checks(instance, run.run_id)}"
-            )
-    return failed
+class _World:
+    """The sample's outside world, acting between the played slots: before each morning's
+    inbox triage a few contacts answer the open threads (`sample_world/demo_mail.py`), and
+    before each evening's engagement capture one of them visits the site."""
+
+    def __init__(self, stores, settings) -> None:
+        self.stores, self.settings = stores, settings
+        self.shown: str | None = None
+
+    def held_sends_due(self, until: datetime) -> list[str]:
+        """The moments before `until` at which drafts held for working hours fall due."""
+        from company_ai.core.times import to_iso
+
+        with self.stores.connect(Store.OUTREACH, readonly=True) as outreach:
+            return [
+                row[0]
+                for row in outreach.execute(
+                    "SELECT DISTINCT due_at FROM drafts WHERE status = 'ready'"
+                    " AND due_at <= ? ORDER BY due_at",
+                    (to_iso(until),),
+                )
+            ]
+
+    def before(self, slot: Played) -> None:
+        from company_ai.sample_world.demo_mail import drop_demo_signals, fill_demo_inbox
+
+        moment = slot.tick - timedelta(minutes=10)
+        if slot.job == "inbox_job":
+            answered = fill_demo_inbox(self.stores, self.settings.inbox_dir / "maildir", moment)
+            self.shown = self.shown or (answered[0] if answered else None)
+            _say(f"      {slot.partition}: {len(answered)} answers and a stranger's mail arrive")
+        elif slot.job == "engagement_job":
+            who = self.shown or _showcase_email(self.stores)
+            drop_demo_signals(self.settings.engagement_dir, who, moment, slot.partition)
+
+
+def _run_one(runs, instance, job: str, day: str | None, tags: dict, stop: StopFlag) -> int:
+    """Run `job` for `day` through the run launcher and wait; 1 if it did not succeed."""
+    started = time.monotonic()
+    [run] = runs.wait([runs.launch(job, day, tags)], stop.check)
+    ok = run.status.value == "SUCCESS"
+    _say(
+        f"      {job} {day or '(once)'}: {'ok' if ok else run.status.value}"
+        f" in {time.monotonic() - started:.1f}s{_checks(instance, run.run_id)}"
+    )
+    return 0 if ok else 1
 
 
 def _checks(instance, run_id: str) -> str:

@@ -2,6 +2,7 @@
 
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from company_ai.constants import PLAYED_AT_TAG
+from company_ai.core.timetable import TIMETABLE
 from company_ai.demo import MARKER, _fresh, demo_plan
 from tests.demo_run import (
     ENV,
@@ -48,12 +51,23 @@ def test_the_demo_installs_and_runs_its_first_night_through_the_run_launcher(dem
     assert "Thanks Sam, good timing." in done.stdout
     assert "Vault: 21 notes staged" in done.stdout and "21 recall pages" in done.stdout
     assert "1. " in done.stdout and ", as of 2026-" in done.stdout and "Around " in done.stdout
-    # Replays for both days; captures only for their current day.
-    assert len(instance.get_materialized_partitions(dg.AssetKey("contact_episodes"))) == 2
-    assert len(instance.get_materialized_partitions(dg.AssetKey("memory_export"))) == 2
-    assert len(instance.get_materialized_partitions(dg.AssetKey("db_snapshots"))) == 1
-    for capture in ("inbox_replies", "engagement_signals"):
-        assert len(instance.get_materialized_partitions(dg.AssetKey(capture))) == 1
+    # Every slot from the install to now ran once, at its own moment, and filled its day.
+    played = [(r.job_name, r.tags.get("dagster/partition")) for r in runs
+              if PLAYED_AT_TAG in r.tags and r.job_name != "held_sends_job"]  # fmt: skip
+    assert len(played) == len(set(played)), "every slot once"
+    by_job = {e.job: e.assets for e in TIMETABLE}
+    for job, day in played:
+        for asset in by_job[job]:
+            assert day in instance.get_materialized_partitions(dg.AssetKey(asset)), (asset, day)
+    days = sorted({day for _, day in played})
+    assert len(days) == 2, days
+    for asset in ("contact_episodes", "memory_export", "brain_facts"):
+        filled = instance.get_materialized_partitions(dg.AssetKey(asset))
+        assert days[0] in filled, asset
+    # The first night's brain read that day's runs and the pages the vault distilled.
+    with sqlite3.connect(root / "data" / "brain.db") as brain:
+        kinds = {k for (k,) in brain.execute("SELECT kind FROM facts WHERE day = ?", days[:1])}
+    assert {"run_ok", "page_distilled"} <= kinds, kinds
     # The install date is the first demo day: the UI shows no older "missing" days.
     install = (root / "data" / "install.json").read_text()
     first = min(instance.get_materialized_partitions(dg.AssetKey("contact_episodes")))
@@ -72,6 +86,7 @@ def test_a_demo_run_re_executes_and_a_two_day_backfill_runs_through_the_ui_api(
     env = ENV | {
         "DAGSTER_HOME": str(root / "dagster_home"),
         "COMPANY_AI_DATA_DIR": str(root / "data"),
+        "COMPANY_AI_PLAYED_CLOCK": "true",  # as scripts/ui sets it on the demo's data
     }
     instance = instance_of(root)
     parent = next(r for r in instance.get_runs() if r.job_name == "memory_job")
@@ -85,6 +100,7 @@ def test_a_demo_run_re_executes_and_a_two_day_backfill_runs_through_the_ui_api(
         )
     # The code server this test starts must see what the daemon's sees.
     monkeypatch.setenv("COMPANY_AI_DATA_DIR", env["COMPANY_AI_DATA_DIR"])
+    monkeypatch.setenv("COMPANY_AI_PLAYED_CLOCK", "true")
     monkeypatch.delenv("COMPANY_AI_START_DATE", raising=False)
     try:
         target = WorkspaceFileTarget(paths=["workspace.yaml"])
@@ -179,17 +195,21 @@ def test_sigterm_stops_the_demo_cleanly_and_leaves_no_run_started(tmp_path):
     )
 
 
-def test_the_plan_installs_at_the_first_day_and_runs_captures_once_for_their_current_day():
+def test_the_plan_plays_every_slot_from_the_install_to_now_in_tick_order():
     from datetime import UTC, datetime
 
-    first, waves = demo_plan(datetime(2026, 11, 30, 14, 0, tzinfo=UTC), "UTC", 3)
-    assert first == "2026-11-27"
-    runs = [run for wave in waves for run in wave]
-    assert [d for j, d in runs if j == "memory_job"] == ["2026-11-27", "2026-11-28", "2026-11-29"]
+    first, installed, plan = demo_plan(datetime(2026, 11, 30, 14, 0, tzinfo=UTC), "UTC", 3)
+    assert (first, installed) == ("2026-11-28", datetime(2026, 11, 28, tzinfo=UTC))
+    assert [p.tick for p in plan] == sorted(p.tick for p in plan)
+    assert all(installed < p.tick <= datetime(2026, 11, 30, 14, 0, tzinfo=UTC) for p in plan)
+    runs = [(p.job, p.partition) for p in plan]
+    assert len(runs) == len(set(runs))
+    assert [d for j, d in runs if j == "memory_job"] == ["2026-11-28", "2026-11-29"]
     assert [d for j, d in runs if j == "outreach_job"] == ["2026-11-30"]  # Monday's own
-    assert [d for j, d in runs if j == "snapshots_job"] == ["2026-11-29"]
-    assert "outreach_funnel_job" not in [j for j, _ in runs], "no complete week since install"
-    order = [j for j, _ in runs]
+    assert [d for j, d in runs if j == "snapshots_job"] == ["2026-11-28", "2026-11-29", "2026-11-30"]
+    # Each slot runs at its tick on its partition's day.
+    assert all(p.tick.date().isoformat() == p.partition for p in plan)
+    order = [j for j, d in runs if d == "2026-11-30"]
     assert order.index("vault_job") < order.index("outreach_job") < order.index("digest_job")
 
 

@@ -104,13 +104,14 @@ def fill_demo_inbox(stores: Stores, maildir: Path, now: datetime) -> list[str]:
     return answered
 
 
-def drop_demo_signals(folder: Path, email: str, now: datetime) -> None:
-    """One webhook drop file: a site visit and a portal signup by `email`."""
+def drop_demo_signals(folder: Path, email: str, now: datetime, day: str = "1") -> None:
+    """One webhook drop file for `day`: a site visit and a portal signup by `email`."""
     at = to_iso(now - timedelta(hours=2))
     signals = [
-        {"id": "demo-visit-1", "kind": "site_visit", "email": email, "at": at,
+        {"id": f"demo-visit-{day}", "kind": "site_visit", "email": email, "at": at,
          "pages": ["pricing page", "case studies"]},
-        {"id": "demo-signup-1", "kind": "portal_signup", "email": email, "at": at,
+        {"id": f"demo-signup-{day}", "kind": "portal_signup", "email": email, "at": at,
          "detail": "started a trial workspace"},
     ]  # fmt: skip
-    write_atomic(folder / "demo-webhooks.json", json.dumps({"signals": signals}).encode())
+    body = json.dumps({"signals": signals}).encode()
+    write_atomic(folder / f"demo-webhooks-{day}.json", body)

@@ -14,7 +14,7 @@ UI stops held sends.
 
 import dagster as dg
 
-from company_ai import ledger
+from company_ai import days, ledger
 from company_ai.core import outreach
 from company_ai.core.times import to_iso
 from company_ai.resources.mailer import Mailer
@@ -38,7 +38,11 @@ def build(setup: Setup) -> tuple[dg.JobDefinition, dg.SensorDefinition]:
     ) -> dg.Output[None]:
         """Sends every held outreach draft whose contact's working hours have begun."""
         done = outreach.send_due(
-            stores.stores(), tz=setup.tz, mailer=mailer, clock=setup.clock, warn=context.log.warning
+            stores.stores(),
+            tz=setup.tz,
+            mailer=mailer,
+            clock=days.clock(context, setup),
+            warn=context.log.warning,
         )
         return dg.Output(
             None,
