@@ -206,7 +206,8 @@ def test_the_plan_plays_every_slot_from_the_install_to_now_in_tick_order():
     assert len(runs) == len(set(runs))
     assert [d for j, d in runs if j == "memory_job"] == ["2026-11-28", "2026-11-29"]
     assert [d for j, d in runs if j == "outreach_job"] == ["2026-11-30"]  # Monday's own
-    assert [d for j, d in runs if j == "snapshots_job"] == ["2026-11-28", "2026-11-29", "2026-11-30"]
+    snapshots = ["2026-11-28", "2026-11-29", "2026-11-30"]
+    assert [d for j, d in runs if j == "snapshots_job"] == snapshots
     # Each slot runs at its tick on its partition's day.
     assert all(p.tick.date().isoformat() == p.partition for p in plan)
     order = [j for j, d in runs if d == "2026-11-30"]
