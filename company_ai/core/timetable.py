@@ -120,6 +120,12 @@ TIMETABLE: list[Entry] = [
     # 170k in all at the benchmark's scale, by an index on sent_at) and writes one small
     # Markdown file: well under 10 s, most of it importing pandas. 300 s.
     Entry("outreach_growth_job", ("outreach_growth",), time(5, 30), 300),
+    # The CRM audit: a capture (the CRM is mutable: it counts the CRM as it stands). One
+    # pass over the contacts (a regex and the send rules per contact, a few µs each:
+    # ~1 s at the benchmark's 156,925 contacts), every send hold once, and one indexed
+    # count of engagement episodes (~0.1 s at 1.5M episodes); one row written. 300 s.
+    # Before the brief (06:00) and the state export (06:15), which read its row.
+    Entry("crm_audit_job", ("crm_audit",), time(5, 45), 300, capture=True),
     # The brief reads ≤500 run records and counts a few tables: well under 5 s. Delivery
     # is one HTTP call with a 10 s timeout per pending alert; 300 s covers ~25 retries.
     Entry("morning_brief_job", ("morning_brief",), time(6, 0), 300),

@@ -40,6 +40,8 @@ from company_ai.core.outreach.send_rules import (
     Hold,
     add_hold,
     contact_timezone,
+    hold_reason,
+    read_holds,
 )
 from company_ai.core.outreach.web import WebPages, check_domain
 
@@ -63,11 +65,13 @@ __all__ = [
     "draft_day",
     "due_drafts",
     "growth_frame",
+    "hold_reason",
     "offline_research",
     "page_text",
     "past_sends",
     "plain_table",
     "read_page",
+    "read_holds",
     "readable_text",
     "research_day",
     "research_refusals",
