@@ -143,3 +143,38 @@ def test_the_new_assets_are_on_the_timetable_before_the_brief(asset):
     brief = entry_of("morning_brief").at
     assert entry_of(asset).at < brief
     assert entry_of("crm_audit").capture and not entry_of("outreach_growth").capture
+
+
+def test_the_daily_assets_report_their_headline_figures_as_numbers(tmp_path, clock):
+    from company_ai.resources.embedder import Embedder
+    from company_ai.sample_world.crm import load_sample
+    from tests.conftest import AS_OF
+
+    data = tmp_path / "data"
+    load_sample(Stores(data), contacts=40, as_of=AS_OF)  # small: the vectors are embedded
+    night = named("contact_episodes", "brain_facts", "episode_vectors", "knowledge_vectors")
+    given = {"stores": StoresResource(data_dir=str(data)), "embedder": Embedder()}
+    clock(datetime(2026, 11, 30, 3, 0, tzinfo=UTC))  # after the 02:00 aging of 2026-11-30
+    with dg.instance_for_test() as instance:
+        ran = dg.materialize(night, partition_key="2026-11-29", instance=instance, resources=given)
+        aged = dg.materialize(
+            [named("memory_aging")], partition_key=DAY, instance=instance, resources=given
+        )
+    figures = {
+        "contact_episodes": ("episodes_sealed",),
+        "brain_facts": ("facts", "decisions"),
+        "episode_vectors": ("vectors",),
+        "knowledge_vectors": ("vectors",),
+    }
+    found = {asset: meta(ran, asset) for asset in figures}
+    for asset, keys in figures.items():
+        for key in keys:
+            assert type(found[asset][key]) is int, (asset, key)
+    assert found["contact_episodes"]["episodes_sealed"] > 0 and found["brain_facts"]["facts"] > 0
+    aging = meta(aged, "memory_aging")
+    assert type(aging["vectors_episodes"]) is int and type(aging["vectors_knowledge"]) is int
+    # What aging keeps live is what the night left, less what it moved to the archive.
+    moved = aging["archived_by_collection"]
+    for name, asset in (("episodes", "episode_vectors"), ("knowledge", "knowledge_vectors")):
+        assert aging[f"vectors_{name}"] == found[asset]["vectors"] - moved.get(name, 0)
+    assert aging["vectors_episodes"] > 0
