@@ -11,7 +11,6 @@ from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
 
-
 # The kinds of matched mail that are a person's answer (core/inbox/replies.py sets
 # `replied_at` for them); out-of-office notes and bounces are not replies.
 ANSWERS = ("reply", "not_now", "unsubscribe")
