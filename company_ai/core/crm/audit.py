@@ -154,14 +154,25 @@ def audit_crm(
         engagement = memory.execute(
             "SELECT count(*) FROM contact_episodes WHERE episode_type = ?", ("engagement",)
         ).fetchone()[0]
-    return Audit(contacts, *bands.values(), actionable, with_email, engagement, deleted)
+    return Audit(
+        contacts=contacts,
+        cold=bands["cold"],
+        warm=bands["warm"],
+        hot=bands["hot"],
+        actionable=actionable,
+        with_email=with_email,
+        engagement_rows=engagement,
+        deleted=deleted,
+    )
 
 
 def audit_stores(stores: Stores, now: str) -> Audit:
     """`audit_crm` over the stores as they are (read-only; a missing store counts as empty)."""
-    readers = [stores.reader(domain) for domain in (Store.CRM, Store.OUTREACH, Store.MEMORY)]
+    crm, outreach, memory = readers = [
+        stores.reader(domain) for domain in (Store.CRM, Store.OUTREACH, Store.MEMORY)
+    ]
     try:
-        return audit_crm(*readers, now)
+        return audit_crm(crm, outreach, memory, now)
     finally:
         for reader in readers:
             if reader is not None:
