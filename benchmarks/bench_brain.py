@@ -8,7 +8,8 @@ plus, for each of the last `--days` days, a full outreach day (20 research picks
 7 sent, 2 quarantined, 1 skipped), seven runs with their checks, a few recall pages and a
 deleted note. Times the core functions the `brain_facts` and `memory_export` assets call
 (`synthesize_day` + `write_day`, `export_day`), then replays every day and checks that the
-export is byte-identical, then times the weekly funnel. Prints figures; asserts no speed.
+export is byte-identical, then times the growth analysis (eight weeks to each Monday).
+Prints figures; asserts no speed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from company_ai.core.brain import export_day, synthesize_day, write_day
 from company_ai.core.memory import append_episodes, validate
-from company_ai.core.outreach import weekly_funnel
+from company_ai.core.outreach import count_growth, growth_frame
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores, transaction
 from company_ai.core.times import Day
@@ -247,11 +248,13 @@ def main() -> None:
     with stores.connect("outreach", readonly=True) as outreach:
         for week in weeks:
             t0 = time.perf_counter()
-            weekly_funnel(outreach, week, TZ, (week + timedelta(days=7)).isoformat() + "T05:30:00Z")
+            monday, sunday = (week + timedelta(days=7)).isoformat(), week + timedelta(days=6)
+            tick = Day(monday, TZ, f"{sunday.isoformat()}T05:30:00Z", f"{monday}T05:30:00Z")
+            growth_frame(count_growth(outreach, tick))
             timings.append(time.perf_counter() - t0)
     print(
-        f"outreach_funnel (weekly_funnel): {statistics.mean(timings):.3f} s/week mean"
-        f" (n={len(timings)} weeks)"
+        f"outreach_growth (count_growth + growth_frame): {statistics.mean(timings):.3f} s/run"
+        f" mean (n={len(timings)} Mondays)"
     )
     if not args.keep:
         shutil.rmtree(root)

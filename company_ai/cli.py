@@ -288,6 +288,16 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print JSON for machines")
     evaluate.set_defaults(run=_eval_retrieval)
 
+    audit = commands.add_parser(
+        "audit",
+        help="the CRM audit: contacts, warmth bands, what can be acted on",
+        description="The latest CRM audit `crm_audit` stored (ops.db), or, when none is "
+        "stored yet, the same numbers computed now from the stores; the output says which. "
+        "Read-only.",
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON for machines")
+    audit.set_defaults(run=_audit)
+
     demo = commands.add_parser("demo", help="fresh sample data, every asset run through Dagster")
     demo.add_argument(
         "--dir",
@@ -604,6 +614,28 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
         _out_json(json.dumps(results, indent=2))
     else:
         _out(render(results))
+    return 0
+
+
+def _audit(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.crm import WARMTH_BANDS, audit_stores, stored_audit
+    from company_ai.core.times import to_iso, utc_now
+
+    stored = stored_audit(stores)
+    if stored is not None:
+        audit, day, as_of = stored.audit, stored.day, stored.recorded_at
+        source = "stored"
+        said = f"CRM audit stored by crm_audit for {day}, as of {as_of}"
+    else:
+        as_of, day, source = to_iso(utc_now()), None, "computed now"
+        audit = audit_stores(stores, as_of)
+        said = f"CRM audit computed now (no audit stored yet), as of {as_of}"
+    if args.json:
+        bands = {name: [low, high] for name, low, high in WARMTH_BANDS}
+        data = {"source": source, "day": day, "as_of": as_of, "warmth_bands": bands}
+        _out_json(json.dumps(data | audit.numbers(), indent=2))
+    else:
+        _out("\n".join([said, *(f"  {line}" for line in audit.lines())]))
     return 0
 
 

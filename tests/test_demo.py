@@ -211,6 +211,7 @@ def test_the_plan_plays_every_slot_from_the_install_to_now_in_tick_order():
     # Each slot runs at its tick on its partition's day.
     assert all(p.tick.date().isoformat() == p.partition for p in plan)
     order = [j for j, d in runs if d == "2026-11-30"]
+    assert [d for j, d in runs if j == "outreach_growth_job"] == snapshots  # daily, 05:30
     assert order.index("vault_job") < order.index("outreach_job") < order.index("digest_job")
 
 

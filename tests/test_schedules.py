@@ -38,8 +38,8 @@ def test_outreach_runs_on_weekdays_at_0755_for_the_day_the_work_is_done():
 def test_schedule_descriptions_are_words_not_python_day_numbers():
     for schedule in defs.schedules:
         assert "frozenset" not in schedule.description and "[" not in schedule.description
-    funnel = defs.resolve_schedule_def("outreach_funnel_job_schedule")
-    assert funnel.description.startswith(f"Every day 05:30 {SETUP.tz}")
+    growth = defs.resolve_schedule_def("outreach_growth_job_schedule")
+    assert growth.description.startswith(f"Every day 05:30 {SETUP.tz}")
 
 
 def test_light_jobs_run_their_steps_in_one_process():

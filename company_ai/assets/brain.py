@@ -1,12 +1,10 @@
-from datetime import date
-
 import dagster as dg
 
 from company_ai import days, ledger
 from company_ai.constants import BRAIN, OWNER, REPLAY_META
-from company_ai.core.brain import ExportError, export_day, export_funnel, synthesize_day, write_day
+from company_ai.core.brain import ExportError, export_day, export_growth, synthesize_day, write_day
 from company_ai.core.store import Store
-from company_ai.core.times import Day, parse_utc, to_iso
+from company_ai.core.times import Day, parse_utc
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
@@ -114,37 +112,51 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         metadata=REPLAY_META,
     )
-    def outreach_funnel(
+    def outreach_growth(
         context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
     ) -> dg.MaterializeResult:
-        """The outreach funnel of a week: sent, opened, replied and bounced, by angle (pandas).
+        """The growth analysis: sent, opened, replied and bounced by week and angle (pandas).
 
-        Source: the messages sent that Monday-to-Sunday week (`outreach.db`), with an open or
-        a reply counted when it came before this asset's own Monday 05:30 tick, so a replay
-        gives the night's figures (a bounce has no time and is counted as it stands). Grain:
-        one table per week, as Dagster table metadata and as
-        `<export dir>/funnel/<Monday>.md`.
+        Source: the messages sent in the last 8 Monday-to-Sunday local weeks up to this
+        asset's own 05:30 tick (`outreach.db`), the newest being the week in progress; an
+        open or a reply counts when it came before the tick, so a replay gives that
+        morning's figures (a bounce has no time and is counted as it stands). Grain: one
+        table a day (a row per week for all angles, then one per angle), as Dagster table
+        metadata and as `<export dir>/growth/<day>.md`; the headline (last complete week's
+        sent, replies and reply rate, and the best angle of the 8 weeks) as numbers. A
+        replay: re-materialising a day rewrites that day's file only, with the same bytes.
         """
-        # pandas is imported here, not at load: every run worker would pay a second for it.
-        from company_ai.core.outreach import plain_table, to_markdown, weekly_funnel
+        # pandas is imported in `growth_frame`, not at load: every run worker would pay for it.
+        from company_ai.core.outreach import count_growth, growth_frame, plain_table, to_markdown
 
-        week = days.one_day(context)
-        cutoff = to_iso(days.scheduled_until(setup, "outreach_funnel", week))
-        if not stores.stores().path(Store.OUTREACH).is_file():
-            raise dg.Failure(description="no outreach store yet: nothing was ever sent")
-        with stores.connect(Store.OUTREACH, readonly=True) as conn:
-            table = weekly_funnel(conn, date.fromisoformat(week), setup.tz, cutoff)
+        day = days.one_day(context)
+        window = days.window(setup, "outreach_growth", day)
+        if stores.stores().path(Store.OUTREACH).is_file():
+            with stores.connect(Store.OUTREACH, readonly=True) as conn:
+                growth = count_growth(conn, window)
+        else:  # nothing was ever sent: every week is zero, which is the truth
+            growth = count_growth(None, window)
+        table = growth_frame(growth)
         markdown = to_markdown(table)
+        title = f"Outreach growth, the {growth.weeks} weeks to {growth.as_of}"
         try:
-            export_funnel(ops_folders.export_dir, date.fromisoformat(week), markdown)
+            export_growth(ops_folders.export_dir, day, title, markdown)
         except ExportError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         plain = plain_table(table)
+        head = growth.headline()
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": len(plain.rows),
-                "sent": int(table["sent"].iloc[0]),
-                "funnel": dg.MetadataValue.table(
+                # The headline as numbers the UI can plot (last complete week; a rate is
+                # None when nothing was sent, rather than a made-up 0).
+                "week": head.week or "none complete",
+                "sent": head.sent,
+                "replies": head.replies,
+                "reply_rate": head.reply_rate,
+                "best_angle": head.best_angle or "none",
+                "best_angle_reply_rate": head.best_angle_reply_rate,
+                "growth": dg.MetadataValue.table(
                     records=[dg.TableRecord(row) for row in plain.rows],
                     schema=dg.TableSchema(
                         columns=[dg.TableColumn(name, kind) for name, kind in plain.columns]
@@ -154,4 +166,4 @@ def assets(setup: Setup) -> list:
             }
         )
 
-    return [brain_facts, memory_export, outreach_funnel]
+    return [brain_facts, memory_export, outreach_growth]

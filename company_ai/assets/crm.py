@@ -5,9 +5,18 @@ import dagster as dg
 
 from company_ai import days
 from company_ai.constants import CAPTURE_META, CRM, OWNER
-from company_ai.core.crm import BUDGET_S, MAX_PAGES, SyncError, Tombstones, sync_people
+from company_ai.core.crm import (
+    BANDS_IN_WORDS,
+    BUDGET_S,
+    MAX_PAGES,
+    SyncError,
+    Tombstones,
+    audit_stores,
+    record_audit,
+    sync_people,
+)
 from company_ai.core.ops import find_returned
-from company_ai.core.store import Store
+from company_ai.core.store import Store, transaction
 from company_ai.core.times import to_iso
 from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.people import PeopleSource
@@ -107,4 +116,41 @@ def assets(setup: Setup) -> list:
             ],
         )
 
-    return [crm_contacts]
+    @dg.asset(
+        partitions_def=setup.daily,
+        group_name=CRM,
+        kinds={"sqlite"},
+        owners=[OWNER],
+        # ops.db, not crm.db: the audit is a report about the CRM built from three stores
+        # (crm, outreach's send holds, memory's episodes), not CRM data. crm.db keeps its
+        # writers (the sync, imports, warmth rules); ops.db already holds what the system
+        # says about itself, and these rows are counts that name no one, so `forget` and
+        # the snapshot's shrink check of crm.db never have to know about them.
+        pool="ops_db",
+        metadata=CAPTURE_META,
+    )
+    def crm_audit(
+        context: dg.AssetExecutionContext, stores: StoresResource
+    ) -> dg.MaterializeResult:
+        """The CRM audit: contacts, the share cold / warm / hot, records clean enough to act
+        on, the share with an email and the engagement rows, as they stand at 05:45.
+
+        A capture: the CRM changes all day (the sync, imports, warmth bumps), so it counts the
+        CRM as it is when it runs, for its current day only, and refuses a past day. Source:
+        `crm.db` (contacts not deleted upstream), the send holds in `outreach.db` and the
+        `engagement` episodes in the memory (`core/crm/audit.py`). Warmth bands: cold 0-20,
+        warm 21-60, hot 61-100. Actionable: a name, a valid email, not deleted, not held from
+        sending. Grain: one row per run in `ops.db`'s `crm_audits` with its `recorded_at`
+        (a re-run adds its moment); the morning brief, the state export and
+        `company-ai audit` read the latest row recorded before their own moment.
+        """
+        day = days.require_current(context, setup, "the CRM as it stands")
+        now = to_iso(days.clock(context, setup)())
+        audit = audit_stores(stores.stores(), now)
+        with stores.connect(Store.OPS) as ops, transaction(ops):
+            record_audit(ops, day, now, audit)
+        return dg.MaterializeResult(
+            metadata={**audit.numbers(), "recorded_at": now, "warmth_bands": BANDS_IN_WORDS}
+        )
+
+    return [crm_contacts, crm_audit]

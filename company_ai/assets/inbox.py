@@ -11,6 +11,10 @@ from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
 
+# The kinds of matched mail that are a person's answer (core/inbox/replies.py sets
+# `replied_at` for them); out-of-office notes and bounces are not replies.
+ANSWERS = ("reply", "not_now", "unsubscribe")
+
 
 def assets(setup: Setup) -> list:
     """This module's assets, built for `setup` (its partitions, clock, settings)."""
@@ -74,6 +78,8 @@ def assets(setup: Setup) -> list:
             metadata={
                 "dagster/row_count": sum(done.matched.values()),
                 **done.metadata(),
+                # People's answers (they set `replied_at`): the figure the UI plots.
+                "replies": sum(done.matched.get(k, 0) for k in ANSWERS),
                 "read_failures": len(fetched.failures),
                 "cursor_moved": moved,
                 "inbox": inbox_source.backend,

@@ -82,6 +82,7 @@ def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name
         metadata={
             **result.metadata(),
             "dagster/row_count": total,
+            "vectors": total,  # live in this collection after the run
             "model": f"{model.name} ({model.dim}-d)",
             "rebuilt": opened.rebuilt or "no",
             "notes": "; ".join(result.notes) or "none",
@@ -132,6 +133,7 @@ def assets(setup: Setup) -> list:
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": seal.episodes,
+                "episodes_sealed": seal.episodes,
                 "by_type": seal.by_type,
                 "by_source": seal.by_source,
                 "last_id": seal.last_id or 0,
@@ -226,7 +228,12 @@ def assets(setup: Setup) -> list:
         today = date.fromisoformat(local_day(to_iso(days.clock(context, setup)()), setup.tz))
         path = vectors_dir(stores.data_dir)
         if not (path / "chroma.sqlite3").is_file():
-            return dg.MaterializeResult(metadata={"note": "no vector store yet: nothing to age"})
+            return dg.MaterializeResult(
+                metadata={
+                    "note": "no vector store yet: nothing to age",
+                    **{f"vectors_{name}": 0 for name in (EPISODES, KNOWLEDGE)},
+                }
+            )
         caps = {EPISODES: setup.settings.vector_cap_episodes}
         caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
         try:
@@ -241,6 +248,8 @@ def assets(setup: Setup) -> list:
             metadata={
                 "as_of": today.isoformat(),
                 "kept": sum(result.kept.values()),
+                # Live vectors per collection, as numbers the UI can plot.
+                **{f"vectors_{name}": result.kept.get(name, 0) for name in (EPISODES, KNOWLEDGE)},
                 "archived": sum(result.archived.values()),
                 "deleted": result.deleted,
                 "kept_by_collection": result.kept,

@@ -13,8 +13,8 @@ from company_ai.core.ops import (
     export_state,
     snapshots,
 )
-from company_ai.core.times import to_iso
-from company_ai.core.timetable import TIMETABLE
+from company_ai.core.times import Day, to_iso
+from company_ai.core.timetable import TIMETABLE, ticks_around
 from company_ai.refusals import refused_nothing, refused_nothing_spec
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
@@ -61,6 +61,14 @@ def _digest_since(
     if previous:
         since = min(since, days.scheduled_until(setup, "daily_digest", previous))
     return max(since, until - DIGEST_MAX_WINDOW)
+
+
+def _growth_before(setup: Setup, moment: datetime) -> Day:
+    """The window of the growth analysis' last tick at or before `moment`: the brief and the
+    state export show the figures that tick gave (05:30, before their own)."""
+    slot = days.entry_of("outreach_growth").slot
+    tick = ticks_around(slot, moment, setup.tz)[0]
+    return days.window(setup, "outreach_growth", slot.partition(tick, setup.tz))
 
 
 def assets(setup: Setup) -> list:
@@ -130,9 +138,10 @@ def assets(setup: Setup) -> list:
 
         Source: Dagster's run records of the 12 hours before that day's 06:00 tick (runs and
         failures) and the stores as of that moment (replies, drafts waiting or quarantined,
-        the night's most important brain facts, stale recall pages): each section comes from
-        `core.reports.BRIEF_SECTIONS` and is left out while its table does not exist. Grain:
-        one brief per day, kept as metadata; only the day's own run sends it.
+        the night's most important brain facts, stale recall pages, the growth analysis'
+        headline as its 05:30 tick gave it, the latest CRM audit recorded before 06:00): each
+        section comes from `core.reports.BRIEF_SECTIONS` and is left out while its table does
+        not exist. Grain: one brief per day, kept as metadata; only the day's own run sends it.
         """
         day = days.one_day(context)
         until = days.scheduled_until(setup, "morning_brief", day)
@@ -143,7 +152,13 @@ def assets(setup: Setup) -> list:
         brain_day = days.last_partition_before(setup, "brain_facts", until)
         text = build_brief(
             BriefInput(
-                stores.stores(), since, until, runs, setup.settings.recall_stale_days, brain_day
+                stores.stores(),
+                since,
+                until,
+                runs,
+                setup.settings.recall_stale_days,
+                brain_day,
+                _growth_before(setup, until),
             )
         )
         return dg.MaterializeResult(
@@ -166,7 +181,8 @@ def assets(setup: Setup) -> list:
         context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
     ) -> dg.MaterializeResult:
         """Key state as flat JSON files for any reader: row counts per store and table, episodes
-        by type and the last sealed day, messages and replies, pending alerts, the latest snapshot.
+        by type and the last sealed day, messages and replies, the growth analysis' headline,
+        the latest CRM audit, pending alerts, the latest snapshot.
 
         A capture: it records the stores as they are when it runs, so it runs for its current
         day only and refuses a past day. Source: the domain stores (read-only) and the
@@ -175,12 +191,14 @@ def assets(setup: Setup) -> list:
         reader never sees a half-written file.
         """
         days.require_current(context, setup, "the stores' state")
+        now = days.clock(context, setup)()
         try:
             state = export_state(
                 stores.stores(),
                 Path(ops_folders.state_dir),
                 Path(ops_folders.snapshot_dir),
-                to_iso(days.clock(context, setup)()),
+                to_iso(now),
+                _growth_before(setup, now),
             )
         except StateExportError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc

@@ -81,7 +81,12 @@ def assets(setup: Setup) -> list:
         if _past_day(context, setup, day):
             picks = outreach.stored_counts(stores.stores(), "research_picks", day)
             return dg.MaterializeResult(
-                metadata={"past_day": True, "picked": sum(picks.values()), **picks},
+                metadata={
+                    "past_day": True,
+                    "picked": sum(picks.values()),
+                    **picks,
+                    "researched": picks.get("done", 0),
+                },
                 check_results=[_refused_pages(stores, day)],
             )
         done = outreach.research_day(
@@ -138,7 +143,12 @@ def assets(setup: Setup) -> list:
         if _past_day(context, setup, day):
             stored = outreach.stored_counts(stores.stores(), "drafts", day)
             return dg.MaterializeResult(
-                metadata={"past_day": True, "drafted": sum(stored.values()), **stored}
+                metadata={
+                    "past_day": True,
+                    "drafted": sum(stored.values()),
+                    **stored,
+                    "quarantined": stored.get("quarantined", 0),
+                }
             )
         done = outreach.draft_day(
             stores.stores(),

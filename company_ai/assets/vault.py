@@ -228,6 +228,7 @@ def assets(setup: Setup) -> list:
                 "removed": len(result.removed),
                 "deferred": result.deferred,
                 "entities": result.entities,
+                "pages": result.entities,  # the recall pages recall reads now
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -281,6 +282,7 @@ def assets(setup: Setup) -> list:
             asset_key=INDEX,
             metadata={
                 "dagster/row_count": summary["documents"],
+                "pages": summary["documents"],  # pages in the index
                 "rewritten": summary["rewritten"],
                 "removed": summary["removed"],
                 "embedded": summary["embedded"],

@@ -1,4 +1,4 @@
-"""The night's own memory through Dagster: brain facts, the Markdown export, the funnel."""
+"""The night's own memory through Dagster: brain facts, the Markdown export, the growth."""
 
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,8 +11,8 @@ from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
 from tests.setup import named
 
-(brain_facts, memory_export, outreach_funnel) = named(
-    "brain_facts", "memory_export", "outreach_funnel"
+(brain_facts, memory_export, outreach_growth) = named(
+    "brain_facts", "memory_export", "outreach_growth"
 )
 contact_episodes = named("contact_episodes")
 
@@ -90,17 +90,43 @@ def test_a_partition_key_outside_the_range_is_refused_before_anything_runs(data)
     assert not Stores(data).path("brain").exists()
 
 
-def test_the_weekly_funnel_is_a_pandas_table_and_a_markdown_file(data):
+def growth(instance, data, day):
+    return dg.materialize(
+        [outreach_growth], partition_key=day, instance=instance, resources=resources(data)
+    )
+
+
+def test_the_growth_is_a_pandas_table_a_markdown_file_and_numbers_and_replays_alike(data):
+    day = "2026-11-30"  # a Monday: the sample's last week is complete at its 05:30 tick
     with dg.instance_for_test() as instance:
-        result = dg.materialize(
-            [outreach_funnel],
-            partition_key="2026-11-16",
-            instance=instance,
-            resources=resources(data),
-        )
-    metadata = meta(result, "outreach_funnel")
-    rows = metadata["funnel"].records
-    assert rows[0].data["angle"] == "(all)" and rows[0].data["sent"] == metadata["sent"] > 0
-    assert sum(r.data["sent"] for r in rows[1:]) == rows[0].data["sent"]
-    text = (data / "exports" / "funnel" / "2026-11-16.md").read_text()
-    assert "| week |" in text and "(all)" in text
+        metadata = meta(growth(instance, data, day), "outreach_growth")
+        path = data / "exports" / "growth" / f"{day}.md"
+        text = path.read_bytes()
+        with Stores(data).connect("outreach") as conn:
+            # Every other message answered a minute after the tick: not that morning's figure.
+            conn.execute(
+                "UPDATE messages SET replied_at = '2026-11-30T05:31:00Z' WHERE replied_at IS NULL"
+            )
+            conn.commit()
+        again = meta(growth(instance, data, day), "outreach_growth")
+    rows = [r.data for r in metadata["growth"].records]
+    last = [r for r in rows if r["week"] == "2026-11-23"]
+    assert last[0]["angle"] == "(all)" and last[0]["complete"] is True
+    assert last[0]["sent"] == metadata["sent"] > 0 and metadata["week"] == "2026-11-23"
+    assert sum(r["sent"] for r in last[1:]) == last[0]["sent"]
+    assert metadata["replies"] == last[0]["replied"]
+    assert type(metadata["sent"]) is int and type(metadata["replies"]) is int
+    assert (
+        type(metadata["reply_rate"]) is float and type(metadata["best_angle_reply_rate"]) is float
+    )
+    assert len({r["week"] for r in rows}) == 8
+    assert text.startswith(b"# Outreach growth, the 8 weeks to 2026-11-30T05:30:00Z\n\n| week |")
+    assert path.read_bytes() == text, "a replay after later replies writes the same file"
+    assert again["replies"] == metadata["replies"] and again["growth"] == metadata["growth"]
+
+
+def test_the_growth_before_any_send_is_zeros_not_a_failure(tmp_path):
+    with dg.instance_for_test() as instance:
+        metadata = meta(growth(instance, tmp_path, "2026-11-30"), "outreach_growth")
+    assert (metadata["sent"], metadata["replies"], metadata["best_angle"]) == (0, 0, "none")
+    assert metadata["reply_rate"] is None

@@ -110,6 +110,7 @@ def test_every_job_of_the_timetable_is_a_replay_or_a_capture_and_captures_are_th
         "snapshots_job",
         "engagement_job",
         "memory_aging_job",  # ages and the TTL count to the night it runs
+        "crm_audit_job",  # the CRM as it stands that morning
     }
     with pytest.raises(KeyError):
         kind_of_job("no_such_job")

@@ -1,7 +1,7 @@
 """The night's own memory: one day's facts, decisions and graph edges (`brain.db`),
 and their export as plain Markdown with the timelines they touched."""
 
-from company_ai.core.brain.export import ExportError, export_day, export_funnel
+from company_ai.core.brain.export import ExportError, export_day, export_growth
 from company_ai.core.brain.facts import (
     RULE_IMPORTANCE,
     clamp_importance,
@@ -15,7 +15,7 @@ __all__ = [
     "RULE_IMPORTANCE",
     "clamp_importance",
     "export_day",
-    "export_funnel",
+    "export_growth",
     "synthesize_day",
     "top_items",
     "write_day",

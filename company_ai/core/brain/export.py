@@ -7,7 +7,7 @@ One folder per day, so that exporting an older day never touches a newer day's f
                                        recorded on it, or a message sent on it): their whole
                                        timeline up to the end of the day, message bodies
                                        included, with a link back to the day
-    <folder>/funnel/<week>.md          the weekly outreach funnel (`export_funnel`)
+    <folder>/growth/<day>.md           the day's growth analysis (`export_growth`)
 
 A day's files are a pure function of the stores: nothing reads the clock and every list
 is sorted, so re-exporting a day gives byte-identical files. What was not yet known at the
@@ -25,7 +25,6 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
 from functools import cached_property
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from company_ai.core.times import Day, local_day
 
 INDEX = "index.md"
 CONTACTS = "contacts"
-FUNNEL = "funnel"
+GROWTH = "growth"
 MAX_SLUG_BYTES = 80  # well under the 255-byte name limit, with room for "-<id>.md"
 # Letters that Unicode does not decompose into an ASCII base and a mark.
 _TRANSLIT = str.maketrans(
@@ -391,12 +390,11 @@ def export_day(stores: Stores, day: Day, folder: str | Path) -> ExportResult:
     return ExportResult(day.key, target, len(files), contacts, written, removed)
 
 
-def export_funnel(folder: str | Path, week_start: date, table_markdown: str) -> bool:
-    """Write the week's funnel table to `<folder>/funnel/<week start>.md`; True if changed."""
-    text = f"# Outreach funnel, week of {week_start.isoformat()}\n\n{table_markdown.rstrip()}\n"
-    target = Path(folder) / FUNNEL
-    name = f"{week_start.isoformat()}.md"
-    written, _ = _sync(target, {name: text.encode("utf-8")}, "the funnel", prune=False)
+def export_growth(folder: str | Path, day: str, title: str, table_markdown: str) -> bool:
+    """Write a day's growth table to `<folder>/growth/<day>.md`; True if changed."""
+    text = f"# {title}\n\n{table_markdown.rstrip()}\n"
+    target = Path(folder) / GROWTH
+    written, _ = _sync(target, {f"{day}.md": text.encode("utf-8")}, "the growth analysis", False)
     return bool(written)
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, StoreError, Stores, table_exists
-from company_ai.core.times import to_iso
+from company_ai.core.times import Day, to_iso
 from company_ai.core.timetable import Due
 
 DARK = "If this digest does not arrive one morning, the scheduler is dark: check dagster-daemon."
@@ -106,6 +106,7 @@ class BriefInput:
     runs: list[RunInfo]
     stale_after_days: int = 90  # recall pages whose status/goal notes are older: review
     brain_day: str | None = None  # the day the night's brain synthesis covered
+    growth_day: Day | None = None  # the growth analysis' last window before the brief
 
 
 Section = Callable[[BriefInput], tuple[str, list[str]] | None]
@@ -178,6 +179,28 @@ def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     return title, [item.line() for item in items]
 
 
+def growth_section(brief: BriefInput) -> tuple[str, list[str]] | None:
+    """The growth analysis' headline as its last tick before the brief saw it: last complete
+    week's sent, replies and reply rate, and the best angle of the trailing weeks."""
+    from company_ai.core.outreach import count_growth
+
+    if brief.growth_day is None or not brief.stores.exists(Store.OUTREACH):
+        return None
+    with brief.stores.connect(Store.OUTREACH, readonly=True) as conn:
+        growth = count_growth(conn, brief.growth_day)
+    return f"Outreach growth (as of {growth.as_of})", [growth.headline().line()]
+
+
+def audit_section(brief: BriefInput) -> tuple[str, list[str]] | None:
+    """The latest CRM audit recorded before the brief's tick (`crm_audit`, ops.db)."""
+    from company_ai.core.crm import stored_audit
+
+    stored = stored_audit(brief.stores, before=to_iso(brief.until))
+    if stored is None:
+        return "CRM audit", ["none recorded before this brief (crm_audit runs at 05:45)"]
+    return f"CRM audit (as of {stored.recorded_at})", stored.audit.lines()
+
+
 def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
     from company_ai.core.recall import count_stale, stale_pages
@@ -213,6 +236,8 @@ BRIEF_SECTIONS: list[Section] = [
         "status = 'quarantined' AND created_at > :since AND created_at <= :until",
     ),
     stale_pages_section,
+    growth_section,
+    audit_section,
 ]
 
 

@@ -3,8 +3,10 @@
 Each file is written atomically: a temporary file in the same folder, fsynced, then
 `os.replace`d over the old one, so a reader sees the previous file or the new one, never
 a torn one. Files: `stores.json` (row counts per table of every store), `memory.json`
-(episodes by type, the last sealed day), `outreach.json` (messages, replies, bounces),
-`ops.json` (pending alerts, the latest snapshot).
+(episodes by type, the last sealed day), `outreach.json` (messages, replies, bounces, and
+`growth`: the growth analysis' headline at its last tick), `crm.json` (the latest CRM
+audit recorded before the export, or null), `ops.json` (pending alerts, the latest
+snapshot).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from company_ai.core.files import write_atomic
 from company_ai.core.ops.reports import query
 from company_ai.core.ops.snapshots import explain_os_error, load_manifest, row_counts, snapshot_days
 from company_ai.core.store import DOMAINS, Store
+from company_ai.core.times import Day
 
 
 class StateExportError(Exception):
@@ -26,8 +29,14 @@ def write_json_atomic(path: Path, data: object) -> None:
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 
-def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
-    """The state files' contents, by file name; stores that do not exist are left out."""
+def collect_state(
+    stores, snapshot_root: Path, as_of: str, growth_day: Day | None = None
+) -> dict[str, dict]:
+    """The state files' contents, by file name; stores that do not exist are left out.
+    `growth_day`: the growth analysis' last window before `as_of` (None: no growth)."""
+    from company_ai.core.crm import stored_audit
+    from company_ai.core.outreach import count_growth
+
     tables = {
         domain: row_counts(stores.path(domain))
         for domain in DOMAINS
@@ -63,6 +72,17 @@ def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
             "replied": replied,
             "bounced": bounced or 0,
         }
+        if growth_day is not None:
+            with stores.connect(Store.OUTREACH, readonly=True) as conn:
+                growth = count_growth(conn, growth_day)
+            state["outreach.json"]["growth"] = {"as_of": growth.as_of} | growth.headline().as_dict()
+    audit = stored_audit(stores, before=as_of)
+    state["crm.json"] = {
+        "as_of": as_of,
+        "audit": None
+        if audit is None
+        else {"day": audit.day, "recorded_at": audit.recorded_at} | audit.audit.numbers(),
+    }
     pending = query(stores, Store.OPS, "SELECT count(*) FROM alerts WHERE sent_at IS NULL", {})
     days = snapshot_days(snapshot_root)
     latest = load_manifest(Path(snapshot_root) / days[-1]) if days else None
@@ -76,13 +96,15 @@ def collect_state(stores, snapshot_root: Path, as_of: str) -> dict[str, dict]:
     return state
 
 
-def export_state(stores, folder: Path, snapshot_root: Path, as_of: str) -> dict[str, dict]:
+def export_state(
+    stores, folder: Path, snapshot_root: Path, as_of: str, growth_day: Day | None = None
+) -> dict[str, dict]:
     """Write the state files into `folder`; StateExportError says why it could not.
 
     Each file is replaced whole or not at all, so a failure (a full disk) leaves every
     file either new or as it was, and no temporary file behind.
     """
-    state = collect_state(stores, snapshot_root, as_of)
+    state = collect_state(stores, snapshot_root, as_of, growth_day)
     try:
         for name, data in state.items():
             write_json_atomic(Path(folder) / name, data)

@@ -1,6 +1,7 @@
 """The morning outreach, one day at a time: who is researched and what is read
 about them (a company's web page), the drafts and their gate verdicts, the send rules
-that hold a contact back, the sending, and the week's funnel of what was sent."""
+that hold a contact back, the sending, and the growth of the trailing weeks (what was sent
+and what came back, by week and angle)."""
 
 from company_ai.core.outreach.day import (
     check_day,
@@ -14,7 +15,14 @@ from company_ai.core.outreach.day import (
     stored_counts,
 )
 from company_ai.core.outreach.drafting import source_material
-from company_ai.core.outreach.funnel import plain_table, to_markdown, weekly_funnel
+from company_ai.core.outreach.growth import (
+    Growth,
+    Headline,
+    count_growth,
+    growth_frame,
+    plain_table,
+    to_markdown,
+)
 from company_ai.core.outreach.research import (
     MAX_BUMPS,
     MAX_PAGE_BYTES,
@@ -32,10 +40,14 @@ from company_ai.core.outreach.send_rules import (
     Hold,
     add_hold,
     contact_timezone,
+    hold_reason,
+    read_holds,
 )
 from company_ai.core.outreach.web import WebPages, check_domain
 
 __all__ = [
+    "Growth",
+    "Headline",
     "Hold",
     "MAX_BUMPS",
     "MAX_PAGE_BYTES",
@@ -49,13 +61,17 @@ __all__ = [
     "check_day",
     "check_domain",
     "contact_timezone",
+    "count_growth",
     "draft_day",
     "due_drafts",
+    "growth_frame",
+    "hold_reason",
     "offline_research",
     "page_text",
     "past_sends",
     "plain_table",
     "read_page",
+    "read_holds",
     "readable_text",
     "research_day",
     "research_refusals",
@@ -64,5 +80,4 @@ __all__ = [
     "source_material",
     "stored_counts",
     "to_markdown",
-    "weekly_funnel",
 ]

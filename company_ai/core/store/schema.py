@@ -598,6 +598,28 @@ OUTREACH_V8 = [
     """,
 ]
 
+# The daily CRM audit (core/crm/audit.py): one row per capture, the CRM as it stood at
+# `recorded_at` (counts only: no person is named, so `company-ai forget` has nothing here).
+# A re-run of a day adds its own moment; readers take the latest before theirs.
+OPS_V2 = [
+    """
+    CREATE TABLE crm_audits (
+        day             TEXT NOT NULL,          -- the partition that took it
+        recorded_at     TEXT NOT NULL,          -- when: the CRM as it stood then
+        contacts        INTEGER NOT NULL,       -- not deleted upstream
+        cold            INTEGER NOT NULL,       -- warmth bands: core/crm/audit.py
+        warm            INTEGER NOT NULL,
+        hot             INTEGER NOT NULL,
+        actionable      INTEGER NOT NULL,
+        with_email      INTEGER NOT NULL,
+        engagement_rows INTEGER NOT NULL,
+        deleted         INTEGER NOT NULL,
+        PRIMARY KEY (day, recorded_at)
+    )
+    """,
+    "CREATE INDEX idx_crm_audits_recorded_at ON crm_audits(recorded_at)",
+]
+
 # The stores that may live in PostgreSQL, and their schema versions there.
 PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2]}
 
@@ -616,5 +638,5 @@ MIGRATIONS: dict[str, list[list[str]]] = {
     ],
     Store.BRAIN: [BRAIN_V1],
     Store.RECALL: [RECALL_V1, RECALL_V2, RECALL_V3],
-    Store.OPS: [OPS_V1],
+    Store.OPS: [OPS_V1, OPS_V2],
 }

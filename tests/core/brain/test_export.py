@@ -6,12 +6,11 @@ import sys
 import tempfile
 import textwrap
 import unicodedata
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from company_ai.core.brain import ExportError, export_day, export_funnel, synthesize_day, write_day
+from company_ai.core.brain import ExportError, export_day, export_growth, synthesize_day, write_day
 from company_ai.core.brain.export import (
     MAX_SLUG_BYTES,
     WINDOWS_RESERVED,
@@ -272,12 +271,17 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
         shutil.rmtree(parent)
 
 
-def test_the_funnel_table_is_written_once_per_week(tmp_path):
+def test_the_growth_table_is_written_once_per_day(tmp_path):
     table = "| week | sent |\n|---|---:|\n| 2026-11-23 | 3 |\n"
-    assert export_funnel(tmp_path, date(2026, 11, 23), table)
-    assert not export_funnel(tmp_path, date(2026, 11, 23), table)  # unchanged: not rewritten
-    text = (tmp_path / "funnel" / "2026-11-23.md").read_text()
-    assert text.startswith("# Outreach funnel, week of 2026-11-23\n\n| week | sent |")
+    assert export_growth(tmp_path, "2026-11-30", "Outreach growth", table)
+    assert not export_growth(tmp_path, "2026-11-30", "Outreach growth", table)  # unchanged
+    assert export_growth(tmp_path, "2026-12-01", "Outreach growth", table)
+    text = (tmp_path / "growth" / "2026-11-30.md").read_text()
+    assert text == f"# Outreach growth\n\n{table}"
+    assert sorted(p.name for p in (tmp_path / "growth").iterdir()) == [
+        "2026-11-30.md",
+        "2026-12-01.md",
+    ], "one day's file never removes another's"
 
 
 def test_private_vault_notes_never_reach_the_brain_or_the_export(data, vault, tmp_path):

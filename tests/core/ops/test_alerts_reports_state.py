@@ -107,7 +107,8 @@ def test_state_files_are_written_whole(sample_stores, tmp_path):
     state = export_state(
         sample_stores, tmp_path / "state", tmp_path / "snaps", "2026-11-30T06:15:00Z"
     )
-    assert sorted(state) == ["memory.json", "ops.json", "outreach.json", "stores.json"]
+    assert sorted(state) == ["crm.json", "memory.json", "ops.json", "outreach.json", "stores.json"]
+    assert state["crm.json"]["audit"] is None, "no audit was recorded"
     memory = json.loads((tmp_path / "state" / "memory.json").read_text())
     assert memory["episodes"] == sum(memory["episodes_by_type"].values()) > 0
     assert sorted(p.name for p in (tmp_path / "state").iterdir()) == sorted(state)

@@ -46,7 +46,7 @@ MIGRATION_DIGESTS = {
     ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f"],
-    "ops": ["1feb30494c594a54"],
+    "ops": ["1feb30494c594a54", "b64d1da50c484cbb"],
 }
 
 
