@@ -1,10 +1,11 @@
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 
 from company_ai import days
-from company_ai.constants import CAPTURE_META, CRM, OWNER
+from company_ai.constants import CRM
 from company_ai.core.crm import BUDGET_S, MAX_PAGES, SyncError, Tombstones, sync_people
 from company_ai.core.ops import find_returned
 from company_ai.core.store import Store
@@ -20,13 +21,11 @@ CURSOR = Path("cursors") / "crm_contacts.json"  # in the data directory
 def assets(setup: Setup) -> list:
     """This module's assets, built for `setup` (its partitions, clock, settings)."""
 
-    @dg.asset(
+    @days.capture_asset(
         partitions_def=setup.daily,
         group_name=CRM,
         kinds={"google", "sqlite"},
-        owners=[OWNER],
         pool="crm_db",
-        metadata=CAPTURE_META,
         check_specs=[
             dg.AssetCheckSpec(
                 "forgotten_people_stay_forgotten",
@@ -43,22 +42,22 @@ def assets(setup: Setup) -> list:
     )
     def crm_contacts(
         context: dg.AssetExecutionContext, stores: StoresResource, people: PeopleSource
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """Contacts synced from the address book (Google People API, or the sample CRM offline)
         into `crm.db`, resuming from a cursor.
 
-        A capture: it records the address book as it is when it runs, so it runs for its
-        current day only and refuses a past day. Source: `people.connections.list` through
-        `PeopleSource`, 1,000 people a page. Grain: each run stops itself after 15 pages or
-        520 seconds of work (under the job's 600-second max runtime) and saves, after every
-        page, the next page token to `<data dir>/cursors/crm_contacts.json` (atomically; at
-        the end of a pass the sync token, so the next pass asks only for changes); the next
-        run resumes there. An expired or invalid token (HTTP 400/410) clears the cursor and
-        restarts from page one, as does an unreadable cursor file, and the metadata says so.
-        Upserts are idempotent; every address is kept (one primary, in `contact_emails`);
-        contacts deleted upstream are marked (`deleted_at`), never removed. People removed by
-        `company-ai forget` are skipped (`forgotten` counts them), and the check fails if one
-        is in the CRM again: `company-ai forget --reapply` removes them once more.
+        A capture: it records the address book as it is when it runs, so it runs for its current day
+        only; a past day is declined and recorded as not taken. Source: `people.connections.list`
+        through `PeopleSource`, 1,000 people a page. Grain: each run stops itself after 15 pages or
+        520 seconds of work (under the job's 600-second max runtime) and saves, after every page,
+        the next page token to `<data dir>/cursors/crm_contacts.json` (atomically; at the end of a
+        pass the sync token, so the next pass asks only for changes); the next run resumes there. An
+        expired or invalid token (HTTP 400/410) clears the cursor and restarts from page one, as
+        does an unreadable cursor file, and the metadata says so. Upserts are idempotent; every
+        address is kept (one primary, in `contact_emails`); contacts deleted upstream are marked
+        (`deleted_at`), never removed. People removed by `company-ai forget` are skipped
+        (`forgotten` counts them), and the check fails if one is in the CRM again: `company-ai
+        forget --reapply` removes them once more.
 
         Each pass belongs to crm.db: a cursor file from another pass (a restored backup, a
         copied file) is set aside and a full pass starts. Contacts are marked deleted for
@@ -69,7 +68,8 @@ def assets(setup: Setup) -> list:
         synced; a page that cannot be read is refused whole, and the next run asks again.
         `items_refused` counts them; the WARN check lists them.
         """
-        days.require_current(context, setup, "the address book")
+        if days.capture_day(context, setup, "the address book") is None:
+            return
         with stores.connect(Store.CRM) as crm:
             try:
                 report = sync_people(
@@ -91,7 +91,7 @@ def assets(setup: Setup) -> list:
                     allow_retries=False,
                 ) from exc
         returned = find_returned(stores.stores(), Tombstones.load(stores.data_dir))
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata=report.metadata(),
             check_results=[
                 dg.AssetCheckResult(

@@ -1,0 +1,79 @@
+"""One rule for every capture launched for a day whose moment has passed (issue 26).
+
+Each capture job of the timetable is run for a past partition through a real Dagster run,
+as the UI's launch does: the run ends green, nothing is materialised, the partition carries
+a `not_taken` observation, the run's log says why in one sentence, the run is tagged, and
+the alert sensors find nothing to say.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from company_ai.constants import CAPTURE_META, DAY_KIND
+from company_ai.core.store import Store, Stores, table_exists
+from company_ai.core.timetable import TIMETABLE
+from company_ai.definitions import build
+from company_ai.sensors.alerts import check_failure_alerts, run_failure_alerts
+from company_ai.settings import Settings
+from company_ai.setup import Setup
+from tests.not_taken import declined
+from tests.setup import CLOCK
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday, past every capture's morning
+PAST = "2026-11-24"  # a Tuesday: a partition of every capture, daily or weekday
+CAPTURE_JOBS = sorted(e.job for e in TIMETABLE if e.capture)
+
+
+@pytest.fixture
+def defs(tmp_path, clock):
+    clock(NOW)
+    settings = Settings.from_env(
+        {"COMPANY_AI_START_DATE": "2025-01-01", "COMPANY_AI_DATA_DIR": str(tmp_path / "data")}
+    )
+    return build(Setup(settings, CLOCK))
+
+
+def captures_of(defs: dg.Definitions, job: str) -> list[str]:
+    entry = next(e for e in TIMETABLE if e.job == job)
+    specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
+    return [a for a in entry.assets if specs[a].metadata.get(DAY_KIND) == CAPTURE_META[DAY_KIND]]
+
+
+def alerts_enqueued(defs: dg.Definitions, instance: dg.DagsterInstance, cursors: dict) -> list:
+    """Evaluate the alert sensors as the daemon does (each from its cursor) and return every
+    alert the notifier holds."""
+    notifier = defs.resources["notifier"]
+    for sensor in (run_failure_alerts, check_failure_alerts):
+        context = dg.build_sensor_context(
+            instance=instance,
+            cursor=cursors.get(sensor.name),
+            definitions=defs,
+            resources={"notifier": notifier},
+        )
+        result = sensor.evaluate_tick(context)
+        cursors[sensor.name] = result.cursor
+    stores = Stores(Path(notifier.data_dir))
+    if not (Path(notifier.data_dir) / "ops.db").exists():
+        return []
+    with stores.connect(Store.OPS, readonly=True) as ops:
+        if not table_exists(ops, "alerts"):
+            return []
+        return ops.execute("SELECT key, text FROM alerts").fetchall()
+
+
+@pytest.mark.parametrize("job", CAPTURE_JOBS)
+def test_a_past_day_of_every_capture_ends_green_having_done_nothing_and_says_why(defs, job):
+    captures = captures_of(defs, job)
+    with dg.instance_for_test() as instance:
+        cursors: dict = {}
+        assert alerts_enqueued(defs, instance, cursors) == []  # the sensors start watching
+        result = defs.resolve_job_def(job).execute_in_process(
+            partition_key=PAST, instance=instance, raise_on_error=False
+        )
+        declined(instance, result, PAST, *captures)
+        assert alerts_enqueued(defs, instance, cursors) == []
