@@ -19,7 +19,7 @@ from typing import Any
 
 import dagster as dg
 
-from company_ai.constants import CAPTURE_META, DAY_KIND, OWNER
+from company_ai.constants import CAPTURE_META, DAY_KIND, NOT_TAKEN_TAG, OWNER
 from company_ai.core.times import Day, parse_utc, to_iso
 from company_ai.core.timetable import (
     TIMETABLE,
@@ -59,10 +59,9 @@ def is_current(setup: Setup, asset: str, partition: str) -> bool:
     return partition in current_partitions(entry_of(asset).slot, setup.now(), setup.tz)
 
 
-# A capture run that did nothing says so on the run (the runs list shows the tag; the
-# digest reads it), and a capture partition whose moment passed untaken says so on the
-# partition: an observation whose metadata `not_taken` is the sentence.
-NOT_TAKEN_TAG = "company_ai/not_taken"
+# A capture run that did nothing says so on the run (`NOT_TAKEN_TAG`: the runs list shows
+# it; the digest reads it), and a capture partition whose moment passed untaken says so on
+# the partition: an observation whose metadata `not_taken` is the sentence.
 NOT_TAKEN = "not_taken"
 PAST_DAY = "launched for a past day"
 BUSY = "another run was capturing it"

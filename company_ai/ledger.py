@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
+from company_ai.constants import NOT_TAKEN_TAG
 from company_ai.core import install
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.times import to_iso
@@ -150,6 +151,7 @@ def runs_between(
                 started_at=_iso(record.start_time),
                 ended_at=_iso(ended),
                 checks=_checks(instance, run.run_id) if ended else (),
+                not_taken=run.tags.get(NOT_TAKEN_TAG),
             )
         )
     return found

@@ -105,7 +105,7 @@ def assets(setup: Setup) -> list:
                 "ran": len(digest.ran),
                 "failed": len(digest.failed),
                 "missed": len(digest.missed),
-                "not_taken": len(digest.not_taken),
+                "not_taken": len(digest.not_taken) + len(digest.declined),
                 "recovered": len(digest.recovered),
                 "warnings": sum(digest.warnings.values()),
                 **_report(context, setup, notifier, f"digest:{day}", day, text),

@@ -8,6 +8,7 @@ the alert sensors find nothing to say.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,12 +16,14 @@ import dagster as dg
 import pytest
 
 from company_ai.constants import CAPTURE_META, DAY_KIND
+from company_ai.core import install
 from company_ai.core.store import Store, Stores, table_exists
 from company_ai.core.timetable import TIMETABLE
 from company_ai.definitions import build
 from company_ai.sensors.alerts import check_failure_alerts, run_failure_alerts
 from company_ai.settings import Settings
 from company_ai.setup import Setup
+from tests.ledger_time import backdate_run
 from tests.not_taken import declined
 from tests.setup import CLOCK
 
@@ -77,3 +80,27 @@ def test_a_past_day_of_every_capture_ends_green_having_done_nothing_and_says_why
         )
         declined(instance, result, PAST, *captures)
         assert alerts_enqueued(defs, instance, cursors) == []
+
+
+def test_the_digest_lists_a_capture_run_that_declined_a_past_day_as_not_taken(defs):
+    # installed long before: the window's unrun slots are misses, not "before the install"
+    data = Path(defs.resources["stores"].data_dir)
+    install.record_first_day(data, "2025-01-01", datetime(2025, 1, 1, tzinfo=UTC))
+    with dg.instance_for_test() as instance:
+        late = defs.resolve_job_def("crm_job").execute_in_process(
+            partition_key=PAST, instance=instance, raise_on_error=False
+        )
+        backdate_run(instance, late.run_id, datetime(2026, 11, 30, 8, 0, tzinfo=UTC))
+        digest = defs.resolve_job_def("digest_job").execute_in_process(
+            partition_key="2026-11-30", instance=instance, raise_on_error=False
+        )
+        [event] = digest.get_asset_materialization_events()
+        text = event.materialization.metadata["digest"].value
+    sections = dict(re.findall(r"(?m)^([A-Z][^\n]*):\n((?:- [^\n]*\n)*)", text))
+    not_taken = sections["Not taken (a capture records its own moment; it is never run late)"]
+    assert f"- crm_job {PAST} (run {late.run_id[:8]}): not taken, launched for a past day" in (
+        not_taken
+    )
+    assert "Ran" not in sections and "ERROR: failed" not in sections
+    # This morning's unrun captures may still run (their moment has not passed): missed.
+    assert "- inbox_job 2026-11-30" in sections["Missed (no run yet)"]
