@@ -9,14 +9,17 @@ the alert sensors find nothing to say.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+import threading
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
+from company_ai import days
 from company_ai.constants import CAPTURE_META, DAY_KIND
 from company_ai.core import install
+from company_ai.core.crm import SyncError
 from company_ai.core.store import Store, Stores, table_exists
 from company_ai.core.timetable import TIMETABLE
 from company_ai.definitions import build
@@ -24,7 +27,7 @@ from company_ai.sensors.alerts import check_failure_alerts, run_failure_alerts
 from company_ai.settings import Settings
 from company_ai.setup import Setup
 from tests.ledger_time import backdate_run
-from tests.not_taken import declined
+from tests.not_taken import declined, logged, not_taken
 from tests.setup import CLOCK
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday, past every capture's morning
@@ -104,3 +107,66 @@ def test_the_digest_lists_a_capture_run_that_declined_a_past_day_as_not_taken(de
     assert "Ran" not in sections and "ERROR: failed" not in sections
     # This morning's unrun captures may still run (their moment has not passed): missed.
     assert "- inbox_job 2026-11-30" in sections["Missed (no run yet)"]
+
+
+def test_two_runs_of_one_capture_started_together_do_its_work_once(defs, monkeypatch):
+    """The older run does the work; the other ends green at once, saying why in one
+    sentence, and takes nothing: the sync ran once."""
+    from company_ai.assets import crm
+
+    inside, release, synced = threading.Event(), threading.Event(), []
+
+    def slow_sync(*args, **kwargs):
+        synced.append(1)
+        inside.set()
+        assert release.wait(60), "the second run never ended"
+        raise SyncError("stopped here by the test")  # how the first run ends is not the point
+
+    monkeypatch.setattr(crm, "sync_people", slow_sync)
+    job, today = defs.resolve_job_def("crm_job"), "2026-11-30"
+    with dg.instance_for_test() as instance:
+        results = {}
+        first = threading.Thread(
+            target=lambda: results.setdefault(
+                "first",
+                job.execute_in_process(
+                    partition_key=today, instance=instance, raise_on_error=False
+                ),
+            )
+        )
+        first.start()
+        assert inside.wait(60), "the first run never reached the sync"
+        second = job.execute_in_process(
+            partition_key=today, instance=instance, raise_on_error=False
+        )
+        release.set()
+        first.join(60)
+        run = instance.get_run_by_id(second.run_id)
+        assert second.success and second.get_asset_materialization_events() == []
+        assert run.tags[days.NOT_TAKEN_TAG] == days.BUSY
+        [said] = [line for line in logged(instance, second.run_id) if line.startswith("Not run")]
+        assert results["first"].run_id[:8] in said and ". " not in said
+        assert not_taken(instance, "crm_contacts", today) == []  # its day is being taken
+    assert synced == [1]
+
+
+def test_no_capture_partition_exists_before_the_install_day(tmp_path):
+    """Capture partitions start at the install day (`settings.start_date`): no day before
+    it can be launched, or shown as missing."""
+    settings = Settings.from_env({"COMPANY_AI_DATA_DIR": str(tmp_path / "data")})
+    installed = settings.start_date  # unset: the install date, recorded on first use
+    specs = build(Setup(settings)).resolve_all_asset_specs()
+    captures = [s for s in specs if s.metadata.get(DAY_KIND) == CAPTURE_META[DAY_KIND]]
+    assert sorted(s.key.to_user_string() for s in captures) == sorted(
+        a
+        for e in TIMETABLE
+        if e.capture
+        for a in e.assets
+        if a not in ("recall_pages", "recall_index")
+    )
+    for spec in captures:
+        keys = spec.partitions_def.get_partition_keys()
+        assert all(key >= installed for key in keys), spec.key
+        assert not spec.partitions_def.has_partition_key(
+            (date.fromisoformat(installed) - timedelta(days=1)).isoformat()
+        )
