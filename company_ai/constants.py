@@ -17,6 +17,9 @@ OPS = "ops"
 DAY_KIND = "company_ai/day_kind"
 REPLAY_META = {DAY_KIND: "replay"}
 CAPTURE_META = {DAY_KIND: "capture"}
+# A capture run that declined its partition (a past day, or another run capturing it) is
+# tagged with why (company_ai/days.py): the runs list shows it and the digest reads it.
+NOT_TAKEN_TAG = "company_ai/not_taken"
 
 # The assets that call the language model. Their jobs carry this run tag, which the
 # production dagster.yaml (deploy/dagster.yaml) limits to one run at a time: each asset's

@@ -1,8 +1,9 @@
 """What a partition means to an asset: which day, and whether it may run now.
 
 Every asset is a replay or a capture (`core/timetable.py`). A capture records the world
-at the moment of its own day's run, so `require_current` refuses any other partition
-with a `dg.Failure` that says why and what to do instead. A replay reads a window that
+at the moment of its own day's run, so `capture_day` declines any other partition: the
+run ends green having done nothing, says why in one sentence and records the partition
+as not taken. A replay reads a window that
 ends at its own day's scheduled time (`scheduled_until`), never at now. An asset that
 works one day at a time refuses a single run over a range of partitions clearly
 (`one_day`) instead of failing deep inside.
@@ -10,11 +11,15 @@ works one day at a time refuses a single run over a range of partitions clearly
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
 import dagster as dg
 
-from company_ai.constants import PLAYED_AT_TAG
+from company_ai.constants import CAPTURE_META, DAY_KIND, NOT_TAKEN_TAG, OWNER, PLAYED_AT_TAG
 from company_ai.core.times import Day, parse_utc, to_iso
 from company_ai.core.timetable import (
     TIMETABLE,
@@ -24,6 +29,7 @@ from company_ai.core.timetable import (
     scheduled_time,
     ticks_around,
 )
+from company_ai.ledger import IN_FLIGHT
 from company_ai.setup import Clock, Setup
 
 
@@ -54,26 +60,148 @@ def is_current(setup: Setup, asset: str, partition: str, now: datetime) -> bool:
     return partition in current_partitions(entry_of(asset).slot, now, setup.tz)
 
 
-def require_current(
+# A capture run that did nothing says so on the run (`NOT_TAKEN_TAG`: the runs list shows
+# it; the digest reads it), and a capture partition whose moment passed untaken says so on
+# the partition: an observation whose metadata `not_taken` is the sentence.
+NOT_TAKEN = "not_taken"
+PAST_DAY = "launched for a past day"
+BUSY = "another run was capturing it"
+
+
+def capture_day(
     context: dg.AssetExecutionContext, setup: Setup, what: str, asset: str | None = None
-) -> str:
-    """The partition of a capture run, or a `Failure` if that day's moment has passed."""
+) -> str | None:
+    """The partition a capture run takes now, or None when it must take nothing.
+
+    A capture records the world at the moment it runs, so a day whose moment has passed
+    is declined, never done late: one plain sentence in the run's log, the run tagged
+    `NOT_TAKEN_TAG`, a `not_taken` observation on the partition (and on the captures of
+    this run that depend on it: Dagster skips their steps), and no materialisation (the
+    asset's output is optional), so the run ends green and the partition is not made to
+    look filled. A run of the same capture that is older and still in flight does the
+    work; this one declines in one sentence too, so nothing is done twice.
+    """
     asset = asset or context.asset_key.to_user_string()
     day = one_day(context, asset)
     now = clock(context, setup)()
     if not is_current(setup, asset, day, now):
-        now_day = current_partitions(entry_of(asset).slot, now, setup.tz)
-        raise dg.Failure(
-            description=(
-                f"{asset} is a capture: it records {what} at the moment it runs, so it runs "
-                f"for its current day only ({' or '.join(dict.fromkeys(now_day))}), not for "
-                f"{day}; doing it now would file today's state under an old day's name. A "
-                "missed capture is reported in the digest as not taken. To record the "
-                "present, materialise the current partition."
-            ),
-            allow_retries=False,
+        now_days = " or ".join(
+            dict.fromkeys(current_partitions(entry_of(asset).slot, now, setup.tz))
         )
+        sentence = (
+            f"Not taken: {asset} records {what} at the moment it runs, and the moment of {day} "
+            f"has passed, so nothing was done (a past day is never captured late; the digest "
+            f"lists it as not taken): to record the present, launch {now_days}."
+        )
+        _decline(context, sentence, PAST_DAY, [asset, *_skipped_captures(context, asset)], day)
+        return None
+    other = _older_run_in_flight(context, asset)
+    if other is not None:
+        sentence = (
+            f"Not run: run {other.run_id[:8]} of {asset} "
+            f"({other.tags.get('dagster/partition', '-')}) is capturing it right now and a "
+            "capture runs once at a time, so this run did nothing: watch that run, and "
+            "launch again once it has ended if it is still needed."
+        )
+        _decline(context, sentence, BUSY, [], day)
+        return None
     return day
+
+
+def capture_asset(
+    *,
+    partitions_def: dg.PartitionsDefinition,
+    group_name: str,
+    kinds: set[str],
+    deps: Sequence[Any] = (),
+    check_specs: Sequence[dg.AssetCheckSpec] = (),
+    pool: str | None = None,
+) -> Callable[[Callable[..., Iterator[dg.MaterializeResult]]], dg.AssetsDefinition]:
+    """A capture asset: one asset whose output (and its checks') is optional, so a step that
+    declines its day (`capture_day`) yields nothing and the run still ends green. Built as
+    a one-asset `multi_asset` because an `@asset`'s checks are always required outputs.
+    The function is a generator; its docstring is the asset's description."""
+
+    def wrap(make: Callable[..., Iterator[dg.MaterializeResult]]) -> dg.AssetsDefinition:
+        name = make.__name__
+        spec = dg.AssetSpec(
+            name, description=inspect.getdoc(make), group_name=group_name, kinds=kinds,
+            owners=[OWNER], metadata=CAPTURE_META, deps=deps,
+        )  # fmt: skip
+
+        @functools.wraps(make)
+        def step(context: dg.AssetExecutionContext, *args: Any, **kwargs: Any):
+            if dg.AssetKey(name) not in context.selected_asset_keys:
+                # A check alone cannot look at the world: it is evaluated when the capture runs.
+                context.log.info(f"{name}'s checks are evaluated when {name} runs; nothing done")
+                return
+            checks = context.selected_asset_check_keys
+            for result in make(context, *args, **kwargs):
+                yield dg.MaterializeResult(
+                    asset_key=name,
+                    metadata=result.metadata,
+                    check_results=[
+                        c
+                        for c in result.check_results or []
+                        if dg.AssetCheckKey(dg.AssetKey(name), c.check_name or "") in checks
+                    ],
+                )
+
+        return dg.multi_asset(
+            name=name, specs=[spec], check_specs=list(check_specs),
+            partitions_def=partitions_def, can_subset=True, pool=pool,
+        )(step)  # fmt: skip
+
+    return wrap
+
+
+def _decline(
+    context: dg.AssetExecutionContext, sentence: str, why: str, assets: list[str], day: str
+) -> None:
+    context.log.info(sentence)
+    context.instance.add_run_tags(context.run.run_id, {NOT_TAKEN_TAG: why})
+    for name in assets:
+        context.log_event(
+            dg.AssetObservation(
+                asset_key=name,
+                partition=day,
+                description=sentence,
+                metadata={NOT_TAKEN: sentence, "run": context.run.run_id},
+            )
+        )
+
+
+def _skipped_captures(context: dg.AssetExecutionContext, asset: str) -> list[str]:
+    """The captures of this run downstream of `asset`: Dagster skips their steps when
+    `asset` yields nothing, so their partition is not taken either."""
+    layer = context.job_def.asset_layer
+    in_run = set(context.run.asset_selection or layer.selected_asset_keys)
+    graph, found, todo = layer.asset_graph, set(), [dg.AssetKey(asset)]
+    while todo:
+        for child in graph.get(todo.pop()).child_keys:
+            if child not in found and graph.has(child):
+                found.add(child)
+                todo.append(child)
+    return sorted(
+        key.to_user_string()
+        for key in found & in_run
+        if graph.get(key).metadata.get(DAY_KIND) == CAPTURE_META[DAY_KIND]
+    )
+
+
+def _older_run_in_flight(context: dg.AssetExecutionContext, asset: str) -> dg.DagsterRun | None:
+    """Another run of `asset` in flight that was created before this one, if any."""
+    key, job = dg.AssetKey(asset), entry_of(asset).job
+    me = context.instance.get_run_record_by_id(context.run.run_id)
+    mine = (me.create_timestamp.timestamp(), context.run.run_id) if me else None
+    for record in context.instance.get_run_records(dg.RunsFilter(statuses=IN_FLIGHT)):
+        run = record.dagster_run
+        if run.run_id == context.run.run_id:
+            continue
+        targets = key in run.asset_selection if run.asset_selection else run.job_name == job
+        if targets and (mine is None or (record.create_timestamp.timestamp(), run.run_id) < mine):
+            return run
+    return None
 
 
 def scheduled_until(setup: Setup, asset: str, partition: str) -> datetime:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from company_ai.constants import PLAYED_AT_TAG
+from company_ai.constants import NOT_TAKEN_TAG, PLAYED_AT_TAG
 from company_ai.core import install
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.times import parse_utc, to_iso
@@ -189,6 +189,7 @@ def runs_between(
                 started_at=_iso(record.start_time + shift if record.start_time else None),
                 ended_at=_iso(ended),
                 checks=_checks(instance, run.run_id) if ended else (),
+                not_taken=run.tags.get(NOT_TAKEN_TAG),
             )
         )
     return found

@@ -5,7 +5,8 @@
 headless by Playwright. The test looks where a user looks and does what a user does:
 the asset graph, a partitioned asset's days, the fabrication gate's failed check with its
 metadata, the schedules and sensors running, a two-day backfill launched from the
-Materialize dialog and watched to the end, and a run re-executed. Screenshots of every
+Materialize dialog and watched to the end, a run re-executed, and a capture launched for a
+past day (green, its one sentence in the log). Screenshots of every
 page go to test-artifacts/ui/ (gitignored), so a person can look at what was asserted.
 """
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster_graphql import DagsterGraphQLClient
 
 from tests.demo_run import ENV, PATIENCE_S, instance_of, wait_for_backfill, wait_for_run
 from tests.pg_server import free_port
@@ -197,6 +199,17 @@ def test_the_demo_history_in_a_real_browser(chromium, ui, demo):
         page.goto(f"{base}/runs/{rerun_id}")
         expect(page.get_by_text("Success", exact=True).first).to_be_visible()
         shot("7-re-execution")
+
+        # A capture launched for a past day: green, its one sentence in the log, not red.
+        port = int(base.rsplit(":", 1)[1])
+        past_id = DagsterGraphQLClient("127.0.0.1", port_number=port).submit_job_execution(
+            "state_export_job", tags={"dagster/partition": days[0]}
+        )
+        past = wait_for_run(instance, past_id)
+        page.goto(f"{base}/runs/{past_id}")
+        expect(page.get_by_text("Success", exact=True).first).to_be_visible()
+        expect(page.get_by_text("Not taken: state_export records").first).to_be_visible()
+        shot("8-a-past-capture-not-taken")
         browser.close()
 
     assert status.value in ("COMPLETED", "COMPLETED_SUCCESS"), status
@@ -205,6 +218,8 @@ def test_the_demo_history_in_a_real_browser(chromium, ui, demo):
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in filled)
     assert rerun.status == dg.DagsterRunStatus.SUCCESS
     assert rerun.tags["dagster/parent_run_id"] == parent.run_id
+    assert past.status == dg.DagsterRunStatus.SUCCESS and past.tags["company_ai/not_taken"]
+    assert days[0] not in instance.get_materialized_partitions(dg.AssetKey("state_export"))
 
 
 def seal_digest(instance, day):

@@ -1,10 +1,11 @@
+from collections.abc import Iterator
 from contextlib import nullcontext
 from datetime import date
 
 import dagster as dg
 
 from company_ai import days
-from company_ai.constants import CAPTURE_META, MEMORY, OWNER, REPLAY_META
+from company_ai.constants import MEMORY, OWNER, REPLAY_META
 from company_ai.core.memory import DayAudit, audit_day, seal_day
 from company_ai.core.store import Store
 from company_ai.core.times import Day, local_day, to_iso
@@ -198,42 +199,43 @@ def assets(setup: Setup) -> list:
         """
         return _vector_sync(context, setup, stores, embedder, config, KNOWLEDGE)
 
-    @dg.asset(
+    @days.capture_asset(
         partitions_def=setup.daily,
         group_name=MEMORY,
         kinds={"chromadb"},
-        owners=[OWNER],
         pool="vectors_db",
         deps=[episode_vectors, knowledge_vectors],
-        metadata=CAPTURE_META,
     )
     def memory_aging(
         context: dg.AssetExecutionContext, stores: StoresResource
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """Memory aging: importance 1-5, tiers, an archive, a 180-day TTL and hard caps.
 
         Source: every live vector's metadata in `<data dir>/vectors/`, with replies, bounces
         and brain citations read from outreach.db and brain.db. Each vector's importance is
-        re-scored by the rule in `core/vectors/aging.py` (type, source, confidence, replies and
-        outcomes, citations), its value decays by its tier's half-life, and the least
+        re-scored by the rule in `core/vectors/aging.py` (type, source, confidence, replies
+        and outcomes, citations), its value decays by its tier's half-life, and the least
         valuable move to the `archive` collection, so each live collection stays under its
         cap (`COMPANY_AI_VECTOR_CAP_EPISODES`, `..._KNOWLEDGE`); archived vectors are
         deleted after `COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS` (180). Only vectors move: no
         episode, fact or page is ever deleted. A capture: ages are counted to the day it
-        runs, so it runs for its current day only; a missed night is caught up by the next.
+        runs, so it runs for its current day only (a past day is declined and recorded as
+        not taken); a missed night is caught up by the next.
         """
         from company_ai.core.vectors import age_store, read_signals
 
-        days.require_current(context, setup, "the vector memory's ages as of tonight")
+        if days.capture_day(context, setup, "the vector memory's ages as of tonight") is None:
+            return
         today = date.fromisoformat(local_day(to_iso(days.clock(context, setup)()), setup.tz))
         path = vectors_dir(stores.data_dir)
         if not (path / "chroma.sqlite3").is_file():
-            return dg.MaterializeResult(
+            yield dg.MaterializeResult(
                 metadata={
                     "note": "no vector store yet: nothing to age",
                     **{f"vectors_{name}": 0 for name in (EPISODES, KNOWLEDGE)},
                 }
             )
+            return
         caps = {EPISODES: setup.settings.vector_cap_episodes}
         caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
         try:
@@ -244,7 +246,7 @@ def assets(setup: Setup) -> list:
                 )  # fmt: skip
         except VectorStoreError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 "as_of": today.isoformat(),
                 "kept": sum(result.kept.values()),

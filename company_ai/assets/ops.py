@@ -1,10 +1,11 @@
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
 
 from company_ai import days, ledger
-from company_ai.constants import CAPTURE_META, OPS, OWNER, REPLAY_META
+from company_ai.constants import OPS, OWNER, REPLAY_META
 from company_ai.core.ops import (
     BriefInput,
     StateExportError,
@@ -116,7 +117,7 @@ def assets(setup: Setup) -> list:
                 "ran": len(digest.ran),
                 "failed": len(digest.failed),
                 "missed": len(digest.missed),
-                "not_taken": len(digest.not_taken),
+                "not_taken": len(digest.not_taken) + len(digest.declined),
                 "recovered": len(digest.recovered),
                 "warnings": sum(digest.warnings.values()),
                 **_report(context, setup, notifier, f"digest:{day}", day, text),
@@ -170,27 +171,22 @@ def assets(setup: Setup) -> list:
             }
         )
 
-    @dg.asset(
-        partitions_def=setup.daily,
-        group_name=OPS,
-        kinds={"json"},
-        owners=[OWNER],
-        metadata=CAPTURE_META,
-    )
+    @days.capture_asset(partitions_def=setup.daily, group_name=OPS, kinds={"json"})
     def state_export(
         context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """Key state as flat JSON files for any reader: row counts per store and table, episodes
         by type and the last sealed day, messages and replies, the growth analysis' headline,
         the latest CRM audit, pending alerts, the latest snapshot.
 
-        A capture: it records the stores as they are when it runs, so it runs for its current
-        day only and refuses a past day. Source: the domain stores (read-only) and the
-        snapshot folder. Grain: the files are rewritten each morning at 06:15 in
-        `COMPANY_AI_STATE_DIR`, each atomically (a temporary file, then `os.replace`), so a
-        reader never sees a half-written file.
+        A capture: it records the stores as they are when it runs, so it runs for its
+        current day only; a past day is declined and recorded as not taken. Source: the
+        domain stores (read-only) and the snapshot folder. Grain: the files are rewritten
+        each morning at 06:15 in `COMPANY_AI_STATE_DIR`, each atomically (a temporary file,
+        then `os.replace`), so a reader never sees a half-written file.
         """
-        days.require_current(context, setup, "the stores' state")
+        if days.capture_day(context, setup, "the stores' state") is None:
+            return
         now = days.clock(context, setup)()
         try:
             state = export_state(
@@ -202,19 +198,17 @@ def assets(setup: Setup) -> list:
             )
         except StateExportError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 "folder": dg.MetadataValue.path(ops_folders.state_dir),
                 "files": sorted(state),
             }
         )
 
-    @dg.asset(
+    @days.capture_asset(
         partitions_def=setup.daily,
         group_name=OPS,
         kinds={"sqlite"},
-        owners=[OWNER],
-        metadata=CAPTURE_META,
         check_specs=[
             refused_nothing_spec(
                 "db_snapshots",
@@ -229,11 +223,12 @@ def assets(setup: Setup) -> list:
         config: SnapshotConfig,
         stores: StoresResource,
         ops_folders: OpsFolders,
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """Daily snapshots of every domain store, made with SQLite's online backup API.
 
         A capture: it copies the stores as they are when it runs, so it runs for its current
-        day only and refuses a past day (a missed snapshot is reported, never faked).
+        day only; a past day is declined and recorded as not taken (a missed snapshot is
+        reported, never faked).
         Source: the `*.db` files under the data directory, copied while writers keep writing.
         Grain: one folder per day, `COMPANY_AI_SNAPSHOT_DIR/<day>/`, holding the copies and
         `manifest.json` (file, size, sha256, row counts per table, and each store's last good
@@ -246,7 +241,9 @@ def assets(setup: Setup) -> list:
         `COMPANY_AI_SNAPSHOT_RETENTION` days are kept, and always each store's last good
         one. The monthly `restore_drill` check restores each store's last good generation.
         """
-        day = days.require_current(context, setup, "every store's content")
+        day = days.capture_day(context, setup, "every store's content")
+        if day is None:
+            return
         try:
             manifest = snapshots.take_snapshot(
                 stores.stores(),
@@ -261,7 +258,7 @@ def assets(setup: Setup) -> list:
         refused = manifest.refused
         if refused:
             context.log.error(f"stores set aside, their last good generation kept: {refused}")
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 "folder": dg.MetadataValue.path(str(manifest.folder)),
                 "files": len(manifest.files),

@@ -1,10 +1,11 @@
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import dagster as dg
 
 from company_ai import days
-from company_ai.constants import CAPTURE_META, OUTREACH, OWNER
+from company_ai.constants import OUTREACH
 from company_ai.core import outreach
 from company_ai.core.times import Day
 from company_ai.refusals import refused_nothing, refused_nothing_spec
@@ -14,36 +15,23 @@ from company_ai.resources.research import ResearchSource
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
 
-
-def _past_day(context: dg.AssetExecutionContext, setup: Setup, day: str) -> bool:
-    """A past outreach day is reported from what it stored; nothing new is done for it."""
-    if days.is_current(
-        setup, context.asset_key.to_user_string(), day, days.clock(context, setup)()
-    ):
-        return False
-    context.log.info(f"{day} is a past outreach day: reporting what it stored, doing nothing new")
-    return True
-
-
 # Partitioned checks are a Dagster preview: without `partitions_def` the verdict would be
 # stored as the asset's latest rather than against its day. The warning is known; hush it.
 
 
 def _refused_pages(stores: StoresResource, day: str) -> dg.AssetCheckResult:
-    """The day's refused pages as recorded, so a past day's report shows its own."""
+    """The day's refused pages as recorded (every run of the day lists them all)."""
     return refused_nothing("research_findings", outreach.research_refusals(stores.stores(), day))
 
 
 def assets(setup: Setup) -> list:
     """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
-    @dg.asset(
+    @days.capture_asset(
         partitions_def=setup.workdays,
         group_name=OUTREACH,
         kinds={"sqlite"},
-        owners=[OWNER],
         pool="outreach_db",
-        metadata=CAPTURE_META,
         check_specs=[
             refused_nothing_spec(
                 "research_findings",
@@ -58,37 +46,28 @@ def assets(setup: Setup) -> list:
         stores: StoresResource,
         llm: LLMResource,
         research_source: ResearchSource,
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """The day's research: at most 20 contacts, their company page read and summarised.
 
         A capture: it reads the web as it is when it runs. Its partition is the weekday the
-        work is done; a past day is reported from its stored picks and never researched late.
-        Source: the CRM row and the company's page (`ResearchSource`), summarised by the
-        language model (`LLMResource`). Grain: one partition per local day; the day's picks
-        (the selection rule is in `core/outreach/research.py`) are stored in `research_picks` in
-        `outreach.db` the first time the day runs, so the cap of 20 holds through re-runs and
-        backfills. Each fact becomes a `research` or `company` episode in `memory.db`, sourced
-        `web:<domain>` when the page says it verbatim (confidence 0.9) or to the model (0.6).
-        The model may propose CRM corrections; only city, title and company are ever written
-        to `crm.db`, every other proposal is rejected, logged and counted here. A page that
-        cannot be read safely (a private or odd address on any hop, past the deadline or the
-        size cap, not text) is refused for its contact with its reason: counted here
-        (`items_refused`, `reasons`), recorded in `intake_refusals` in `outreach.db`,
-        listed by `research_findings_refused_nothing`. Page addresses are logged and stored
-        without their credentials.
+        work is done; a past day is declined, recorded as not taken, and never researched
+        late. Source: the CRM row and the company's page (`ResearchSource`), summarised by
+        the language model (`LLMResource`). Grain: one partition per local day; the day's
+        picks (the selection rule is in `core/outreach/research.py`) are stored in
+        `research_picks` in `outreach.db` the first time the day runs, so the cap of 20
+        holds through re-runs and backfills. Each fact becomes a `research` or `company`
+        episode in `memory.db`, sourced `web:<domain>` when the page says it verbatim
+        (confidence 0.9) or to the model (0.6). The model may propose CRM corrections; only
+        city, title and company are ever written to `crm.db`, every other proposal is
+        rejected, logged and counted here. A page that cannot be read safely (a private or
+        odd address on any hop, past the deadline or the size cap, not text) is refused for
+        its contact with its reason: counted here (`items_refused`, `reasons`), recorded in
+        `intake_refusals` in `outreach.db`, listed by `research_findings_refused_nothing`.
+        Page addresses are logged and stored without their credentials.
         """
-        day = days.one_day(context)
-        if _past_day(context, setup, day):
-            picks = outreach.stored_counts(stores.stores(), "research_picks", day)
-            return dg.MaterializeResult(
-                metadata={
-                    "past_day": True,
-                    "picked": sum(picks.values()),
-                    **picks,
-                    "researched": picks.get("done", 0),
-                },
-                check_results=[_refused_pages(stores, day)],
-            )
+        day = days.capture_day(context, setup, "the web")
+        if day is None:
+            return
         done = outreach.research_day(
             stores.stores(),
             Day.of(day, setup.tz),
@@ -97,7 +76,7 @@ def assets(setup: Setup) -> list:
             clock=days.clock(context, setup),
             warn=context.log.warning,
         )
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 "dagster/row_count": done.picked,
                 "picked": done.picked,
@@ -114,18 +93,16 @@ def assets(setup: Setup) -> list:
             check_results=[_refused_pages(stores, day)],
         )
 
-    @dg.asset(
+    @days.capture_asset(
         partitions_def=setup.workdays,
         group_name=OUTREACH,
         kinds={"sqlite"},
-        owners=[OWNER],
         pool="outreach_db",
         deps=[research_findings],
-        metadata=CAPTURE_META,
     )
     def outreach_drafts(
         context: dg.AssetExecutionContext, stores: StoresResource, llm: LLMResource, mailer: Mailer
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """The day's email drafts: at most 10, each built from one contact's dossier.
 
         Source: the day's researched contacts (`research_picks`), each contact's dossier
@@ -136,20 +113,12 @@ def assets(setup: Setup) -> list:
         name its material does not support is quarantined with its unsupported claims and is
         never sent. Drafts with HTML or header-injection characters are skipped with a reason.
         A follow-up reuses the contact's open thread; a third bump is never drafted. A capture
-        (drafts are written from the memory as it is that morning): a past day is reported
-        from its stored drafts, and nothing new is drafted for it.
+        (drafts are written from the memory as it is that morning): a past day is declined
+        and recorded as not taken, and nothing is drafted for it.
         """
-        day = days.one_day(context)
-        if _past_day(context, setup, day):
-            stored = outreach.stored_counts(stores.stores(), "drafts", day)
-            return dg.MaterializeResult(
-                metadata={
-                    "past_day": True,
-                    "drafted": sum(stored.values()),
-                    **stored,
-                    "quarantined": stored.get("quarantined", 0),
-                }
-            )
+        day = days.capture_day(context, setup, "drafts from the memory as it is")
+        if day is None:
+            return
         done = outreach.draft_day(
             stores.stores(),
             day,
@@ -158,7 +127,7 @@ def assets(setup: Setup) -> list:
             clock=days.clock(context, setup),
             warn=context.log.warning,
         )
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 "dagster/row_count": done.already_drafted + done.drafted,
                 "drafted": done.drafted,
@@ -215,18 +184,16 @@ def assets(setup: Setup) -> list:
                 )
             return dg.AssetCheckResult(passed=True, metadata=metadata)
 
-    @dg.asset(
+    @days.capture_asset(
         partitions_def=setup.workdays,
         group_name=OUTREACH,
         kinds={"sqlite", "email"},
-        owners=[OWNER],
         pool="outreach_db",
         deps=[outreach_drafts],
-        metadata=CAPTURE_META,
     )
     def outreach_messages(
         context: dg.AssetExecutionContext, stores: StoresResource, mailer: Mailer
-    ) -> dg.MaterializeResult:
+    ) -> Iterator[dg.MaterializeResult]:
         """The day's sent email: every gated draft that passed, sent once through the mailer.
 
         Source: the day's `ready` drafts (and any left `sending` by a crash). Grain: one
@@ -242,21 +209,11 @@ def assets(setup: Setup) -> list:
         never sent. A draft whose contact is outside working hours (a weekday 09:00-17:00 in
         their city's timezone, else the owner's) is held with the moment they begin
         (`drafts.due_at`, counted as `held`); `held_sends_sensor` sends it then. Sending is a
-        capture: a past day is re-gated and reported (`sent`, `unsent`, `failing_gate_now`),
-        and sends nothing.
+        capture: a past day is declined and recorded as not taken, and sends nothing.
         """
-        day = days.one_day(context)
-        if _past_day(context, setup, day):
-            past = outreach.past_sends(stores.stores(), day, sender=mailer)
-            return dg.MaterializeResult(
-                metadata={
-                    "past_day": True,
-                    "dagster/row_count": past.sent,
-                    "sent": past.sent,
-                    "unsent": past.unsent,
-                    "failing_gate_now": past.failing_gate_now,
-                }
-            )
+        day = days.capture_day(context, setup, "sent mail")
+        if day is None:
+            return
         done = outreach.send_day(
             stores.stores(),
             day,
@@ -265,7 +222,7 @@ def assets(setup: Setup) -> list:
             clock=days.clock(context, setup),
             warn=context.log.warning,
         )
-        return dg.MaterializeResult(
+        yield dg.MaterializeResult(
             metadata={
                 "dagster/row_count": done.sent_in_total,
                 "sent": done.sent,

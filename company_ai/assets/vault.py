@@ -100,7 +100,7 @@ def assets(setup: Setup) -> list:
     """This module's assets and checks, built for `setup` (its partitions, clock, settings)."""
 
     def vault_staging(
-        context: dg.AssetExecutionContext, vault: VaultResource, stores: StoresResource
+        context: dg.AssetExecutionContext, day: str, vault: VaultResource, stores: StoresResource
     ) -> dg.MaterializeResult:
         """The vault's publishable notes, staged: the only copy of the vault anything else reads.
 
@@ -113,9 +113,9 @@ def assets(setup: Setup) -> list:
         are refused with a reason, and the rest go on. Grain: one note per file; a sha256
         manifest stages only new or changed notes and records deletions. Lives in
         `<data dir>/vault_staging/`. A capture: it copies the vault as it is when it runs, so
-        it runs for its current day only.
+        it runs for its current day only; a past day is declined and recorded as not taken
+        (and the run's pages and index are left as they are).
         """
-        day = days.require_current(context, setup, "the vault as it is", STAGING)
         result = stage_vault(
             vault.root(),
             staging_dir(stores.data_dir),
@@ -337,9 +337,11 @@ def assets(setup: Setup) -> list:
             )
 
         if STAGING in selected:
-            yield only_selected(vault_staging(context, vault, stores))
+            day: str | None = days.capture_day(context, setup, "the vault as it is", STAGING)
+            if day is None:
+                return  # declined: nothing staged, so the pages and index have nothing new
+            yield only_selected(vault_staging(context, day, vault, stores))
             # staged just now: the pages derive from it
-            day: str | None = days.one_day(context, STAGING)
         else:
             day = _staged_day(context, PAGES if PAGES in selected else INDEX)
         if PAGES in selected:

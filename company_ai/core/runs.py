@@ -43,6 +43,8 @@ class RunInfo:
     started_at: str | None = None  # ISO-8601 UTC, as stored (core/times.py)
     ended_at: str | None = None
     checks: tuple[CheckInfo, ...] = ()
+    # A capture run that declined its partition and did nothing: why (its run tag)
+    not_taken: str | None = None
 
     def label(self) -> str:
         return f"{self.job} {self.partition or '-'} (run {self.run_id[:8]})"

@@ -14,6 +14,7 @@ from company_ai.resources.engagement import EngagementDrop
 from company_ai.resources.inbox import InboxSource
 from company_ai.resources.stores import StoresResource
 from tests.core.inbox.test_inbox import ADA, RFC_2, mail
+from tests.not_taken import declined
 from tests.setup import named
 
 inbox_replies, engagement_signals = named("inbox_replies", "engagement_signals")
@@ -93,10 +94,12 @@ def test_the_inbox_assets_triage_the_maildir_and_the_drop_folder(tmp_path):
         with Stores(data).connect("crm") as crm:
             assert crm.execute("SELECT warmth FROM contacts").fetchone()[0] == 50
 
-        with pytest.raises(dg.Failure, match="inbox_replies is a capture"):
-            dg.materialize(
-                [inbox_replies], partition_key="2026-11-20", instance=instance, resources=resources
-            )
+        late = dg.materialize(
+            [inbox_replies], partition_key="2026-11-20", instance=instance, resources=resources
+        )
+        assert "inbox_replies records the inbox" in declined(
+            instance, late, "2026-11-20", "inbox_replies"
+        )
 
 
 # --- the hostile corpus through the real asset (tests/hostile/mail) --------------------------

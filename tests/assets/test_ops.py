@@ -11,6 +11,7 @@ from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
 from company_ai.sensors.alerts import check_failure_alerts
 from tests.fakes import FakeServer, Reply
+from tests.not_taken import declined
 from tests.setup import named
 from tests.test_notifier import TOKEN, telegram, telegram_ok
 
@@ -173,7 +174,7 @@ def test_a_report_is_a_replay_only_its_own_day_sends_and_captures_refuse_the_pas
                 resources=resources(data),
                 raise_on_error=False,
             )
-            assert not late.success and "is a capture" in failure_of(late)
+            declined(instance, late, DAY, capture.key.to_user_string(), done_before=False)
     texts = [t for t in outbox(data) if t.startswith("company_ai digest")]
     assert len(texts) == 1, "one digest went out: its own day's"
     assert not (data / "snapshots").exists() and not (data / "state").exists()

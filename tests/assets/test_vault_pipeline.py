@@ -12,6 +12,7 @@ from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
 from tests.conftest import PRIVATE_CANARY
 from tests.fakes import FakeServer, Reply, ollama_chat
+from tests.not_taken import declined
 from tests.setup import named
 
 VAULT_NIGHT = named("vault_staging")  # staging, pages and index: one multi-asset
@@ -190,9 +191,11 @@ def test_staging_is_a_capture_and_pages_are_a_replay_of_their_days_staging(
     assert run(instance, res, day="2026-11-20").success
     pages_before = pages(tmp_path)
     clock(datetime(2026, 11, 26, 1, 0, tzinfo=UTC))
-    # A past day's staging is refused: it would file today's vault under that day's name.
+    # A past day's staging is declined: it would file today's vault under that day's name.
     late = run(instance, res, selection=["vault_staging"], day="2026-11-19")
-    assert not late.success and "is a capture" in failure_of(late)
+    declined(instance, late, "2026-11-19", "vault_staging")
+    whole = run(instance, res, day="2026-11-19")  # the whole night: pages and index too
+    declined(instance, whole, "2026-11-19", "vault_staging")
     # A day whose staging was never captured has nothing to derive pages from.
     never = run(instance, res, selection=["recall_pages"], day="2026-11-23")
     assert not never.success and "was never captured" in failure_of(never)

@@ -29,6 +29,7 @@ class Digest:
     failed: list[RunInfo] = field(default_factory=list)
     missed: list[Due] = field(default_factory=list)
     not_taken: list[Due] = field(default_factory=list)
+    declined: list[RunInfo] = field(default_factory=list)  # capture runs that did nothing
     recovered: list[RunInfo] = field(default_factory=list)
     warnings: dict[str, int] = field(default_factory=dict)  # failed WARN checks, counted
     # Failed ERROR checks, counted: each was alerted when it failed (sensors/alerts.py);
@@ -39,7 +40,8 @@ class Digest:
         lines = [
             f"company_ai digest {to_iso(self.since)} .. {to_iso(self.until)}",
             f"ran {len(self.ran)} · failed {len(self.failed)} · missed {len(self.missed)}"
-            f" · not taken {len(self.not_taken)} · recovered {len(self.recovered)}"
+            f" · not taken {len(self.not_taken) + len(self.declined)}"
+            f" · recovered {len(self.recovered)}"
             f" · warnings {sum(self.warnings.values())}",
         ]
         if self.failed:
@@ -51,9 +53,14 @@ class Digest:
         if self.missed:
             lines.append("Missed (no run yet):")
             lines += [f"- {d.job} {d.partition} (due {to_iso(d.tick)})" for d in self.missed]
-        if self.not_taken:
+        if self.not_taken or self.declined:
             lines.append("Not taken (a capture records its own moment; it is never run late):")
-            lines += [f"- {d.job} {d.partition} (due {to_iso(d.tick)})" for d in self.not_taken]
+            lines += [
+                f"- {d.job} {d.partition} (due {to_iso(d.tick)}): not taken, its tick passed "
+                "with no run"
+                for d in self.not_taken
+            ]
+            lines += [f"- {r.label()}: not taken, {r.not_taken}" for r in self.declined]
         if self.recovered:
             lines.append("Recovered by catch-up:")
             lines += [f"- {r.label()}, attempt {r.catchup_attempt}" for r in self.recovered]
@@ -88,10 +95,11 @@ def build_digest(
     return Digest(
         since,
         until,
-        ran=[r for r in runs if r.status == "SUCCESS"],
+        ran=[r for r in runs if r.status == "SUCCESS" and not r.not_taken],
         failed=[r for r in runs if r.status in FAILED],
         missed=sorted(missed),
         not_taken=sorted(not_taken),
+        declined=[r for r in runs if r.status == "SUCCESS" and r.not_taken],
         recovered=[r for r in runs if r.status == "SUCCESS" and r.catchup_attempt],
         warnings=warnings,
         check_errors=check_errors,

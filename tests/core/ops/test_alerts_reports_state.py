@@ -54,14 +54,22 @@ def test_the_digest_says_what_ran_failed_was_missed_not_taken_and_recovered():
         run("FAILURE", "2026-11-28"),
         run("SUCCESS", "2026-11-27", 1, checks=(quarantined,)),
         run("SUCCESS", "2026-11-26", checks=(CheckInfo("a", "b", True, "WARN"),)),
+        RunInfo(
+            "declined", "crm_job", "2026-11-20", "SUCCESS", not_taken="launched for a past day"
+        ),
     ]
     missed = [Due(datetime(2026, 11, 30, 6, 0, tzinfo=UTC), "morning_brief_job", "2026-11-29")]
     late = [Due(datetime(2026, 11, 29, 8, 15, tzinfo=UTC), "snapshots_job", "2026-11-28")]
     text = build_digest(runs, missed, SINCE, UNTIL, not_taken=late).render()
-    assert "ran 3 · failed 1 · missed 1 · not taken 1 · recovered 1 · warnings 2" in text
+    assert "ran 3 · failed 1 · missed 1 · not taken 2 · recovered 1 · warnings 2" in text
     assert "ERROR: failed:\n- memory_job 2026-11-28" in text
     assert "- morning_brief_job 2026-11-29 (due 2026-11-30T06:00:00Z)" in text
-    assert "never run late):\n- snapshots_job 2026-11-28 (due 2026-11-29T08:15:00Z)" in text
+    assert (
+        "never run late):\n- snapshots_job 2026-11-28 (due 2026-11-29T08:15:00Z): not taken, its "
+        "tick passed with no run\n- crm_job 2026-11-20 (run declined): not taken, launched for a "
+        "past day\n"
+    ) in text
+    assert "crm_job" not in text.split("Ran:")[1], "a run that did nothing did not run"
     assert "memory_job 2026-11-27 (run SUCCESS-), attempt 1" in text
     assert (
         "WARN (counted here, not alerted one by one):\n- outreach_drafts fabrication_gate: 2"
