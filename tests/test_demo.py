@@ -186,7 +186,7 @@ def test_the_plan_installs_at_the_first_day_and_runs_captures_once_for_their_cur
     assert first == "2026-11-27"
     runs = [run for wave in waves for run in wave]
     assert [d for j, d in runs if j == "memory_job"] == ["2026-11-27", "2026-11-28", "2026-11-29"]
-    assert waves[0] == [("memory_job", "2026-11-27")], "the first build runs alone"
+    assert waves[0] == [("memory_job", first)], "the first build runs alone"
     assert [d for j, d in runs if j == "outreach_job"] == ["2026-11-30"]  # Monday's own
     assert [d for j, d in runs if j == "snapshots_job"] == ["2026-11-29"]
     assert "outreach_funnel_job" not in [j for j, _ in runs], "no complete week since install"
