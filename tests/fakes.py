@@ -205,6 +205,9 @@ class DictVectorStore:
             self._of(name).pop(i, None)
         return len(ids)
 
+    def count(self, name) -> int:
+        return len(self._of(name))
+
     def metadata(self, name, where=None) -> dict:
         assert where is None, "aging reads whole collections"
         return {i: dict(meta) for i, (_, meta) in self._of(name).items()}

@@ -7,6 +7,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import MEMORY, OWNER, REPLAY_META
 from company_ai.core.memory import DayAudit, audit_day, seal_day
+from company_ai.core.progress import Progress
 from company_ai.core.store import Store
 from company_ai.core.times import Day, local_day, to_iso
 from company_ai.core.vectors import (
@@ -66,13 +67,20 @@ def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name
     caps = {EPISODES: setup.settings.vector_cap_episodes}
     caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
     path = vectors_dir(stores.data_dir)
+    log = context.log.info
     try:
-        with open_store(path, model.name, model.dim, rebuild=config.rebuild) as (store, opened):
+        with open_store(path, model.name, model.dim, rebuild=config.rebuild, log=log) as (
+            store,
+            opened,
+        ):
             if opened.rebuilt:
                 context.log.warning(f"vector store rebuilt from the stores: {opened.rebuilt}")
+            if not store.built(name):
+                log(f"the {name} collection's first build: every row up to {day}, once")
             result = sync(
                 store, opened, stores.stores(), model, day,
                 cap=caps[name], signals=read_signals(stores.stores()),
+                progress=Progress(f"{name} vectors", log, unit="rows"),
             )  # fmt: skip
             total = store.count(name)
     except VectorStoreError as exc:
@@ -86,6 +94,7 @@ def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name
             "vectors": total,  # live in this collection after the run
             "model": f"{model.name} ({model.dim}-d)",
             "rebuilt": opened.rebuilt or "no",
+            "waited_for_store_s": opened.waited_s,
             "notes": "; ".join(result.notes) or "none",
             "path": dg.MetadataValue.path(str(path)),
         }
@@ -167,8 +176,12 @@ def assets(setup: Setup) -> list:
         pointing back to the row (ref, day, contact, type, source, confidence, importance);
         no text is stored there. The collection records its model and dimension and refuses
         another's (config `rebuild: true` starts over). A store that is missing or cannot be
-        read is rebuilt from memory.db, and the run says so. A replay: re-materialising a day
-        upserts that day's vectors and nothing else; vectors already archived stay archived.
+        read is rebuilt from memory.db, and the run says so. The first build (every row up to
+        its day) happens once, whichever day runs first; every later run embeds only its own
+        day's rows. A run that finds the store held by another (that first build) waits and
+        says so (`waited_for_store_s`); a long build logs its progress every 10 s. A replay:
+        re-materialising a day upserts that day's vectors and nothing else; vectors already
+        archived stay archived.
         """
         return _vector_sync(context, setup, stores, embedder, config, EPISODES)
 
@@ -239,10 +252,11 @@ def assets(setup: Setup) -> list:
         caps = {EPISODES: setup.settings.vector_cap_episodes}
         caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
         try:
-            with open_existing(path, write=True) as store:
+            with open_existing(path, write=True, log=context.log.info) as store:
                 result = age_store(
                     store, read_signals(stores.stores()), today=today, caps=caps,
                     ttl_days=setup.settings.vector_archive_ttl_days,
+                    progress=Progress("aging", context.log.info, unit="vectors"),
                 )  # fmt: skip
         except VectorStoreError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc

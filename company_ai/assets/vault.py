@@ -15,6 +15,7 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CAPTURE_META, OWNER, REPLAY_META, VAULT
 from company_ai.core.crm import Tombstones
+from company_ai.core.progress import Progress
 from company_ai.core.store import Store
 from company_ai.core.vault import (
     SYSTEM_PROMPT,
@@ -213,6 +214,7 @@ def assets(setup: Setup) -> list:
                 source=llm.source,
                 max_pages=config.max_pages,
                 log=context.log.info,
+                progress=Progress("distilling", context.log.info, unit="notes"),
             )
         unsupported = result.unsupported
         return dg.MaterializeResult(
@@ -275,8 +277,9 @@ def assets(setup: Setup) -> list:
         now, max_age = days.clock(context, setup)(), setup.settings.recall_stale_days
         with stores.connect(Store.RECALL) as conn:
             summary = index_entities(
-                conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info
-            )
+                conn, embedder.lazy(), rebuild=config.rebuild, log=context.log.info,
+                progress=Progress("indexing", context.log.info, unit="documents"),
+            )  # fmt: skip
             stale = count_stale(conn, now, max_age)
         return dg.MaterializeResult(
             asset_key=INDEX,

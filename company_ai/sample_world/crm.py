@@ -9,8 +9,10 @@ count growing slowly at its own rate; outreach follows the engine's rules (worki
 in the contact's timezone, 14 days between messages, two follow-ups at most), and the
 replies (stored as the inbox triage stores them: `inbound`, `send_holds`, a `response`
 and a `scoring` episode) are obeyed: a bounce, a reply or an unsubscribe ends it, a "not
-now" waits for the date it names, an out-of-office delays the next follow-up.
-tests/core/test_sample_world.py replays the history through the rules.
+now" waits for the date it names, an out-of-office delays the next follow-up. Research
+follows the research rules too: none while a hold stops the contact, and none twice
+inside the 30-day cooldown (`RESEARCH_COOLDOWN_DAYS`). tests/core/test_sample_world.py
+replays the history through the rules.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from company_ai.core.memory import append_episodes
 from company_ai.core.outreach import (
     MAX_BUMPS,
     RECENT_DAYS,
+    RESEARCH_COOLDOWN_DAYS,
     WORK_END_HOUR,
     WORK_START_HOUR,
     Hold,
     add_hold,
     contact_timezone,
 )
+from company_ai.core.outreach.send_rules import hold_reason
 from company_ai.core.store import Store, Stores, transaction
 from company_ai.core.times import to_iso
 from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, write_company_pages
@@ -345,6 +349,8 @@ def _history(
     count = round(rng.randint(low, high) * density)
     window = 90 * 86400
     times = sorted(as_of - timedelta(seconds=rng.randint(1, window)) for _ in range(count))
+    holds = [hold for _, hold, _ in history.holds]
+    researched: datetime | None = None
     for n, when in enumerate(times):
         kind = rng.choices(KINDS, cum_weights=CUM_WEIGHTS)[0]
         episode = {
@@ -354,6 +360,14 @@ def _history(
             "natural_key": f"sample:{seed}:{contact_id}:{n}",
         }
         if kind == "research":
+            # Research obeys the research rules (core/outreach/research.py): never while a
+            # hold stops the contact, never twice inside the cooldown. A refused one is
+            # still drawn, so the random stream (and every other contact) stays the same.
+            refused = hold_reason(holds, to_iso(when), email) is not None or (
+                researched is not None
+                and when - researched < timedelta(days=RESEARCH_COOLDOWN_DAYS)
+            )
+            researched = researched if refused else when
             years = (when - as_of).total_seconds() / (365 * 86400)
             headcount = round(facts["people"] * (1 + facts["growth"] / 100) ** years)
             episode |= {
@@ -364,6 +378,8 @@ def _history(
                     " persons", " people"
                 ),
             }
+            if refused:
+                continue
         elif kind == "company":
             episode |= {
                 "source": "companies_register",

@@ -6,10 +6,15 @@ from datetime import timedelta
 from email.message import EmailMessage
 
 from company_ai.core.inbox.mail import classify, parse_mail
-from company_ai.core.outreach import MAX_BUMPS, RECENT_DAYS, contact_timezone
+from company_ai.core.outreach import (
+    MAX_BUMPS,
+    RECENT_DAYS,
+    RESEARCH_COOLDOWN_DAYS,
+    contact_timezone,
+)
 from company_ai.core.outreach.research import select_candidates
 from company_ai.core.outreach.send_rules import hold_reason, in_working_hours, read_holds
-from company_ai.core.times import Day, parse_utc
+from company_ai.core.times import Day, parse_utc, to_iso
 from tests.conftest import AS_OF
 
 
@@ -70,9 +75,36 @@ def violations(contacts, messages, inbound, holds) -> list[str]:
     return found
 
 
+def research_violations(contacts, episodes, holds) -> list[str]:
+    """Every research episode the research rules would have refused: one while a hold
+    stops the contact (an unsubscribe, a reply, a bounce, a "not now", an away notice),
+    or one inside the cooldown after the contact's previous research."""
+    found = []
+    last: dict[int, str] = {}
+    for e in sorted(episodes, key=lambda e: e["created_at"]):
+        if e["episode_type"] != "research":
+            continue
+        cid, at = e["contact_id"], e["created_at"]
+        where = f"research episode {e['id']} of contact {cid} at {at}"
+        reason = hold_reason(holds.get(cid, []), at, contacts[cid]["email"])
+        if reason:
+            found.append(f"{where}: {reason}")
+        if cid in last and parse_utc(at) - parse_utc(last[cid]) < timedelta(
+            days=RESEARCH_COOLDOWN_DAYS
+        ):
+            found.append(f"{where}: inside the {RESEARCH_COOLDOWN_DAYS}-day research cooldown")
+        last[cid] = at
+    return found
+
+
 def test_the_sample_history_replayed_through_the_rules_has_no_violation(sample_stores):
-    contacts, _, messages, inbound, holds = load(sample_stores)
+    contacts, episodes, messages, inbound, holds = load(sample_stores)
     assert violations(contacts, messages, inbound, holds) == []
+    assert research_violations(contacts, episodes, holds) == []
+    researched = [e for e in episodes if e["episode_type"] == "research"]
+    assert {e["contact_id"] for e in researched} & set(holds), (
+        "some held contacts were researched before their hold"
+    )
     kinds = {r["kind"] for r in inbound}
     assert kinds == {"reply", "not_now", "unsubscribe", "out_of_office", "bounce"}, (
         "the sample exercises every rule"
@@ -88,6 +120,25 @@ def test_the_replay_finds_a_violation_when_there_is_one(sample_stores):
     found = violations(contacts, [*messages, late], inbound, holds)
     assert any("unsubscribed" in f for f in found)
     assert any("outside working hours" in f for f in found)
+
+
+def test_the_research_replay_finds_a_violation_when_there_is_one(sample_stores):
+    """The check can fail: research after an unsubscribe, and twice inside the cooldown."""
+    contacts, episodes, _, inbound, holds = load(sample_stores)
+    stop = next(r for r in inbound if r["kind"] == "unsubscribe")
+    after = parse_utc(stop["received_at"]) + timedelta(days=1)
+    late = {"id": -1, "contact_id": stop["contact_id"], "episode_type": "research",
+            "created_at": to_iso(after)}  # fmt: skip
+    found = research_violations(contacts, [*episodes, late], holds)
+    assert any("unsubscribed" in f for f in found)
+    free = next(cid for cid, c in contacts.items() if cid not in holds and c["email"])
+    twice = [
+        {"id": -2 - n, "contact_id": free, "episode_type": "research",
+         "created_at": to_iso(after + timedelta(days=n * (RESEARCH_COOLDOWN_DAYS - 1)))}
+        for n in range(2)
+    ]  # fmt: skip
+    found = research_violations(contacts, [*episodes, *twice], holds)
+    assert any("cooldown" in f for f in found)
 
 
 def test_the_replies_mean_what_the_rules_read_in_them(sample_stores):

@@ -75,6 +75,7 @@ def index_entities(
     *,
     rebuild: bool = False,
     log: Callable[[str], None] = lambda _: None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict:
     """Bring the search index in line with the entities, touching only what differs: the
     documents of entities written since they were indexed (their markdown digest moved)
@@ -82,7 +83,7 @@ def index_entities(
     has no vector is embedded. An index of another model's vectors is re-embedded whole.
 
     An index last completed over the pages as they are now (the pages' mark) with this
-    model compares nothing at all."""
+    model compares nothing at all. `progress(done, total)` is told after each batch embedded."""
     pages = read_mark(conn, PAGES_MARK)
     mark = f"{pages}|{embedder.name}|{embedder.dim}" if pages and not rebuild else None
     summary = {"documents": 0, "rewritten": 0, "removed": 0, "text_changed": 0,
@@ -112,7 +113,9 @@ def index_entities(
         count = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
     previous = index_model(conn)
     started = time.perf_counter()
-    embedded = update_vectors(conn, embedder, rebuild=rebuild, sweep=False, log=log)
+    embedded = update_vectors(
+        conn, embedder, rebuild=rebuild, sweep=False, log=log, progress=progress
+    )
     took = time.perf_counter() - started
     with transaction(conn):
         set_mark(conn, INDEX_MARK, mark)

@@ -371,6 +371,7 @@ def distill_staging(
     source: str,
     max_pages: int = 0,
     log: Callable[[str], None] = lambda _: None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DistillResult:
     """Bring `pages` in line with the staged notes, then the entities in line with the pages.
 
@@ -381,6 +382,7 @@ def distill_staging(
     redone because a page it points at changed or went. `distill(title, path, text)`
     returns a Page (it may raise: that page is left as it was and reported); `max_pages`
     (0: no cap) bounds one run's model calls, the rest wait for the next run.
+    `progress(done, total)` is told after each note sent to the model (`core.progress`).
 
     A night whose manifest and distiller are those of the last complete run (its mark in
     `sync_marks`) compares nothing at all: its cost is two counts.
@@ -416,10 +418,17 @@ def distill_staging(
         titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
     behind: list[str] = []  # published pages left older than their note (deferred, failed)
     night = _Night(conn, day, distill, source, version, result, log)
+
+    def current(path: str, entry: dict) -> bool:
+        row = by_path.get(path)  # made from this title, note and distiller
+        key = (titles[path], entry["sha256"], version)
+        return row is not None and (row["title"], row["note_hash"], row["version"]) == key
+
+    todo = sum(1 for path, entry in notes.items() if not current(path, entry))
+    todo = min(todo, max_pages) if max_pages else todo
     for path, entry in sorted(notes.items()):
         title, row = titles[path], by_path.get(path)
-        key = (title, entry["sha256"], version)  # what the page must have been made from
-        if row is not None and (row["title"], row["note_hash"], row["version"]) == key:
+        if current(path, entry):
             result.unchanged += 1
             continue
         if max_pages and len(result.distilled) + len(result.failed) >= max_pages:
@@ -431,6 +440,8 @@ def distill_staging(
             result.notes_read += 1
         if not night.page(title, path, entry["sha256"], texts[path], raw[path]):
             behind += [row["title"]] if row is not None else []
+        if progress:
+            progress(len(result.distilled) + len(result.failed), todo)
 
     gone = sorted({row["title"] for row in rows} - set(titles.values()))
     with transaction(conn):

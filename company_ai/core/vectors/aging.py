@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
 from company_ai.core.brain import clamp_importance
 from company_ai.core.store import Store, Stores, table_exists
-from company_ai.core.vectors.store import ARCHIVE, LIVE, Vector, VectorStore
+from company_ai.core.vectors.store import ARCHIVE, LIVE, PAGE, Vector, VectorStore
 
 EPISODE_IMPORTANCE = {
     "response": 4,
@@ -187,10 +187,13 @@ def age_store(
     today: date,
     caps: Mapping[str, int],
     ttl_days: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AgingResult:
-    """One night's pass over the store (see the module docstring)."""
+    """One night's pass over the store (see the module docstring). `progress(done, total)`
+    counts the live vectors passed over, told after each page of writes."""
     result = AgingResult()
     archived = store.metadata(ARCHIVE)
+    total, passed = sum(store.count(name) for name in LIVE), 0
     for name in LIVE:
         metas = store.metadata(name)
         doubles = [i for i in metas if i in archived]
@@ -203,19 +206,36 @@ def age_store(
             for i in chosen.keep
             if scored[i] != metas[i]["importance"]
         }
-        store.update_metadata(name, changed)
         stamp = {"collection": name, "archived_on": today.isoformat()}
-        store.upsert(
-            ARCHIVE,
-            [
-                Vector(v.id, v.embedding, {**v.meta, **stamp, "importance": scored[v.id]})
-                for v in store.vectors(name, chosen.leave)
-            ],
-        )
-        store.delete(name, chosen.leave)
-        archived.update({i: stamp for i in chosen.leave})
+        leave = chosen.leave
+        # In pages, each told as its share of this collection's vectors.
+        writes, written = max(1, len(changed) + len(leave)), 0
+        ids = list(changed)
+        for start in range(0, len(ids), PAGE):
+            part = ids[start : start + PAGE]
+            store.update_metadata(name, {i: changed[i] for i in part})
+            written += len(part)
+            if progress:
+                progress(passed + len(metas) * written // writes, total)
+        for start in range(0, len(leave), PAGE):
+            part = leave[start : start + PAGE]
+            store.upsert(
+                ARCHIVE,
+                [
+                    Vector(v.id, v.embedding, {**v.meta, **stamp, "importance": scored[v.id]})
+                    for v in store.vectors(name, part)
+                ],
+            )
+            store.delete(name, part)
+            written += len(part)
+            if progress:
+                progress(passed + len(metas) * written // writes, total)
+        archived.update({i: stamp for i in leave})
+        passed = min(total, passed + len(metas))
+        if progress:
+            progress(passed, total)
         result.kept[name] = len(chosen.keep)
-        result.archived[name] = len(chosen.leave)
+        result.archived[name] = len(leave)
         result.over_cap[name] = len(chosen.over_cap)
         result.rescored[name] = len(changed)
     expired = [i for i, m in archived.items() if deletion_day(m["archived_on"], ttl_days) <= today]

@@ -12,7 +12,11 @@ vectors of that day's facts and decisions that a re-synthesis removed). A collec
 does not exist yet, or whose first build did not finish, is built from every row up to the
 day instead: the rows the aging rule would keep live on that day, most valuable first, up
 to the cap; each batch is a checkpoint, and rows already embedded with the same text are
-not embedded again. Vectors already archived are left in the archive.
+not embedded again. Vectors already archived are left in the archive. The first build
+happens once: it marks its collection complete (`build` in the collection's metadata), and
+every later run, whatever its day, embeds only its day's rows. A run that finds the store
+held by another writer (the first build, run by another day's job side by side) waits for
+it and then does its own day; its wait is logged, never a second build.
 
 Only the first `MAX_EMBED_CHARS` characters of a text are embedded (the offline model reads
 256 tokens); an empty text gets no vector and is counted.
@@ -238,8 +242,10 @@ def sync_episodes(
     *,
     cap: int,
     signals: Signals,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SyncResult:
-    """The `episodes` collection for day `day` (see the module docstring)."""
+    """The `episodes` collection for day `day` (see the module docstring); `progress(done,
+    total)` is told after each batch of rows (`core.progress.Progress`)."""
     result = SyncResult(full_build=not store.built(EPISODES))
     memory = stores.reader(Store.MEMORY)
     if memory is None:
@@ -252,7 +258,7 @@ def sync_episodes(
                 memories = _worth_keeping(memories, signals, day, cap, result)
             else:
                 memories = episode_memories(conn, "day = ?", (day,))
-    embed_into(store, EPISODES, memories, embedder, result)
+    embed_into(store, EPISODES, memories, embedder, result, progress)
     if result.full_build:
         store.mark_built(EPISODES)
     if EPISODES in opened.created:
@@ -269,6 +275,7 @@ def sync_knowledge(
     *,
     cap: int,
     signals: Signals,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SyncResult:
     """The `knowledge` collection for day `day`: that day's facts and decisions, the pages
     distilled that day, and no vector for a page that has left recall."""
@@ -291,7 +298,7 @@ def sync_knowledge(
     else:
         result.removed += _drop_gone_brain_rows(store, day, {m.id for m in memories})
     result.removed += _drop_withdrawn_pages(store, titles)
-    embed_into(store, KNOWLEDGE, memories, embedder, result)
+    embed_into(store, KNOWLEDGE, memories, embedder, result, progress)
     if result.full_build:
         store.mark_built(KNOWLEDGE)
     if KNOWLEDGE in opened.created:

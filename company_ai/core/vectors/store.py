@@ -112,6 +112,7 @@ class Opened:
 
     created: set[str] = field(default_factory=set)
     rebuilt: str = ""  # empty, or why the store was removed and is being rebuilt
+    waited_s: float = 0.0  # how long another writer (a cold build, say) kept it locked
 
 
 class VectorStore:
@@ -492,43 +493,73 @@ def _damage(exc: BaseException) -> str:
 
 
 @contextmanager
-def _locked(path: Path, *, exclusive: bool, wait_s: float | None = None) -> Iterator[None]:
+def _locked(
+    path: Path,
+    *,
+    exclusive: bool,
+    wait_s: float | None = None,
+    waiting: Callable[[], None] | None = None,
+) -> Iterator[float]:
     """Hold the store's lock: exclusive (writers: wait as long as it takes) or shared
-    (readers: wait at most `wait_s`, then a clear error)."""
+    (readers: wait at most `wait_s`, then a clear error). `waiting` is told once when the
+    lock is held by another; yields the seconds it waited."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path.parent / f".{path.name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
     try:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        deadline = None if wait_s is None else time.monotonic() + wait_s
+        started = time.monotonic()
+        deadline = None if wait_s is None else started + wait_s
+        told = False
         while True:
             try:
-                fcntl.flock(fd, mode | (fcntl.LOCK_NB if deadline is not None else 0))
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if deadline is not None and time.monotonic() > deadline:
+                if waiting is not None and not told:
+                    waiting()
+                told = True
+                if deadline is None:
+                    fcntl.flock(fd, mode)
+                    break
+                if time.monotonic() > deadline:
                     raise VectorStoreError(
                         f"the vector store at {path} is being written (a memory job is "
                         f"running); waited {wait_s:.0f} s: try again in a minute"
                     ) from None
                 time.sleep(0.1)
-        yield
+        yield time.monotonic() - started
     finally:
         os.close(fd)  # closing releases the lock
 
 
 @contextmanager
 def open_store(
-    path: Path, model: str, dim: int, *, rebuild: bool = False
+    path: Path,
+    model: str,
+    dim: int,
+    *,
+    rebuild: bool = False,
+    log: Callable[[str], None] = lambda _: None,
 ) -> Iterator[tuple[VectorStore, Opened]]:
     """The store for the builders, with every collection made by `model` (`dim`-d).
 
     `rebuild` removes the store first. A store that cannot be read is removed and recreated
     (`Opened.rebuilt` says why). Collections that do not exist yet are created (their first
     build is then due: `Opened.created`). A collection made by another model raises
-    `VectorModelMismatch`, and nothing is changed.
+    `VectorModelMismatch`, and nothing is changed. A store another writer holds (the first
+    build, run by another day's job) is waited for, and `log` told so: that wait is not a
+    build of this run's own (`Opened.waited_s`).
     """
-    with _locked(path, exclusive=True), _open_store(path, model, dim, rebuild) as opened:
-        yield opened
+
+    def waiting() -> None:
+        log(f"the vector store at {path} is being written by another run: waiting for it")
+
+    with _locked(path, exclusive=True, waiting=waiting) as waited:
+        if waited >= 1:
+            log(f"waited {waited:.0f} s for the vector store; it is this run's now")
+        with _open_store(path, model, dim, rebuild) as (store, opened):
+            opened.waited_s = round(waited, 1)
+            yield store, opened
 
 
 @contextmanager
@@ -574,15 +605,26 @@ def _open_store(
 
 
 @contextmanager
-def open_existing(path: Path, *, write: bool = False) -> Iterator[VectorStore]:
+def open_existing(
+    path: Path, *, write: bool = False, log: Callable[[str], None] | None = None
+) -> Iterator[VectorStore]:
     """The store as it is (for `similar`, and aging with `write`): never creates or removes
-    anything, and a store that cannot be read is an error that says what rebuilds it."""
+    anything, and a store that cannot be read is an error that says what rebuilds it.
+    `log` is told when another writer holds the store and this opening waits for it."""
     if not (path / "chroma.sqlite3").is_file():
         raise VectorStoreError(
             f"no vector store at {path}: the memory job builds it (or run `company-ai demo`)"
         )
     wait_s = None if write else READ_WAIT_S
-    with _locked(path, exclusive=write, wait_s=wait_s), _open_existing(path) as store:
+
+    def waiting() -> None:
+        if log is not None:
+            log(f"the vector store at {path} is being written by another run: waiting for it")
+
+    with (
+        _locked(path, exclusive=write, wait_s=wait_s, waiting=waiting),
+        _open_existing(path) as store,
+    ):
         yield store
 
 
