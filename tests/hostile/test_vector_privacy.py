@@ -11,7 +11,7 @@ from company_ai.core.vectors import (
     vectors_dir,
 )
 from company_ai.core.vectors.store import ARCHIVE
-from tests.conftest import PRIVATE_CANARY
+from tests.conftest import PRIVATE_CANARY, fixed_clock
 from tests.fakes import WordEmbedder
 from tests.hostile.canary import find_canary
 
@@ -24,7 +24,7 @@ def night(vault, stores, staging, day, words):
     with stores.connect("recall") as conn:
         distill_staging(
             conn, str(staging), day=day, distill=lambda t, p, text: offline_page(p, text),
-            source="model:offline",
+            source="model:offline", clock=fixed_clock(),
         )  # fmt: skip
     with open_store(vectors_dir(stores.data_dir), words.name, words.dim) as (store, opened):
         sync_knowledge(store, opened, stores, words, day, cap=1000, signals=Signals())

@@ -675,7 +675,7 @@ def _add_pages(brain: _Day, pages) -> None:
     for p in pages:
         title, about = p["title"], f"page:{p['title']}"
         source = f"recall.pages:{title}"
-        if p["published"]:
+        if p["event"] == "distilled":
             kind, text = "page_distilled", f"Recall page {title!r} distilled from {p['note_path']}"
         else:
             problems = ", ".join(json.loads(p["problems"] or "[]")[:5]) or "?"

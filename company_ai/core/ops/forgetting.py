@@ -285,10 +285,11 @@ def _memory(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
                 counts[key] = counts.get(key, 0) + 1
         rows = [(k, n, reseal_in_transaction(conn, k, now).digest) for k, n in counts.items()]
         rows += [(k, n, None) for k, n in unsealed.items()]
-        conn.executemany(
-            "INSERT INTO redactions (day, redacted_at, episodes, digest) VALUES (?, ?, ?, ?)",
-            [(k, now, n, digest) for k, n, digest in sorted(rows, key=lambda r: r[0])],
-        )
+        for key, n, digest in sorted(rows, key=lambda r: r[0]):  # Postgres: no executemany
+            conn.execute(
+                "INSERT INTO redactions (day, redacted_at, episodes, digest) VALUES (?, ?, ?, ?)",
+                (key, now, n, digest),
+            )
     return {"episodes": len(gone)}
 
 

@@ -42,6 +42,7 @@ def test_the_dossier_is_the_last_30_episodes_oldest_first_dated_on_every_line(st
                 for day in range(1, 32)
             ]
             + [episode(contact_id=2, content="someone else")],
+            now="2026-11-30T00:00:00Z",
         )
         lines = build_dossier(memory, 1).splitlines()
     assert len(lines) == 30
@@ -62,6 +63,7 @@ def test_the_dossier_shows_provenance_and_model_confidence(stores):
                     content="Warmth 40.",
                 )
             ],
+            now="2026-11-30T00:00:00Z",
         )
         assert (
             build_dossier(memory, 1)
@@ -126,7 +128,7 @@ def test_unicode_and_sql_in_emails_are_just_data(stores):
         with pytest.raises(UnknownContactError):
             find_contact(crm, "x'OR'1'='1@example.com")
     with stores.connect("memory") as memory:
-        append_episodes(memory, [episode()])
+        append_episodes(memory, [episode()], now="2026-11-30T00:00:00Z")
     assert "No prior" not in render_text(load_timeline(stores, "zoë.o'brien@exämple.com"))
 
 

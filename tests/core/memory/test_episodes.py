@@ -63,8 +63,12 @@ def test_rows_keep_the_designed_shape_and_provenance(memory):
 
 
 def test_a_writer_supplied_natural_key_makes_a_rewrite_idempotent(memory):
-    append_episodes(memory, [episode(natural_key="outreach:message:7", content="Sent v1")], now=RECORDED)
-    result = append_episodes(memory, [episode(natural_key="outreach:message:7", content="v2")], now=RECORDED)
+    append_episodes(
+        memory, [episode(natural_key="outreach:message:7", content="Sent v1")], now=RECORDED
+    )
+    result = append_episodes(
+        memory, [episode(natural_key="outreach:message:7", content="v2")], now=RECORDED
+    )
     assert result.duplicates == 1
     assert memory.execute("SELECT content FROM contact_episodes").fetchone()[0] == "Sent v1"
 
@@ -163,7 +167,9 @@ def test_the_schema_refuses_an_unknown_type_even_without_pydantic(memory):
 
 
 def test_day_defaults_to_the_local_date_in_the_partitions_timezone(memory):
-    append_episodes(memory, [episode(created_at="2026-07-01T23:30:00Z")], tz="Europe/London", now=RECORDED)
+    append_episodes(
+        memory, [episode(created_at="2026-07-01T23:30:00Z")], tz="Europe/London", now=RECORDED
+    )
     assert memory.execute("SELECT day FROM contact_episodes").fetchone()[0] == "2026-07-02"
 
 

@@ -60,7 +60,9 @@ def test_a_released_schema_version_is_never_edited():
 
 def test_reopening_does_not_migrate_again(stores):
     with stores.connect("memory") as conn:
-        conn.execute("INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x', NULL, NULL)")
+        conn.execute(
+            "INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x', NULL, NULL)"
+        )
     with stores.connect("memory") as conn:
         assert conn.execute("SELECT count(*) FROM day_seals").fetchone()[0] == 1
 
