@@ -269,18 +269,18 @@ def synthesize_day(
                 window,
             )
         ]
-        drafts = _rows(
+        written = _rows(
             outreach,
             "drafts",
             brain.missing,
             "SELECT * FROM drafts WHERE created_at >= ? AND created_at < ? ORDER BY id",
             window,
         )
-        sent = _sent_by(outreach, drafts, day.end)
-        drafts = [_draft_as_of(d, sent, day.end) for d in drafts]
+        sent = _sent_by(outreach, written, day.end)
+        drafts = [_draft_as_of(d, sent, day.end) for d in written]
         last_written = _last_written(outreach, picks)
         threads = _reply_threads(outreach, episodes, day)
-    contact_ids = {r["contact_id"] for r in (*picks, *drafts, *episodes)}
+    contact_ids = {r["contact_id"] for rows in (picks, drafts, episodes) for r in rows}
     with _reader(stores, Store.CRM, brain.missing) as crm:
         contacts = _contacts(crm, contact_ids, brain.missing)
     _add_picks(brain, picks, contacts, last_written)
@@ -391,7 +391,7 @@ def _contacts(crm, ids: set[int], missing: list[str]) -> dict[int, sqlite3.Row]:
     return found
 
 
-def _last_written(outreach, picks: list[sqlite3.Row]) -> dict[int, str]:
+def _last_written(outreach, picks: list[dict]) -> dict[int, str]:
     """When each picked contact was last written to before the pick was made."""
     if outreach is None or not picks or not table_exists(outreach, "messages"):
         return {}

@@ -314,10 +314,8 @@ def _seal(conn: sqlite3.Connection, key: str, window: tuple[str, str] | None, no
     by_type: dict[str, int] = {}
     by_source: dict[str, int] = {}
     count, last_id = 0, None
-    if window is None:
-        where, params = "day = ?", (key,)
-    else:
-        where, params = "recorded_at >= ? AND recorded_at < ?", window
+    params: tuple[str, ...] = (key,) if window is None else window
+    where = "day = ?" if window is None else "recorded_at >= ? AND recorded_at < ?"
     rows = conn.execute(
         f"SELECT id, natural_key, episode_type, source FROM contact_episodes"
         f" WHERE {where} ORDER BY id",

@@ -283,7 +283,9 @@ def _memory(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
                 unsealed[day] = unsealed.get(day, 0) + 1
             else:
                 counts[key] = counts.get(key, 0) + 1
-        rows = [(k, n, reseal_in_transaction(conn, k, now).digest) for k, n in counts.items()]
+        rows: list[tuple[str, int, str | None]] = [
+            (k, n, reseal_in_transaction(conn, k, now).digest) for k, n in counts.items()
+        ]
         rows += [(k, n, None) for k, n in unsealed.items()]
         for key, n, digest in sorted(rows, key=lambda r: r[0]):  # Postgres: no executemany
             conn.execute(

@@ -281,6 +281,7 @@ def sync_knowledge(
     recall."""
     result = SyncResult(full_build=not store.built(KNOWLEDGE))
     on = "day <= ?" if result.full_build else "day = ?"
+    bounds: tuple[str, ...]
     if result.full_build:
         distilled, bounds = "recorded_at < ?", (day.end,)
     else:
