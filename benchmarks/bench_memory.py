@@ -89,7 +89,7 @@ def main() -> None:
         print(f"load average before appending: {load_average()}")
         started, cpu = time.perf_counter(), time.process_time()
         for i in range(0, half, args.batch):
-            append_episodes(memory, episodes[i : min(i + args.batch, half)])
+            append_episodes(memory, episodes[i : min(i + args.batch, half)], now=AS_OF)
         took, cpu = time.perf_counter() - started, time.process_time() - cpu
         print(
             f"append end to end (checking + storing, one transaction per {args.batch:,}): "
@@ -98,14 +98,14 @@ def main() -> None:
         )
         rest = episodes[half:]
         started = time.perf_counter()
-        episode_rows(rest)
+        episode_rows(rest, now=AS_OF)
         took_check = time.perf_counter() - started
         started = time.perf_counter()
         validated = validate(rest)
         took_validate = time.perf_counter() - started
         started = time.perf_counter()
         for i in range(0, len(validated), args.batch):
-            append_episodes(memory, validated[i : i + args.batch])
+            append_episodes(memory, validated[i : i + args.batch], now=AS_OF)
         took_store = time.perf_counter() - started
         print(
             f"  second half, {len(rest):,}, alone: checking (plain path) "
@@ -115,7 +115,7 @@ def main() -> None:
             f"{len(episodes):,})"
         )
         started = time.perf_counter()
-        again = append_episodes(memory, episodes[: args.batch])
+        again = append_episodes(memory, episodes[: args.batch], now=AS_OF)
         took = time.perf_counter() - started
         print(
             f"re-append of a stored batch (all {again.duplicates:,} skipped as duplicates): "

@@ -355,6 +355,7 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
                     "created_at": now,
                 }
             ],
+            now=now,
             tz=args.settings.timezone,
         )
     state = "noted" if result.inserted else "already noted (same note, same second)"

@@ -13,6 +13,12 @@ from company_ai.sample_world.crm import load_sample
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 
 
+def fixed_clock(at: str = "2026-11-29T00:30:00Z"):
+    """A writer's clock that always says `at` (a stored UTC time)."""
+    moment = datetime.fromisoformat(at)
+    return lambda: moment
+
+
 def episode(**overrides):
     """A valid episode dict; override any field."""
     return {

@@ -7,7 +7,7 @@ from company_ai.cli import _parser
 from company_ai.core.recall import index_entities
 from company_ai.core.store import Stores
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import SAMPLE_VAULT, fixed_clock
 from tests.test_cli import first_email, run
 
 
@@ -18,7 +18,7 @@ def recall_data(tmp_path_factory, minilm):
     with Stores(root / "data").connect("recall") as conn:
         distill_staging(
             conn, str(root / "data" / "vault_staging"), day="2026-11-29",
-            distill=lambda t, p, x: offline_page(p, x), source="model:offline",
+            distill=lambda t, p, x: offline_page(p, x), source="model:offline", clock=fixed_clock(),
         )  # fmt: skip
         index_entities(conn, minilm)
     return root / "data"

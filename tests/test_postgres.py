@@ -198,10 +198,10 @@ def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_us
         with pytest.raises(psycopg2.Error, match="append-only"), transaction(memory):
             memory.execute(
                 "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
-                " natural_key, day) VALUES (1, 'note', 'x', '2026-11-29T10:00:00Z', 'k',"
-                " '2026-11-29')"
+                " natural_key, day, recorded_at) VALUES (1, 'note', 'x', '2026-11-29T10:00:00Z',"
+                " 'k', '2026-11-29', '2026-11-29T10:00:00Z')"
             )
             memory.execute("UPDATE contact_episodes SET content = 'rewritten'")
         assert not memory.in_transaction
         assert memory.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
-        assert append_episodes(memory, [episode()]).inserted == 1
+        assert append_episodes(memory, [episode()], now="2026-11-29T12:00:00Z").inserted == 1

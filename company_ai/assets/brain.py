@@ -4,7 +4,7 @@ from company_ai import days, ledger
 from company_ai.constants import BRAIN, OWNER, REPLAY_META
 from company_ai.core.brain import ExportError, export_day, export_growth, synthesize_day, write_day
 from company_ai.core.store import Store
-from company_ai.core.times import Day, parse_utc
+from company_ai.core.times import parse_utc
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.stores import StoresResource
 from company_ai.setup import Setup
@@ -32,18 +32,21 @@ def assets(setup: Setup) -> list:
     ) -> dg.MaterializeResult:
         """What the system itself did on a day: facts, decisions and graph edges, each ranked.
 
-        Source: that local day's Dagster run history (jobs, partitions, durations, failures,
-        check results, catch-up recoveries; each run as it stood at this asset's own 23:30
-        tick), the day's outreach (picks and why, drafts, quarantines with the claims that
-        failed, sends, refused CRM corrections), replies and engagement recorded that day, and
-        the vault's changes (`core/brain/facts.py`). Grain: one day's rows in `brain.db` (`facts`,
+        Source: the day's window (the 23:30 tick before to its own 23:30 tick): its Dagster
+        run history (jobs, partitions, durations, failures, check results, catch-up
+        recoveries; each run as it stood at that tick), the outreach recorded in it (picks and
+        why, drafts, quarantines with the claims that failed, sends, refused CRM corrections),
+        the replies and engagement recorded in it (`recorded_at`, so a reply dated last week
+        that arrived tonight is tonight's), and the vault's changes recorded in it (recall.db
+        `page_log`) (`core/brain/facts.py`). Every input is read as it stood at the window's
+        end, never as a later change left it. Grain: one day's rows in `brain.db` (`facts`,
         `decisions` with the rule that chose, `edges` between contacts, companies, threads,
         jobs and pages), every row with its day, an importance 1-5 by a documented rule and
         the ids of the rows it came from. A replay: re-materialising a day replaces that day's
         rows and nothing else, and gives the same rows while its inputs are unchanged.
         """
         day = days.one_day(context)
-        local = Day.of(day, setup.tz)
+        local = days.window(setup, "brain_facts", day)
         runs = ledger.runs_between(
             context.instance,
             parse_utc(local.start),
@@ -83,15 +86,17 @@ def assets(setup: Setup) -> list:
 
         Source: the day's brain facts and decisions (`brain.db`) and the memory, CRM and
         outreach stores. Grain: `<export dir>/<day>/index.md` (facts, decisions, what ran,
-        failed and was recovered) and one `contacts/<name>-<id>.md` per contact touched that
-        day, holding their whole timeline up to the end of the day, message bodies included.
+        failed and was recovered) and one `contacts/<name>-<id>.md` per contact touched in the
+        day's window (the 23:45 tick before to its own: an episode recorded or a message sent
+        in it), holding their whole timeline as known at the window's end (rows recorded
+        before it), message bodies included.
         A replay: the same inputs give byte-identical files, only changed files are rewritten
         (atomically), and a day's folder never touches another day's. File names are safe
         slugs of the contact's name.
         """
-        day = days.one_day(context)
+        window = days.window(setup, "memory_export", days.one_day(context))
         try:
-            result = export_day(stores.stores(), Day.of(day, setup.tz), ops_folders.export_dir)
+            result = export_day(stores.stores(), window, ops_folders.export_dir)
         except ExportError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         return dg.MaterializeResult(

@@ -9,7 +9,7 @@ from company_ai.constants import MEMORY, OWNER, REPLAY_META
 from company_ai.core.memory import DayAudit, audit_day, seal_day
 from company_ai.core.progress import Progress
 from company_ai.core.store import Store
-from company_ai.core.times import Day, local_day, to_iso
+from company_ai.core.times import local_day, to_iso
 from company_ai.core.vectors import (
     EPISODES,
     KNOWLEDGE,
@@ -25,8 +25,9 @@ from company_ai.setup import Setup
 EPISODE_CHECKS = {
     "episodes_are_unique": "No event is stored twice in the day under different natural keys.",
     "confidences_are_in_range": "Every episode's confidence is a number in [0, 1].",
-    "episodes_fall_within_their_day": (
-        "Every episode's created_at is well-formed ISO-8601 UTC and inside its day's window."
+    "episode_times_are_sound": (
+        "Every episode's created_at is well-formed ISO-8601 UTC and no later than when it was"
+        " recorded (an old time recorded late is sound: it belongs to the night it arrived)."
     ),
     "every_send_has_its_episode": (
         "Every message sent that day has its `outreach:message:<id>` episode in memory."
@@ -38,7 +39,7 @@ def _check_results(audit: DayAudit) -> list[dg.AssetCheckResult]:
     found: dict[str, list] = {
         "episodes_are_unique": [ids for ids in audit.duplicates],
         "confidences_are_in_range": audit.confidence_out_of_range,
-        "episodes_fall_within_their_day": audit.outside_day,
+        "episode_times_are_sound": audit.unsound_times,
         "every_send_has_its_episode": audit.sends_without_episode,
     }
     return [
@@ -61,7 +62,8 @@ def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name
     """Open the store for the embedder's model and sync one day of one collection."""
     from company_ai.core.vectors import read_signals, sync_episodes, sync_knowledge
 
-    day = days.one_day(context)
+    asset = {EPISODES: "episode_vectors", KNOWLEDGE: "knowledge_vectors"}[name]
+    day = days.window(setup, asset, days.one_day(context))
     model = embedder.embedder
     sync = {EPISODES: sync_episodes, KNOWLEDGE: sync_knowledge}[name]
     caps = {EPISODES: setup.settings.vector_cap_episodes}
@@ -123,23 +125,26 @@ def assets(setup: Setup) -> list:
 
         Source: the append-only `contact_episodes` table in `memory.db` (written by research,
         outreach, inbox, engagement and manual notes; every row carries `source` and
-        `confidence`). Grain: one partition per local day; an episode belongs to the day it
-        was recorded on. Materialising a day counts its episodes by type and source and
-        records a seal (count, last id, sha256 digest) in `day_seals`, so later changes to a
-        sealed day show up as a changed digest, and audits it (checks below), including that
-        every message sent that day (`outreach.db`) has its episode. A replay: re-running a
-        day only replaces its seal, and gives the same seal while the day's rows are unchanged.
+        `confidence`, the time it describes, `created_at`, and when this system recorded it,
+        `recorded_at`). Grain: one partition per day, its window the 23:15 tick before to its
+        own 23:15 tick; an episode belongs to the window it was recorded in, so a late
+        arrival (a mail dated last week) belongs to the night it arrived. Materialising a day
+        counts the episodes recorded in its window by type and source and records a seal
+        (count, last id, sha256 digest, the window) in `day_seals`, so any later change to a
+        sealed day (a forget, a tamper) shows up as a changed digest, and audits it (checks
+        below), including that every message sent in the window (`outreach.db`) has its
+        episode. A replay: re-running a day at any later time gives the same seal.
         """
-        day = days.one_day(context)
+        day = days.window(setup, "contact_episodes", days.one_day(context))
         sent = stores.stores().path(Store.OUTREACH).is_file()  # nothing was ever sent without it
         with (
             stores.connect(Store.MEMORY) as conn,
             stores.connect(Store.OUTREACH, readonly=True) if sent else nullcontext() as outreach,
         ):
             seal = seal_day(conn, day, now=days.clock(context, setup)())
-            audit = audit_day(conn, Day.of(day, setup.tz), outreach)
+            audit = audit_day(conn, day, outreach)
         if seal.changed:
-            context.log.warning(f"day {day} changed since it was last sealed")
+            context.log.warning(f"day {day.key} changed since it was last sealed")
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": seal.episodes,
@@ -170,7 +175,8 @@ def assets(setup: Setup) -> list:
     ) -> dg.MaterializeResult:
         """Episode vectors: one embedding per episode, for "have we seen this before?".
 
-        Source: the day's rows of `contact_episodes` (memory.db), embedded by the one
+        Source: the rows of `contact_episodes` (memory.db) recorded in the day's window
+        (`recorded_at`; the 23:15 tick before to its own), embedded by the one
         `Embedder` and handed to ChromaDB explicitly. Grain: one vector per episode
         (`episode:<id>`) in the `episodes` collection of `<data dir>/vectors/`, its metadata
         pointing back to the row (ref, day, contact, type, source, confidence, importance);
@@ -202,8 +208,9 @@ def assets(setup: Setup) -> list:
     ) -> dg.MaterializeResult:
         """Knowledge vectors: brain facts, decisions and recall pages, for "seen this before?".
 
-        Source: the day's facts and decisions (brain.db) and the recall pages distilled that
-        day (recall.db `entities`: published pages only, so nothing from a private vault
+        Source: the day's facts and decisions (brain.db) and the recall pages whose
+        distillation was recorded in the day's window (recall.db `page_log`), as they are
+        published now (`entities`: published pages only, so nothing from a private vault
         folder). Grain: one vector per fact, decision and page in the `knowledge` collection
         of `<data dir>/vectors/`, metadata pointing back to the row; a page that has left
         recall loses its vector (live or archived) on the next run. Models are checked, and

@@ -212,6 +212,7 @@ def assets(setup: Setup) -> list:
                 day=day,
                 distill=distill,
                 source=llm.source,
+                clock=days.clock(context, setup),
                 max_pages=config.max_pages,
                 log=context.log.info,
                 progress=Progress("distilling", context.log.info, unit="notes"),

@@ -187,11 +187,11 @@ def load_sample(
             inbound += history.inbound
             holds += history.holds
             if len(episodes) >= batch:
-                total += append_episodes(memory, episodes, tz=tz).inserted
+                total += _append_history(memory, episodes, as_of, tz)
                 episodes.clear()
                 if progress:
                     progress(len(people), contacts)
-        total += append_episodes(memory, episodes, tz=tz).inserted
+        total += _append_history(memory, episodes, as_of, tz)
     store_contacts(stores, people)
     write_sample_people(stores.data_dir / SAMPLE_PEOPLE_FILE, people)  # the offline People API
     stored_messages = store_messages(stores, messages, inbound, holds)
@@ -199,6 +199,14 @@ def load_sample(
     if progress:
         progress(len(people), contacts)
     return SampleSummary(len(people), sum(1 for p in people if p[1]), total, stored_messages)
+
+
+def _append_history(memory, episodes: list[dict], as_of: datetime, tz: str) -> int:
+    """The sample's past, appended as if it was recorded as it happened (recorded_at =
+    created_at): a replay of a sample day then reads what that day would have recorded."""
+    for episode in episodes:
+        episode["recorded_at"] = episode["created_at"]
+    return append_episodes(memory, episodes, now=as_of, tz=tz).inserted
 
 
 def store_contacts(stores: Stores, rows: list[tuple]) -> int:

@@ -1,8 +1,9 @@
 import dagster as dg
 
+from company_ai import days
 from company_ai.assets.memory import EPISODE_CHECKS
 from company_ai.resources.stores import StoresResource
-from tests.setup import named
+from tests.setup import SETUP, named
 
 contact_episodes = named("contact_episodes")
 
@@ -28,9 +29,11 @@ def test_a_day_is_sealed_with_counts_and_all_checks_pass(data):
         meta = result.get_asset_materialization_events()[0].materialization.metadata
         from company_ai.core.store import Stores
 
+        window = days.window(SETUP, "contact_episodes", "2026-11-20")  # by recorded time
         with Stores(data).connect("memory", readonly=True) as memory:
             expected = memory.execute(
-                "SELECT count(*) FROM contact_episodes WHERE day = '2026-11-20'"
+                "SELECT count(*) FROM contact_episodes WHERE recorded_at >= ? AND recorded_at < ?",
+                (window.start, window.end),
             ).fetchone()[0]
         assert expected > 0
         assert meta["dagster/row_count"].value == expected
@@ -48,8 +51,9 @@ def test_faulty_rows_fail_the_checks_and_name_the_episodes(data):
     with Stores(data).connect("memory") as memory:
         memory.execute(
             "INSERT INTO contact_episodes (contact_id, episode_type, content, source,"
-            " confidence, created_at, natural_key, day) VALUES"
-            " (1, 'note', 'hand edit', 'manual', 3.0, '2026-11-21T10:00:00Z', 'x1', '2026-11-20')"
+            " confidence, created_at, natural_key, day, recorded_at) VALUES"
+            " (1, 'note', 'hand edit', 'manual', 3.0, '2026-11-21T10:00:00Z', 'x1', '2026-11-20',"
+            " '2026-11-20T10:00:00Z')"  # says it happened the day after it was recorded
         )
         bad_id = memory.execute("SELECT max(id) FROM contact_episodes").fetchone()[0]
     with dg.instance_for_test() as instance:
@@ -58,7 +62,7 @@ def test_faulty_rows_fail_the_checks_and_name_the_episodes(data):
         assert checks(result) == {
             "episodes_are_unique": True,
             "confidences_are_in_range": False,
-            "episodes_fall_within_their_day": False,
+            "episode_times_are_sound": False,
             "every_send_has_its_episode": True,
         }
         failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
@@ -89,7 +93,7 @@ def test_a_memory_without_an_outreach_store_is_still_sealed(tmp_path):
 
     data = tmp_path / "fresh"
     with Stores(data).connect("memory") as memory:
-        append_episodes(memory, [episode()])
+        append_episodes(memory, [episode()], now="2026-11-29T12:00:00Z")
     with dg.instance_for_test() as instance:
         result = materialize(data, "2026-11-29", instance)
         assert result.success and all(checks(result).values())

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
+from company_ai import days
 from company_ai.core.brain import write_day
 from company_ai.core.brain.facts import BrainDay, Fact
 from company_ai.core.store import Stores
@@ -16,7 +17,7 @@ from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.fakes import WordEmbedder
 from tests.not_taken import declined
-from tests.setup import named
+from tests.setup import SETUP, named
 
 episode_vectors, knowledge_vectors, memory_aging = named(
     "episode_vectors", "knowledge_vectors", "memory_aging"
@@ -49,9 +50,11 @@ def meta(result, asset):
 
 
 def day_count(data, day):
+    """The episodes recorded in the day's window: what its vectors are made from."""
+    window = days.window(SETUP, "episode_vectors", day)
     with Stores(data).connect("memory", readonly=True) as conn:
-        sql = "SELECT count(*) FROM contact_episodes WHERE day = ?"
-        return conn.execute(sql, (day,)).fetchone()[0]
+        sql = "SELECT count(*) FROM contact_episodes WHERE recorded_at >= ? AND recorded_at < ?"
+        return conn.execute(sql, (window.start, window.end)).fetchone()[0]
 
 
 def test_a_day_of_vectors_then_a_replay_that_embeds_nothing(small):

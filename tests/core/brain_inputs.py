@@ -131,6 +131,7 @@ def seed_day(stores: Stores) -> Seeded:
                 _episode(a, "outreach", "Sent a note.", "08:05"),
                 _episode(a, "engagement", "Recorded after the day.", "00:10", NEXT_DAY),
             ],
+            now=f"{NEXT_DAY}T12:00:00Z",
         )
     with stores.connect("recall") as recall, transaction(recall):
         for title, published, problems, relations in [
@@ -150,6 +151,28 @@ def seed_day(stores: Stores) -> Seeded:
                     published,
                     json.dumps(problems),
                 ),
+            )
+            recall.execute(
+                "INSERT INTO page_log (title, event, note_path, page, problems, recorded_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    title,
+                    "distilled" if published else "withheld",
+                    f"notes/{title}.md",
+                    json.dumps(page),
+                    json.dumps(problems),
+                    f"{DAY}T00:30:00Z",
+                ),
+            )
+        # Pages removed from recall: one on DAY, one long before.
+        for title, path, at in [
+            ("Gone", "notes/gone.md", f"{DAY}T00:31:00Z"),
+            ("Long gone", "notes/long-gone.md", "2026-11-01T00:31:00Z"),
+        ]:
+            recall.execute(
+                "INSERT INTO page_log (title, event, note_path, recorded_at)"
+                " VALUES (?, 'removed', ?, ?)",
+                (title, path, at),
             )
     write_manifest(
         staging_dir(stores.data_dir),
@@ -173,6 +196,7 @@ def _episode(contact_id, kind, content, hhmm, day=DAY):
         "source": "gmail" if kind == "response" else "site",
         "created_at": f"{day}T{hhmm}:00Z",
         "natural_key": f"brain-test:{contact_id}:{kind}:{day}:{hhmm}",
+        "recorded_at": f"{day}T{hhmm}:00Z",  # recorded as it happened
     }
 
 

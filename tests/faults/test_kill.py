@@ -50,7 +50,7 @@ WRITER = textwrap.dedent("""
                      content=f"finding {{batch}}/{{i}}",
                      natural_key=f"research:{day}:{{batch}}:{{i}}")
                 for i in range({per_batch})
-            ])
+            ], now="{day}T10:00:00Z")
             done += 1
 """).format(batches=BATCHES, per_batch=PER_BATCH, day=DAY)
 
@@ -281,7 +281,7 @@ def small(tmp_path_factory):
         vectors_dir,
     )
     from company_ai.sample_world.crm import load_sample
-    from tests.conftest import AS_OF, SAMPLE_VAULT
+    from tests.conftest import AS_OF, SAMPLE_VAULT, fixed_clock
     from tests.fakes import WordEmbedder
 
     root = tmp_path_factory.mktemp("forget-kill")
@@ -301,7 +301,7 @@ def small(tmp_path_factory):
     with stores.connect("recall") as conn:
         distill_staging(
             conn, str(staging_dir(data)), day=DAY, source="model:offline",
-            distill=lambda title, path, text: offline_page(path, text),
+            distill=lambda title, path, text: offline_page(path, text), clock=fixed_clock(),
         )  # fmt: skip
     with stores.connect("brain") as brain, transaction(brain):
         brain.execute(

@@ -64,7 +64,7 @@ def plant(root, vault, settings: Settings) -> int:
         }, {
             "contact_id": cid, "episode_type": "note", "source": "manual",
             "content": f"Met {NAME} at the expo.", "created_at": to_iso(yesterday(11)),
-        }])  # fmt: skip
+        }], now=to_iso(sent))  # fmt: skip
     reply = EmailMessage()
     reply["From"] = f"{NAME} <{EMAIL}>"
     reply["To"] = "Sam Rivers <sam@company-ai.example>"

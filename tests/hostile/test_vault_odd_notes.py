@@ -28,7 +28,7 @@ from company_ai.resources.embedder import Embedder
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import SAMPLE_VAULT, fixed_clock
 from tests.setup import SETUP, named
 
 VAULT_NIGHT = named("vault_staging")  # staging, pages and index: one multi-asset
@@ -52,7 +52,7 @@ def run(stores, vault, staging, day=DAY, logs=None):
     with stores.connect("recall") as conn:
         distilled = distill_staging(
             conn, str(staging), day=day, distill=lambda t, p, text: offline_page(p, text),
-            source="model:offline", log=log,
+            source="model:offline", log=log, clock=fixed_clock(),
         )  # fmt: skip
     return staged, distilled
 

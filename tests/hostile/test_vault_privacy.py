@@ -14,7 +14,7 @@ from company_ai.resources.llm import LLMResource
 from company_ai.resources.stores import StoresResource
 from company_ai.resources.vault import VaultResource
 from company_ai.settings import Settings
-from tests.conftest import PRIVATE_CANARY
+from tests.conftest import PRIVATE_CANARY, fixed_clock
 from tests.hostile.canary import find_canary
 from tests.setup import SETUP, named
 
@@ -33,7 +33,7 @@ def distill(stores, staging, day=DAY1):
     with stores.connect("recall") as conn:
         return distill_staging(
             conn, str(staging), day=day, distill=lambda t, p, text: offline_page(p, text),
-            source="model:offline",
+            source="model:offline", clock=fixed_clock(),
         )  # fmt: skip
 
 

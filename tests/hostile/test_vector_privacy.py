@@ -1,6 +1,7 @@
 """Nothing from a private vault folder reaches a vector, and a page that leaves recall leaves
 the vector memory too (live or archived)."""
 
+from company_ai.core.times import Day
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
 from company_ai.core.vectors import (
     KNOWLEDGE,
@@ -11,7 +12,7 @@ from company_ai.core.vectors import (
     vectors_dir,
 )
 from company_ai.core.vectors.store import ARCHIVE
-from tests.conftest import PRIVATE_CANARY
+from tests.conftest import PRIVATE_CANARY, fixed_clock
 from tests.fakes import WordEmbedder
 from tests.hostile.canary import find_canary
 
@@ -24,10 +25,11 @@ def night(vault, stores, staging, day, words):
     with stores.connect("recall") as conn:
         distill_staging(
             conn, str(staging), day=day, distill=lambda t, p, text: offline_page(p, text),
-            source="model:offline",
+            source="model:offline", clock=fixed_clock(f"{day}T12:00:00Z"),
         )  # fmt: skip
     with open_store(vectors_dir(stores.data_dir), words.name, words.dim) as (store, opened):
-        sync_knowledge(store, opened, stores, words, day, cap=1000, signals=Signals())
+        window = Day.of(day, "UTC")
+        sync_knowledge(store, opened, stores, words, window, cap=1000, signals=Signals())
         return {name: store.metadata(name) for name in (KNOWLEDGE, ARCHIVE)}
 
 

@@ -3,17 +3,20 @@
 One folder per day, so that exporting an older day never touches a newer day's files:
     <folder>/<day>/index.md            what ran, failed and was recovered; the decisions
                                        and facts of brain.db; links to the contacts touched
-    <folder>/<day>/contacts/<slug>.md  one per contact touched on the day (an episode
-                                       recorded on it, or a message sent on it): their whole
-                                       timeline up to the end of the day, message bodies
-                                       included, with a link back to the day
+    <folder>/<day>/contacts/<slug>.md  one per contact touched in the day's window (an
+                                       episode recorded in it, or a message sent in it):
+                                       their whole timeline as known at the window's end,
+                                       message bodies included, with a link back to the day
     <folder>/growth/<day>.md           the day's growth analysis (`export_growth`)
 
 A day's files are a pure function of the stores: nothing reads the clock and every list
-is sorted, so re-exporting a day gives byte-identical files. What was not yet known at the
-end of the day is left out: episodes recorded later, messages sent later, and opens and
-replies timed after the day's end. A bounce has no time in `messages` (only a status), so
-it is left out of the timelines rather than let a later bounce change an old day's file.
+is sorted, so re-exporting a day at any later time gives byte-identical files. Everything is
+selected by when this system recorded it: what was not yet recorded at the window's end is
+left out (episodes recorded later, whatever time they describe; messages sent later; replies
+stored later). A message's `opened_at` and `bounce_status` are updated in place with no
+recorded time, so they are left out of the timelines (an open or a bounce that was recorded
+shows as its own episode) rather than let later news change an old day's file. An episode
+recorded on another day than the one it describes says so: "(recorded <day>)".
 Files are written atomically and only when their bytes change; files of the day that should
 no longer exist are removed. File names are safe slugs on every common filesystem.
 """
@@ -201,19 +204,21 @@ def render_day(stores: Stores, day: Day) -> dict[str, bytes]:
     }
     files = {INDEX: _index(day.key, day.tz, brain, contacts)}
     for cid, contact in contacts.items():
-        page = _contact_page(day.key, day.tz, day.end, contact, timelines[cid])
+        page = _contact_page(day.key, day.tz, contact, timelines[cid])
         files[f"{CONTACTS}/{contact.file}"] = page
     return {path: text.encode("utf-8") for path, text in sorted(files.items())}
 
 
 def _touched(memory, outreach, day: Day) -> set[int]:
-    """Contacts with an episode recorded on the day or a message sent on it."""
+    """Contacts with an episode recorded in the window or a message sent in it."""
     touched: set[int] = set()
     if memory is not None and table_exists(memory, "contact_episodes"):
         touched |= {
             r[0]
             for r in memory.execute(
-                "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = ?", (day.key,)
+                "SELECT DISTINCT contact_id FROM contact_episodes"
+                " WHERE recorded_at >= ? AND recorded_at < ?",
+                (day.start, day.end),
             )
         }
     if outreach is not None and table_exists(outreach, "messages"):
@@ -228,28 +233,43 @@ def _touched(memory, outreach, day: Day) -> set[int]:
 
 
 def _timelines(memory, outreach, touched: set[int], day: Day) -> dict[int, list]:
-    """Each contact's episodes and messages up to the end of the day, oldest first, as
-    (time, kind, id, local day, row)."""
+    """Each contact's episodes and messages recorded before the window's end, oldest first
+    by the time they describe, as (time, kind, id, local day, row)."""
     entries: dict[int, list[tuple]] = {cid: [] for cid in touched}
     for e in _select(
         memory,
         "contact_episodes",
-        "SELECT id, contact_id, episode_type, source, confidence, created_at, day, content"
-        " FROM contact_episodes WHERE contact_id IN ({ids}) AND day <= ?",
+        "SELECT id, contact_id, episode_type, source, confidence, created_at, recorded_at,"
+        " content FROM contact_episodes WHERE contact_id IN ({ids}) AND recorded_at < ?",
         touched,
-        day.key,
+        day.end,
     ):
-        entries[e["contact_id"]].append((e["created_at"], "episode", e["id"], e["day"], e))
+        described = local_day(e["created_at"], day.tz)
+        row = dict(e) | {"recorded_day": local_day(e["recorded_at"], day.tz)}
+        entries[e["contact_id"]].append((e["created_at"], "episode", e["id"], described, row))
+    replied = {
+        r["message_id"]: r["replied"]
+        for r in _select(
+            outreach,
+            "inbound",
+            "SELECT message_id, min(received_at) AS replied FROM inbound"
+            " WHERE contact_id IN ({ids}) AND created_at < ?"
+            " AND kind IN ('reply', 'not_now', 'unsubscribe') GROUP BY message_id",
+            touched,
+            day.end,
+        )
+    }
     for m in _select(
         outreach,
         "messages",
-        "SELECT id, contact_id, thread_id, subject, body, angle, sent_at, opened_at,"
-        " replied_at, bump_count FROM messages WHERE contact_id IN ({ids}) AND sent_at < ?",
+        "SELECT id, contact_id, thread_id, subject, body, angle, sent_at, bump_count"
+        " FROM messages WHERE contact_id IN ({ids}) AND sent_at < ?",
         touched,
         day.end,
     ):
         sent_day = local_day(m["sent_at"], day.tz)
-        entries[m["contact_id"]].append((m["sent_at"], "message", m["id"], sent_day, m))
+        row = dict(m) | {"replied_at": replied.get(m["id"])}
+        entries[m["contact_id"]].append((m["sent_at"], "message", m["id"], sent_day, row))
     for timeline in entries.values():
         timeline.sort(key=lambda e: e[:3])
     return entries
@@ -318,7 +338,7 @@ def _trail(row, links: Mapping[str, str]) -> str:
     return f"{link} (sources: {inline(', '.join(row.sources))})"
 
 
-def _contact_page(day: str, tz: str, end: str, contact: _Contact, timeline: list[tuple]) -> str:
+def _contact_page(day: str, tz: str, contact: _Contact, timeline: list[tuple]) -> str:
     episodes = sum(1 for e in timeline if e[1] == "episode")
     lines = [
         f"# {contact.title}",
@@ -327,7 +347,7 @@ def _contact_page(day: str, tz: str, end: str, contact: _Contact, timeline: list
         + (f", {inline(contact.email)}" if contact.email else "")
         + f". Touched on [{day}](../{INDEX}).",
         "",
-        f"Everything recorded up to the end of {day} ({inline(tz)}):"
+        f"Everything recorded by the end of the night of {day} ({inline(tz)}):"
         f" {_count(episodes, 'episode')}, {_count(len(timeline) - episodes, 'message')}.",
     ]
     shown_day = None
@@ -339,15 +359,15 @@ def _contact_page(day: str, tz: str, end: str, contact: _Contact, timeline: list
             confidence = (
                 "" if row["confidence"] is None else f", confidence {row['confidence']:.2f}"
             )
+            late = "" if row["recorded_day"] == local else f" (recorded {row['recorded_day']})"
             lines.append(
-                f"- {at} {inline(row['episode_type'])} (episode {row['id']}, source"
+                f"- {at}{late} {inline(row['episode_type'])} (episode {row['id']}, source"
                 f" {inline(row['source'] or '-')}{confidence}): {inline(row['content'])}"
             )
             continue
         known = [f"sent {row['sent_at']}"]
-        for label, column in (("opened", "opened_at"), ("replied", "replied_at")):
-            if row[column] and row[column] < end:  # later news was not known that night
-                known.append(f"{label} {row[column]}")
+        if row["replied_at"]:  # a reply stored before the window's end
+            known.append(f"replied {row['replied_at']}")
         bump = f", follow-up {row['bump_count']}" if row["bump_count"] else ""
         lines += [
             f"- {at} message {row['id']}: {inline(row['subject'])}",

@@ -1,23 +1,32 @@
 """The night's own memory: one day's facts, decisions and graph edges (brain.db).
 
-`synthesize_day` reads the stored inputs of one local day D and returns a `BrainDay`:
+`synthesize_day` reads the stored inputs of one day D's window (`day.start`..`day.end`, the
+23:30 tick before D's to D's) and returns a `BrainDay`. Every input is selected by when this
+system recorded it, never by the time it describes, and read as it stood at the window's
+end, so re-synthesising D at any later time gives the same rows, and a late arrival (a reply
+dated last week, a signal stamped two days ago) belongs to the night it was recorded in:
   - the Dagster runs it is given (the Dagster layer reads them off the run history): each
     run's job, partition, duration, status and error, its check results, and the catch-up
     sensor's recoveries (runs whose `catchup_attempt` is set). A run is reported by its
     job's name alone, so a job that no longer exists is still reported;
-  - D's outreach (outreach.db): who was picked for research and why (the selection rule of
-    core/outreach/research.py), who was skipped and why, the CRM corrections applied and refused,
-    the drafts written, those quarantined with the claims the gate could not support,
-    those skipped, and those sent;
-  - the replies (`response` episodes) and engagement (`engagement` episodes) recorded on D
-    (memory.db, `contact_episodes.day = D`);
-  - D's vault changes: pages distilled on D (recall.db) and notes deleted on D (the
-    staging manifest).
+  - the outreach recorded in the window (outreach.db, research picks and drafts by their
+    `created_at`, which this system sets when it writes them): who was picked for research
+    and why (the selection rule of core/outreach/research.py), who was skipped and why, the
+    CRM corrections applied and refused, the drafts written, those quarantined with the
+    claims the gate could not support, those skipped, and those sent. A pick's or draft's
+    status is updated in place, so it is read as of the window's end: a pick's outcome
+    only if its `updated_at` is before it, a draft as sent only if its message's `sent_at`
+    (our own send moment) is, as skipped only if it was skipped before it;
+  - the replies (`response` episodes) and engagement (`engagement` episodes) recorded in
+    the window (memory.db, `contact_episodes.recorded_at`);
+  - the vault changes recorded in the window: pages distilled or withheld and pages
+    removed (their note deleted, made private or retitled), from recall.db's append-only
+    `page_log` (never `pages`, which a later distillation replaces).
 It is a pure function of those inputs: no clock is read and every query and list is
-ordered, so the same stored rows give the same rows. Inputs that are updated in place
-(a CRM row, a page re-distilled later, a draft's status) are read as they are when it
-runs; brain.db keeps what the night saw. A store or table that does not exist yet (a
-fresh install) gives a partial day, and `BrainDay.missing` says what was not there.
+ordered, so the same stored rows give the same rows. One input is read as it is now: a
+contact's name and company (crm.db keeps no history). A store or table that does not
+exist yet (a fresh install) gives a partial day, and `BrainDay.missing` says what was not
+there.
 
 Edges (src, relation, dst):
   contact:<id>  works_at                 company:<name>   (the company as the CRM says now)
@@ -29,7 +38,7 @@ Importance (1-5) is the rule's, by kind (`rule_importance`):
   5  a run that failed or was cancelled; a failed check of severity ERROR
   4  a message sent; a reply received
   3  a draft quarantined by the fabrication gate; a CRM correction refused; a failed WARN
-     check; a missed slot recovered by the catch-up sensor; a note deleted from the vault;
+     check; a missed slot recovered by the catch-up sensor; a note's page removed from recall;
      a recall page withheld by the distiller's fabrication check
   2  a research pick; a pick or draft skipped; a draft written; a CRM correction applied;
      a contact's engagement; a recall page distilled; a run not finished yet
@@ -55,7 +64,6 @@ from company_ai.core.outreach import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEB
 from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, Stores, table_exists, transaction
 from company_ai.core.times import Day, parse_utc
-from company_ai.core.vault import MANIFEST, read_manifest, staging_dir
 
 MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 5
 RULE_IMPORTANCE = {
@@ -238,34 +246,41 @@ def synthesize_day(
     check_day(day.key)
     brain = _Day(day.key)
     _add_runs(brain, runs)
+    window = (day.start, day.end)
     with _reader(stores, Store.MEMORY, brain.missing) as memory:
         episodes = _rows(
             memory,
             "contact_episodes",
             brain.missing,
             "SELECT id, contact_id, episode_type, content, created_at FROM contact_episodes"
-            " WHERE day = ?"
+            " WHERE recorded_at >= ? AND recorded_at < ?"
             " AND episode_type IN ('response', 'engagement') ORDER BY id",
-            (day.key,),
+            window,
         )
     with _reader(stores, Store.OUTREACH, brain.missing) as outreach:
-        picks = _rows(
-            outreach,
-            "research_picks",
-            brain.missing,
-            "SELECT * FROM research_picks WHERE day = ? ORDER BY rank, contact_id",
-            (day.key,),
-        )
-        drafts = _rows(
+        picks = [
+            _pick_as_of(p, day.end)
+            for p in _rows(
+                outreach,
+                "research_picks",
+                brain.missing,
+                "SELECT * FROM research_picks WHERE created_at >= ? AND created_at < ?"
+                " ORDER BY day, rank, contact_id",
+                window,
+            )
+        ]
+        written = _rows(
             outreach,
             "drafts",
             brain.missing,
-            "SELECT * FROM drafts WHERE day = ? ORDER BY id",
-            (day.key,),
+            "SELECT * FROM drafts WHERE created_at >= ? AND created_at < ? ORDER BY id",
+            window,
         )
+        sent = _sent_by(outreach, written, day.end)
+        drafts = [_draft_as_of(d, sent, day.end) for d in written]
         last_written = _last_written(outreach, picks)
         threads = _reply_threads(outreach, episodes, day)
-    contact_ids = {r["contact_id"] for r in (*picks, *drafts, *episodes)}
+    contact_ids = {r["contact_id"] for rows in (picks, drafts, episodes) for r in rows}
     with _reader(stores, Store.CRM, brain.missing) as crm:
         contacts = _contacts(crm, contact_ids, brain.missing)
     _add_picks(brain, picks, contacts, last_written)
@@ -273,17 +288,58 @@ def synthesize_day(
     _add_episodes(brain, episodes, contacts, threads)
     _add_companies(brain, contacts)
     with _reader(stores, Store.RECALL, brain.missing) as recall:
-        pages = _rows(
+        # The last event of each title in the window: a page distilled twice in one night is
+        # reported as it was left.
+        logged = _rows(
             recall,
-            "pages",
+            "page_log",
             brain.missing,
-            "SELECT title, note_path, published, problems, page FROM pages WHERE distilled = ?"
-            " ORDER BY title",
-            (day.key,),
+            "SELECT l.title, l.event, l.note_path, l.problems, l.page FROM page_log l"
+            " WHERE l.id = (SELECT max(id) FROM page_log m WHERE m.title = l.title"
+            "  AND m.recorded_at >= ? AND m.recorded_at < ?) ORDER BY l.title",
+            window,
         )
-    _add_pages(brain, pages)
-    _add_deleted_notes(brain, stores, day.key)
+    _add_pages(brain, [p for p in logged if p["event"] != "removed"])
+    _add_removed_pages(brain, [p for p in logged if p["event"] == "removed"])
     return brain.result(proposals or {})
+
+
+def _pick_as_of(pick: sqlite3.Row, end: str) -> dict:
+    """A research pick as it stood at `end`: its outcome (status, reason, findings, CRM
+    corrections) only if it was recorded before then, else picked and not yet researched."""
+    row = dict(pick)
+    if row["updated_at"] >= end:
+        row.update(status="picked", reason=None, findings=None, writeback=None)
+    return row
+
+
+def _sent_by(outreach, drafts: list[sqlite3.Row], end: str) -> dict[int, int]:
+    """Draft id -> the id of its message, for the drafts whose message was sent before `end`."""
+    found: dict[int, int] = {}
+    if outreach is None or not drafts or not table_exists(outreach, "messages"):
+        return found
+    for chunk in id_chunks(d["id"] for d in drafts):
+        for draft_id, message_id in outreach.execute(
+            f"SELECT draft_id, id FROM messages WHERE draft_id IN ({_in(chunk)}) AND sent_at < ?",
+            [*chunk, end],
+        ):
+            found[draft_id] = message_id
+    return found
+
+
+def _draft_as_of(draft: sqlite3.Row, sent: Mapping[int, int], end: str) -> dict:
+    """A draft as it stood at the window's end: sent if its message went before then (our
+    own send time), skipped if it was skipped before then (`updated_at`: a skip is the last
+    change a draft sees), quarantined as written (the gate's verdict is never changed),
+    else written and not yet sent."""
+    row = dict(draft)
+    if draft["id"] in sent:
+        row.update(status="sent", message_id=sent[draft["id"]])
+    elif row["status"] == "quarantined" or row["status"] == "skipped" and row["updated_at"] < end:
+        pass
+    else:
+        row.update(status="ready", message_id=None, reason=None)
+    return row
 
 
 @contextmanager
@@ -335,7 +391,7 @@ def _contacts(crm, ids: set[int], missing: list[str]) -> dict[int, sqlite3.Row]:
     return found
 
 
-def _last_written(outreach, picks: list[sqlite3.Row]) -> dict[int, str]:
+def _last_written(outreach, picks: list[dict]) -> dict[int, str]:
     """When each picked contact was last written to before the pick was made."""
     if outreach is None or not picks or not table_exists(outreach, "messages"):
         return {}
@@ -619,7 +675,7 @@ def _add_pages(brain: _Day, pages) -> None:
     for p in pages:
         title, about = p["title"], f"page:{p['title']}"
         source = f"recall.pages:{title}"
-        if p["published"]:
+        if p["event"] == "distilled":
             kind, text = "page_distilled", f"Recall page {title!r} distilled from {p['note_path']}"
         else:
             problems = ", ".join(json.loads(p["problems"] or "[]")[:5]) or "?"
@@ -635,24 +691,16 @@ def _add_pages(brain: _Day, pages) -> None:
                 brain.edge(about, r["relation"], f"page:{r['target']}", kind, [source])
 
 
-def _add_deleted_notes(brain: _Day, stores: Stores, day: str) -> None:
-    staging = staging_dir(stores.data_dir)
-    if not (staging / MANIFEST).is_file():
-        brain.missing.append(f"no vault staging manifest yet ({staging / MANIFEST})")
-        return
-    try:
-        deleted = read_manifest(staging)["deleted"]
-    except (OSError, ValueError) as exc:
-        brain.missing.append(f"the vault staging manifest is unreadable ({exc})")
-        return
-    for path, entry in sorted(deleted.items()):
-        if entry.get("deleted_on") == day:
-            brain.fact(
-                "note_deleted",
-                f"deleted:{path}",
-                f"Note {path} was deleted from the vault; its recall page goes with it",
-                [f"vault.manifest:{path}"],
-            )
+def _add_removed_pages(brain: _Day, removed) -> None:
+    for p in removed:
+        path = p["note_path"]
+        brain.fact(
+            "note_deleted",
+            f"deleted:{path}",
+            f"Recall page {p['title']!r} was removed: its note {path} was deleted from the"
+            " vault, made private or given another title",
+            [f"recall.page_log:{p['title']}"],
+        )
 
 
 # --- brain.db ----------------------------------------------------------------------------

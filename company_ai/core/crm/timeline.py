@@ -1,4 +1,9 @@
-"""Everything known about one person, in time order. Stdlib only (CLI read path)."""
+"""Everything known about one person, in time order. Stdlib only (CLI read path).
+
+Entries are in the order of the time they describe; a late arrival (a reply dated last week
+that was only recorded today) keeps its own time, and says when it was recorded when that
+is another (UTC) day: "2026-11-17 09:12 UTC (recorded 2026-11-30)".
+"""
 
 from __future__ import annotations
 
@@ -41,7 +46,7 @@ def read_timeline(
     entries = [
         {"kind": "episode", "at": r["created_at"], **dict(r)}
         for r in memory.execute(
-            "SELECT id, episode_type, source, confidence, created_at, content"
+            "SELECT id, episode_type, source, confidence, created_at, recorded_at, content"
             " FROM contact_episodes WHERE contact_id = ? ORDER BY created_at, id",
             (contact["id"],),
         )
@@ -72,7 +77,8 @@ def _received(outreach: sqlite3.Connection, contact_id: int) -> list[dict[str, A
         {"kind": "received", "at": r["received_at"], **dict(r)}
         for r in outreach.execute(
             "SELECT rowid AS id, kind AS received_as, message_id, thread_id, received_at,"
-            " from_address, subject, body FROM inbound WHERE contact_id = ?",
+            " created_at AS recorded_at, from_address, subject, body FROM inbound"
+            " WHERE contact_id = ?",
             (contact_id,),
         )
     ]
@@ -99,6 +105,9 @@ def render_text(timeline: Timeline, *, bodies: bool = False) -> str:
         lines.append(NO_HISTORY)
     for e in timeline.entries:
         when = e["at"].replace("T", " ").rstrip("Z") + " UTC"
+        recorded = e.get("recorded_at") or e["at"]
+        if recorded[:10] != e["at"][:10]:
+            when += f" (recorded {recorded[:10]})"
         if e["kind"] == "episode":
             conf = "" if e["confidence"] is None else f"  confidence {e['confidence']:.2f}"
             lines.append(

@@ -219,7 +219,7 @@ def take_signals(stores: Stores, drop: Path, *, tz: str, now: datetime, warn: Lo
                 )
                 for signals in read:
                     try:
-                        _store(crm, memory, outreach, signals, tz, result, warn, path.name)
+                        _store(crm, memory, outreach, signals, tz, now, result, warn, path.name)
                     except sqlite3.OperationalError:
                         raise  # the store, not the file: stop, and leave the file for the next run
                     except Exception as exc:  # noqa: BLE001 (one file never stops the run)
@@ -257,12 +257,14 @@ def _store(
     outreach: sqlite3.Connection,
     signals: list[Signal],
     tz: str,
+    now: datetime,
     result: EngagementRun,
     warn: Log,
     name: str,
 ) -> None:
     episodes = []
     opens = []
+    recorded = to_iso(now)  # when this system learnt of an open: what a replay counts by
     for signal in signals:
         result.signals += 1
         if signal.flag:
@@ -286,13 +288,14 @@ def _store(
             }
         )
         if signal.message:
-            opens.append((signal.at, signal.at, signal.message, row[0], signal.at))
-    result.episodes_written += append_episodes(memory, episodes, tz=tz).inserted
+            opens.append((signal.at, signal.at, recorded, signal.message, row[0], signal.at))
+    result.episodes_written += append_episodes(memory, episodes, now=now, tz=tz).inserted
     if opens:
         with transaction(outreach):
             before = outreach.total_changes
             outreach.executemany(
-                "UPDATE messages SET opened_at = min(coalesce(opened_at, ?), ?)"
+                "UPDATE messages SET opened_at = min(coalesce(opened_at, ?), ?),"
+                " opened_recorded_at = coalesce(opened_recorded_at, ?)"
                 " WHERE rfc_message_id = ? AND contact_id = ? AND sent_at <= ?",
                 opens,
             )

@@ -237,10 +237,10 @@ def triage(
             chunk.append(mail)
             if len(chunk) == CHUNK:
                 rows = _record_chunk(crm, outreach, chunk, created, result, warn, stones)
-                _finish(crm, outreach, memory, rows, source, tz, result)
+                _finish(crm, outreach, memory, rows, source, tz, created, result)
                 chunk = []
         rows = _record_chunk(crm, outreach, chunk, created, result, warn, stones)
-        _finish(crm, outreach, memory, rows, source, tz, result)
+        _finish(crm, outreach, memory, rows, source, tz, created, result)
     return result
 
 
@@ -447,13 +447,15 @@ def _finish(
     rows: list[sqlite3.Row],
     source: str,
     tz: str,
+    now: str,
     result: Triage,
 ) -> None:
-    """The episodes and the CRM warmth of stored mail, each idempotent. The warmth is an
+    """The episodes (recorded at `now`, the run's clock) and the CRM warmth of stored mail,
+    each idempotent. The warmth is an
     absolute value fixed when the mail was stored, written in mail order and marked
     applied after the CRM write: a crash between the two writes the same values again."""
     episodes = [e for row in rows for e in inbound_episodes(row, source)]
-    result.episodes_written += append_episodes(memory, episodes, tz=tz).inserted
+    result.episodes_written += append_episodes(memory, episodes, now=now, tz=tz).inserted
     pending = [r for r in rows if r["warmth_after"] is not None and not r["warmth_applied"]]
     if not pending:
         return

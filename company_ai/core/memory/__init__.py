@@ -2,11 +2,13 @@
 (`Episode`, pydantic), sealed each day and audited against its seals."""
 
 from company_ai.core.memory.episodes import (
+    RECORDED_SLACK,
     DayAudit,
     EpisodeError,
     append_episodes,
     audit_day,
     episode_rows,
+    reseal_in_transaction,
     seal_day,
     seal_in_transaction,
     validate,
@@ -14,12 +16,14 @@ from company_ai.core.memory.episodes import (
 from company_ai.core.memory.models import Episode
 
 __all__ = [
+    "RECORDED_SLACK",
     "DayAudit",
     "Episode",
     "EpisodeError",
     "append_episodes",
     "audit_day",
     "episode_rows",
+    "reseal_in_transaction",
     "seal_day",
     "seal_in_transaction",
     "validate",

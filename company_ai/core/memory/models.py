@@ -57,8 +57,11 @@ class Episode(BaseModel):
     created_at: UtcTimestamp
     # Unique per event; defaults to a hash of the event's own fields (see episodes.py).
     natural_key: Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)] | None = None
-    # The local date it was recorded on: created_at's date in the partitions' timezone.
+    # The local date it describes: created_at's date in the partitions' timezone.
     day: Annotated[str, Field(pattern=f"^{_DAY}$")] | None = None
+    # When this system recorded it; None: the writer's clock (`append_episodes(now=...)`).
+    # Only a loader of history that pretends it was recorded as it happened sets it.
+    recorded_at: UtcTimestamp | None = None
 
     @model_validator(mode="after")
     def _model_guesses_are_uncertain(self) -> Episode:

@@ -33,7 +33,7 @@ from typing import Any
 
 from company_ai.core.crm import Tombstones, normal_email
 from company_ai.core.files import write_atomic
-from company_ai.core.memory import seal_in_transaction
+from company_ai.core.memory import reseal_in_transaction
 from company_ai.core.store import MEMORY_V1, Store, Stores, dialect, table_exists, transaction
 
 PROGRESS_FILE = "forget-progress.json"
@@ -254,22 +254,45 @@ def _memory(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
         return {"episodes": 0}
     ids, marks = person.contact_ids, _marks(person.contact_ids)
     with stores.connect(Store.MEMORY) as conn, transaction(conn):
-        counts = conn.execute(
-            f"SELECT day, count(*) FROM contact_episodes WHERE contact_id IN ({marks})"
-            " GROUP BY day ORDER BY day",
+        gone = conn.execute(
+            f"SELECT day, recorded_at FROM contact_episodes WHERE contact_id IN ({marks})"
+            " ORDER BY recorded_at",
             ids,
         ).fetchall()
-        if counts:
+        if gone:
             with _append_only_lifted(conn):
                 conn.execute(f"DELETE FROM contact_episodes WHERE contact_id IN ({marks})", ids)
-        for day, n in counts:
-            sealed = conn.execute("SELECT 1 FROM day_seals WHERE day = ?", (day,)).fetchone()
-            digest = seal_in_transaction(conn, day, now).digest if sealed else None
+        # A seal covers a window of recorded time (or, from before that, a `day`): each seal
+        # that held a forgotten episode is sealed again, the rest are redactions of no seal.
+        counts: dict[str, int] = {}
+        unsealed: dict[str, int] = {}
+        seals = conn.execute(
+            "SELECT day, window_start, window_end FROM day_seals ORDER BY day"
+        ).fetchall()
+        for day, recorded in gone:
+            key = next(
+                (
+                    k
+                    for k, start, end in seals
+                    if (start is not None and start <= recorded < end)
+                    or (start is None and k == day)
+                ),
+                None,
+            )
+            if key is None:
+                unsealed[day] = unsealed.get(day, 0) + 1
+            else:
+                counts[key] = counts.get(key, 0) + 1
+        rows: list[tuple[str, int, str | None]] = [
+            (k, n, reseal_in_transaction(conn, k, now).digest) for k, n in counts.items()
+        ]
+        rows += [(k, n, None) for k, n in unsealed.items()]
+        for key, n, digest in sorted(rows, key=lambda r: r[0]):  # Postgres: no executemany
             conn.execute(
                 "INSERT INTO redactions (day, redacted_at, episodes, digest) VALUES (?, ?, ?, ?)",
-                (day, now, n, digest),
+                (key, now, n, digest),
             )
-    return {"episodes": sum(n for _, n in counts)}
+    return {"episodes": len(gone)}
 
 
 _TRIGGERS = [s for s in MEMORY_V1 if "CREATE TRIGGER" in s]
@@ -352,6 +375,13 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
             titles = [t for t, _ in found]
             result.vault_notes += sorted({p for _, p in found})
             conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in titles])
+            if table_exists(conn, "page_log"):  # the log of distillations names them too
+                named, args = _mentions(["title", "page", "problems"], person.needles)
+                logged = [
+                    r[0] for r in conn.execute(f"SELECT title FROM page_log WHERE {named}", args)
+                ]
+                marks = [(t,) for t in sorted({*titles, *logged})]
+                conn.executemany("DELETE FROM page_log WHERE title = ?", marks)
             named, args = _mentions(["title", "markdown"], person.needles)
             entities = [
                 r[0] for r in conn.execute(f"SELECT title FROM entities WHERE {named}", args)

@@ -199,7 +199,7 @@ def research_day(
                 warn(f"research {what} for contact {pick['contact_id']}: {reason}")
                 continue
             findings, episodes = found
-            written = append_episodes(memory, episodes, tz=day.tz)
+            written = append_episodes(memory, episodes, now=clock(), tz=day.tz)
             writeback = apply_writeback(crm, contact.id, findings.corrections, clock())
             for column in writeback.applied:
                 result.writeback_applied[column] = result.writeback_applied.get(column, 0) + 1
@@ -461,7 +461,7 @@ def send_day(
             (day,),
         ).fetchall()
         _send_drafts(crm, outreach, drafts, result, tz=tz, mailer=mailer, clock=clock, warn=warn)
-        written = append_episodes(memory, outreach_episodes(outreach, day), tz=tz)
+        written = append_episodes(memory, outreach_episodes(outreach, day), now=clock(), tz=tz)
         result.episodes_written = written.inserted
         (result.sent_in_total,) = outreach.execute(
             "SELECT count(*) FROM drafts WHERE day = ? AND status = 'sent'", (day,)
@@ -506,7 +506,7 @@ def send_due(
         fresh = [d for d in drafts if str(d["id"]) not in result.skipped]
         _send_drafts(crm, outreach, fresh, result, tz=tz, mailer=mailer, clock=clock, warn=warn)
         for day in sorted({d["day"] for d in fresh}):
-            written = append_episodes(memory, outreach_episodes(outreach, day), tz=tz)
+            written = append_episodes(memory, outreach_episodes(outreach, day), now=clock(), tz=tz)
             result.episodes_written += written.inserted
     result.sent_in_total = result.sent + result.resumed_after_crash
     return result

@@ -136,6 +136,35 @@ def week_starts(day: Day, weeks: int = WEEKS) -> list[date]:
     return [monday - timedelta(weeks=n) for n in range(weeks - 1, -1, -1)]
 
 
+def _recorded_events(outreach: sqlite3.Connection) -> str:
+    """Each message's sent time, angle and open, answer and bounce times, each by when this
+    system recorded it, so a mail dated last week that arrives tonight counts from tonight
+    on: an answer or a bounce by its `inbound` row, an open by `opened_recorded_at` or by
+    the answer that proves it. An event with no such record (the sample's history, a store
+    not migrated yet) counts by its own time."""
+    columns = {row[1] for row in outreach.execute("PRAGMA table_info(messages)")}
+    if "opened_recorded_at" not in columns or not table_exists(outreach, "inbound"):
+        return (
+            "SELECT sent_at, angle, opened_at, replied_at,"
+            " CASE WHEN bounce_status != 'none' THEN sent_at END FROM messages"
+            " WHERE sent_at >= ? AND sent_at < ? ORDER BY id"
+        )
+    return (
+        "SELECT m.sent_at, m.angle,"
+        " coalesce(min(coalesce(m.opened_recorded_at, a.at), coalesce(a.at, m.opened_recorded_at)),"
+        "  m.opened_at),"
+        " coalesce(a.at, m.replied_at),"
+        " coalesce(b.at, CASE WHEN m.bounce_status != 'none' THEN m.sent_at END)"
+        " FROM messages m"
+        " LEFT JOIN (SELECT message_id, min(created_at) AS at FROM inbound"
+        "  WHERE kind IN ('reply', 'not_now', 'unsubscribe') GROUP BY message_id) a"
+        "  ON a.message_id = m.id"
+        " LEFT JOIN (SELECT message_id, min(created_at) AS at FROM inbound"
+        "  WHERE kind = 'bounce' GROUP BY message_id) b ON b.message_id = m.id"
+        " WHERE m.sent_at >= ? AND m.sent_at < ? ORDER BY m.id"
+    )
+
+
 def count_growth(outreach: sqlite3.Connection | None, day: Day, weeks: int = WEEKS) -> Growth:
     """The trailing weeks' counts as of the tick `day.end` (no store or table: zeros)."""
     cutoff = canonical_utc(day.end)
@@ -144,11 +173,7 @@ def count_growth(outreach: sqlite3.Connection | None, day: Day, weeks: int = WEE
     bounds.append(day_window((mondays[-1] + timedelta(days=7)).isoformat(), day.tz)[0])
     messages: list[tuple] = []
     if outreach is not None and table_exists(outreach, "messages"):
-        messages = outreach.execute(
-            "SELECT sent_at, angle, opened_at, replied_at, bounce_status FROM messages"
-            " WHERE sent_at >= ? AND sent_at < ? ORDER BY id",
-            (bounds[0], cutoff),
-        ).fetchall()
+        messages = outreach.execute(_recorded_events(outreach), (bounds[0], cutoff)).fetchall()
     counts: dict[tuple[int, str], list[int]] = {}
     for sent_at, angle, opened_at, replied_at, bounce in messages:
         week = max(i for i, start in enumerate(bounds[:-1]) if start <= sent_at)
@@ -156,9 +181,7 @@ def count_growth(outreach: sqlite3.Connection | None, day: Day, weeks: int = WEE
             1,
             opened_at is not None and opened_at < cutoff,
             replied_at is not None and replied_at < cutoff,
-            # `bounce_status` has no time: a bounce recorded after the tick still counts, so
-            # a day recomputed after a late bounce can show one more than it did that morning.
-            bounce != "none",
+            bounce is not None and bounce < cutoff,
         )
         for key in ((week, ALL), (week, angle or NO_ANGLE)):
             total = counts.setdefault(key, [0, 0, 0, 0])

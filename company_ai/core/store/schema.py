@@ -620,12 +620,78 @@ OPS_V2 = [
     "CREATE INDEX idx_crm_audits_recorded_at ON crm_audits(recorded_at)",
 ]
 
+# Recorded time (issue 26): when this system recorded each episode, beside the time it
+# describes (`created_at`: a reply's own date, a signal's stamp). Replays select by it, so a
+# late arrival belongs to the night it arrived and an old night never changes. Rows from
+# before this version were recorded as they happened (the writers dated them so): their
+# `created_at` is their recorded time. The append-only refusal is lifted for the backfill
+# only. A seal now covers a window of recorded time (`contact_episodes` partition's window),
+# stored with the seal so a forget re-seals exactly the same rows.
+MEMORY_V3 = [
+    "ALTER TABLE contact_episodes ADD COLUMN recorded_at TEXT NOT NULL DEFAULT ''",
+    "DROP TRIGGER contact_episodes_append_only_update",
+    "UPDATE contact_episodes SET recorded_at = created_at",
+    MEMORY_V1[4],  # the update refusal, as released
+    "CREATE INDEX idx_episodes_recorded_at ON contact_episodes(recorded_at)",
+    "ALTER TABLE day_seals ADD COLUMN window_start TEXT",  # NULL: a seal of `day` (before V3)
+    "ALTER TABLE day_seals ADD COLUMN window_end TEXT",
+]
+MEMORY_PG_V3 = [
+    "ALTER TABLE contact_episodes ADD COLUMN recorded_at TEXT",
+    "ALTER TABLE contact_episodes DISABLE TRIGGER contact_episodes_append_only",
+    "UPDATE contact_episodes SET recorded_at = created_at",
+    "ALTER TABLE contact_episodes ENABLE TRIGGER contact_episodes_append_only",
+    "ALTER TABLE contact_episodes ALTER COLUMN recorded_at SET NOT NULL",
+    "CREATE INDEX idx_episodes_recorded_at ON contact_episodes(recorded_at)",
+    "ALTER TABLE day_seals ADD COLUMN window_start TEXT",
+    "ALTER TABLE day_seals ADD COLUMN window_end TEXT",
+]
+
+# Recall's pages are replaced in place when a note is distilled again (the title is the
+# key), so "the pages distilled on D" read from `pages` changes later. `page_log` is the
+# append-only record of every distillation (`distilled`: published, `withheld`: failed the
+# fabrication check) and removal, written in the same transaction as the page, with what a
+# replay needs (the page's JSON and problems as they were). Pages from before this version
+# get one row, at the UTC midnight of the day they were distilled (their only time known).
+RECALL_V4 = [
+    """
+    CREATE TABLE page_log (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        title       TEXT NOT NULL,
+        event       TEXT NOT NULL CHECK (event IN ('distilled', 'withheld', 'removed')),
+        note_path   TEXT NOT NULL,
+        digest      TEXT NOT NULL DEFAULT '',    -- pages.digest; '' for a removal
+        page        TEXT NOT NULL DEFAULT '{}',  -- pages.page (JSON) as distilled
+        problems    TEXT NOT NULL DEFAULT '[]',  -- pages.problems as distilled
+        recorded_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_page_log_recorded_at ON page_log(recorded_at)",
+    """
+    INSERT INTO page_log (title, event, note_path, digest, page, problems, recorded_at)
+    SELECT title, CASE published WHEN 1 THEN 'distilled' ELSE 'withheld' END, note_path,
+           digest, page, problems, distilled || 'T00:00:00Z'
+    FROM pages ORDER BY title
+    """,
+    """
+    CREATE TRIGGER page_log_append_only_update BEFORE UPDATE ON page_log
+    BEGIN SELECT RAISE(ABORT, 'page_log is append-only: entries are never updated'); END
+    """,
+]
+
+# When this system learnt that a message was opened (an `email_open` signal): `opened_at` is
+# the sender's stamp, which a retried webhook can bring in days late, so a replay (the growth
+# analysis) counts an open by this. NULL for opens from before: they were recorded as stamped.
+OUTREACH_V9 = ["ALTER TABLE messages ADD COLUMN opened_recorded_at TEXT"]
+
 # The stores that may live in PostgreSQL, and their schema versions there.
-PG_MIGRATIONS: dict[str, list[list[str]]] = {Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2]}
+PG_MIGRATIONS: dict[str, list[list[str]]] = {
+    Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2, MEMORY_PG_V3]
+}
 
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1, CRM_V2, CRM_V3, CRM_V4],
-    Store.MEMORY: [MEMORY_V1, MEMORY_V2],
+    Store.MEMORY: [MEMORY_V1, MEMORY_V2, MEMORY_V3],
     Store.OUTREACH: [
         OUTREACH_V1,
         OUTREACH_V2,
@@ -635,8 +701,9 @@ MIGRATIONS: dict[str, list[list[str]]] = {
         OUTREACH_V6,
         OUTREACH_V7,
         OUTREACH_V8,
+        OUTREACH_V9,
     ],
     Store.BRAIN: [BRAIN_V1],
-    Store.RECALL: [RECALL_V1, RECALL_V2, RECALL_V3],
+    Store.RECALL: [RECALL_V1, RECALL_V2, RECALL_V3, RECALL_V4],
     Store.OPS: [OPS_V1, OPS_V2],
 }

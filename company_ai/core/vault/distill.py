@@ -20,6 +20,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import chain, count
 from operator import itemgetter
 from pathlib import PurePosixPath
@@ -31,6 +32,7 @@ from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.gate import GateVerdict, judge
 from company_ai.core.recall import PAGES_MARK, STALE_CATEGORIES, read_mark, set_mark
 from company_ai.core.store import transaction
+from company_ai.core.times import to_iso
 from company_ai.core.vault.staging import (
     FrontMatterError,
     manifest_digest,
@@ -369,6 +371,7 @@ def distill_staging(
     day: str,
     distill: Callable[[str, str, str], Page],
     source: str,
+    clock: Callable[[], datetime],
     max_pages: int = 0,
     log: Callable[[str], None] = lambda _: None,
     progress: Callable[[int, int], None] | None = None,
@@ -383,6 +386,10 @@ def distill_staging(
     returns a Page (it may raise: that page is left as it was and reported); `max_pages`
     (0: no cap) bounds one run's model calls, the rest wait for the next run.
     `progress(done, total)` is told after each note sent to the model (`core.progress`).
+
+    Every page written and every page removed is also appended to `page_log` in the same
+    transaction, at `clock()` (the run's clock): what a replay of a past night reads, since
+    `pages` itself is replaced in place.
 
     A night whose manifest and distiller are those of the last complete run (its mark in
     `sync_marks`) compares nothing at all: its cost is two counts.
@@ -417,7 +424,7 @@ def distill_staging(
         result.notes_read = len(texts)
         titles = assign_titles(raw, log, {row["note_path"]: row["title"] for row in rows})
     behind: list[str] = []  # published pages left older than their note (deferred, failed)
-    night = _Night(conn, day, distill, source, version, result, log)
+    night = _Night(conn, day, distill, source, version, result, log, clock)
 
     def current(path: str, entry: dict) -> bool:
         row = by_path.get(path)  # made from this title, note and distiller
@@ -445,6 +452,13 @@ def distill_staging(
 
     gone = sorted({row["title"] for row in rows} - set(titles.values()))
     with transaction(conn):
+        paths = {row["title"]: row["note_path"] for row in rows}
+        at = to_iso(clock())
+        conn.executemany(
+            "INSERT INTO page_log (title, event, note_path, recorded_at)"
+            " VALUES (?, 'removed', ?, ?)",
+            [(t, paths[t], at) for t in gone],
+        )
         conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in gone])
         entries = {titles[path]: entry for path, entry in notes.items()}
         with cycle_collector_paused():
@@ -470,6 +484,7 @@ class _Night:
     version: str
     result: DistillResult
     log: Callable[[str], None]
+    clock: Callable[[], datetime]
 
     def page(self, title: str, path: str, note_hash: str, text: str, own_title: str) -> bool:
         """Distil one note and store its page (one transaction: a checkpoint); False when
@@ -509,6 +524,12 @@ class _Night:
                 (title, path, note_hash, self.day, self.source, page.model_dump_json(),
                  markdown, int(not problems), json.dumps(problems), self.version, own_title,
                  digest),
+            )  # fmt: skip
+            self.conn.execute(
+                "INSERT INTO page_log (title, event, note_path, digest, page, problems,"
+                " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (title, "withheld" if problems else "distilled", path, digest,
+                 page.model_dump_json(), json.dumps(problems), to_iso(self.clock())),
             )  # fmt: skip
         result.distilled.append(title)
         return True

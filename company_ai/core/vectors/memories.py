@@ -8,9 +8,11 @@ private note can reach a vector; a page that leaves recall (its note deleted, or
 a private folder) loses its vector on the next `knowledge_vectors` run, whichever day.
 
 A day's sync upserts the vectors of that day's rows and nothing else (and drops the
-vectors of that day's facts and decisions that a re-synthesis removed). A collection that
-does not exist yet, or whose first build did not finish, is built from every row up to the
-day instead: the rows the aging rule would keep live on that day, most valuable first, up
+vectors of that day's facts and decisions that a re-synthesis removed): the episodes
+recorded in the day's window (`recorded_at`), the day's facts and decisions, the pages whose
+distillation was recorded in the window (`page_log`). A collection that does not exist yet,
+or whose first build did not finish, is built from every row recorded by the window's end
+instead: the rows the aging rule would keep live on that day, most valuable first, up
 to the cap; each batch is a checkpoint, and rows already embedded with the same text are
 not embedded again. Vectors already archived are left in the archive. The first build
 happens once: it marks its collection complete (`build` in the collection's metadata), and
@@ -40,6 +42,7 @@ from company_ai.core.brain import RULE_IMPORTANCE
 from company_ai.core.embedding import MINILM_NAME
 from company_ai.core.store import EPISODE_TYPES, Store, Stores, table_exists
 from company_ai.core.terminal import shorten
+from company_ai.core.times import Day
 from company_ai.core.vectors.aging import PAGE_IMPORTANCE, Signals, episode_base, select
 from company_ai.core.vectors.store import (
     ARCHIVE,
@@ -134,12 +137,14 @@ def brain_memories(brain: sqlite3.Connection, where: str, args: Sequence[Any]) -
 
 
 def page_memories(recall: sqlite3.Connection, where: str, args: Sequence[Any]) -> list[Memory]:
-    """Published recall pages (the `entities` table) that `where` selects (on `distilled`)."""
-    if not table_exists(recall, "entities"):
+    """Published recall pages (the `entities` table) whose distillation `where` selects in
+    `page_log` (on `recorded_at`), as they are published now."""
+    if not table_exists(recall, "entities") or not table_exists(recall, "page_log"):
         return []
     found = []
     for e in recall.execute(
-        f"SELECT id, title, type, recall, distilled FROM entities WHERE {where} ORDER BY title",
+        "SELECT id, title, type, recall, distilled FROM entities WHERE title IN"
+        f" (SELECT title FROM page_log WHERE event = 'distilled' AND {where}) ORDER BY title",
         tuple(args),
     ).fetchall():
         observations = [
@@ -238,13 +243,13 @@ def sync_episodes(
     opened: Opened,
     stores: Stores,
     embedder: Any,
-    day: str,
+    day: Day,
     *,
     cap: int,
     signals: Signals,
     progress: Callable[[int, int], None] | None = None,
 ) -> SyncResult:
-    """The `episodes` collection for day `day` (see the module docstring); `progress(done,
+    """The `episodes` collection for `day`'s window (see the module docstring); `progress(done,
     total)` is told after each batch of rows (`core.progress.Progress`)."""
     result = SyncResult(full_build=not store.built(EPISODES))
     memory = stores.reader(Store.MEMORY)
@@ -254,10 +259,11 @@ def sync_episodes(
     else:
         with closing(memory) as conn:
             if result.full_build:
-                memories = episode_memories(conn, "day <= ?", (day,))
-                memories = _worth_keeping(memories, signals, day, cap, result)
+                memories = episode_memories(conn, "recorded_at < ?", (day.end,))
+                memories = _worth_keeping(memories, signals, day.key, cap, result)
             else:
-                memories = episode_memories(conn, "day = ?", (day,))
+                window = "recorded_at >= ? AND recorded_at < ?"
+                memories = episode_memories(conn, window, (day.start, day.end))
     embed_into(store, EPISODES, memories, embedder, result, progress)
     if result.full_build:
         store.mark_built(EPISODES)
@@ -271,32 +277,37 @@ def sync_knowledge(
     opened: Opened,
     stores: Stores,
     embedder: Any,
-    day: str,
+    day: Day,
     *,
     cap: int,
     signals: Signals,
     progress: Callable[[int, int], None] | None = None,
 ) -> SyncResult:
-    """The `knowledge` collection for day `day`: that day's facts and decisions, the pages
-    distilled that day, and no vector for a page that has left recall."""
+    """The `knowledge` collection for `day`: that day's facts and decisions, the pages
+    whose distillation was recorded in its window, and no vector for a page that has left
+    recall."""
     result = SyncResult(full_build=not store.built(KNOWLEDGE))
     on = "day <= ?" if result.full_build else "day = ?"
-    distilled = "distilled <= ?" if result.full_build else "distilled = ?"
+    bounds: tuple[str, ...]
+    if result.full_build:
+        distilled, bounds = "recorded_at < ?", (day.end,)
+    else:
+        distilled, bounds = "recorded_at >= ? AND recorded_at < ?", (day.start, day.end)
     memories: list[Memory] = []
     titles: set[str] = set()
     brain = stores.reader(Store.BRAIN)
     if brain is not None:
         with closing(brain) as conn:
-            memories += brain_memories(conn, on, (day,))
+            memories += brain_memories(conn, on, (day.key,))
     recall = stores.reader(Store.RECALL)
     if recall is not None:
         with closing(recall) as conn:
-            memories += page_memories(conn, distilled, (day,))
+            memories += page_memories(conn, distilled, bounds)
             titles = published_titles(conn)
     if result.full_build:
-        memories = _worth_keeping(memories, signals, day, cap, result)
+        memories = _worth_keeping(memories, signals, day.key, cap, result)
     else:
-        result.removed += _drop_gone_brain_rows(store, day, {m.id for m in memories})
+        result.removed += _drop_gone_brain_rows(store, day.key, {m.id for m in memories})
     result.removed += _drop_withdrawn_pages(store, titles)
     embed_into(store, KNOWLEDGE, memories, embedder, result, progress)
     if result.full_build:

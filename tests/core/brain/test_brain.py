@@ -65,7 +65,7 @@ def test_a_day_with_no_runs_and_no_stores_is_empty_and_says_what_was_missing(tmp
     brain = synthesize_day(Stores(tmp_path / "fresh"), Day.of(DAY, "Europe/London"), [])
     assert brain.counts() == {"facts": 0, "decisions": 0, "edges": 0}
     assert any("no outreach store" in m for m in brain.missing)
-    assert any("no vault staging manifest" in m for m in brain.missing)
+    assert any("no recall store" in m for m in brain.missing)
 
 
 def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
@@ -75,7 +75,7 @@ def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
         sqlite3.connect(stores.path(domain)).close()  # a store file with no tables
     brain = synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()[:1])
     assert [f.key for f in brain.facts if f.kind.startswith("run")] == ["run:aaaaaaaa-1"]
-    assert {"no contact_episodes table yet", "no drafts table yet", "no pages table yet"} <= set(
+    assert {"no contact_episodes table yet", "no drafts table yet", "no page_log table yet"} <= set(
         brain.missing
     )
 

@@ -22,7 +22,7 @@ from company_ai.core.brain.export import (
 from company_ai.core.store import Stores
 from company_ai.core.times import Day
 from company_ai.core.vault import distill_staging, offline_page, stage_vault, staging_dir
-from tests.conftest import PRIVATE_CANARY
+from tests.conftest import PRIVATE_CANARY, fixed_clock
 from tests.core.brain_inputs import DAY, NEXT_DAY, day_runs, rename, seed_day
 from tests.hostile.canary import find_canary
 
@@ -96,13 +96,14 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
     assert "Sent the next day" not in text  # a message of the next day
     with stores.connect("memory", readonly=True) as memory:
         (earlier,) = memory.execute(
-            "SELECT count(*) FROM contact_episodes WHERE contact_id = ? AND day <= ?",
-            (s.researched, DAY),
+            "SELECT count(*) FROM contact_episodes WHERE contact_id = ? AND recorded_at < ?",
+            (s.researched, Day.of(DAY, "UTC").end),
         ).fetchone()
     assert text.count("(episode ") == earlier  # the whole history, not only the day's
     export_day(stores, Day.of(NEXT_DAY, "UTC"), tmp_path)
     later = (tmp_path / NEXT_DAY / "contacts" / page.name).read_text()
-    assert "Recorded after the day" in later and "opened 2026-11-30T09:00:00Z" in later
+    # An open has no recorded time (`opened_at` is updated in place): never shown.
+    assert "Recorded after the day" in later and "opened" not in later
     assert "Sent the next day" in later
 
 
@@ -291,14 +292,19 @@ def test_private_vault_notes_never_reach_the_brain_or_the_export(data, vault, tm
     with stores.connect("recall") as recall:
         distill_staging(
             recall, str(staging), day=DAY, distill=lambda t, p, x: offline_page(p, x),
-            source="model:offline",
+            source="model:offline", clock=fixed_clock(),
         )  # fmt: skip
     (vault / "notes" / "offsite-ideas.md").unlink()
     stage_vault(vault, staging, day=DAY)  # a deletion of the day, named in the brain
+    with stores.connect("recall") as recall:
+        distill_staging(
+            recall, str(staging), day=DAY, distill=lambda t, p, x: offline_page(p, x),
+            source="model:offline", clock=fixed_clock("2026-11-29T00:40:00Z"),
+        )  # fmt: skip
     with stores.connect("brain") as brain:
         write_day(brain, DAY, synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()))
     export_day(stores, Day.of(DAY, "UTC"), tmp_path / "export")
     index = (tmp_path / "export" / DAY / "index.md").read_text()
     assert "Recall page 'Dev Patel' distilled from people/dev-patel.md" in index
-    assert "Note notes/offsite-ideas.md was deleted" in index
+    assert "its note notes/offsite-ideas.md was deleted" in index
     assert find_canary(PRIVATE_CANARY, stores.path("brain").parent, tmp_path / "export") == []

@@ -42,6 +42,7 @@ def test_the_dossier_is_the_last_30_episodes_oldest_first_dated_on_every_line(st
                 for day in range(1, 32)
             ]
             + [episode(contact_id=2, content="someone else")],
+            now="2026-11-30T00:00:00Z",
         )
         lines = build_dossier(memory, 1).splitlines()
     assert len(lines) == 30
@@ -62,6 +63,7 @@ def test_the_dossier_shows_provenance_and_model_confidence(stores):
                     content="Warmth 40.",
                 )
             ],
+            now="2026-11-30T00:00:00Z",
         )
         assert (
             build_dossier(memory, 1)
@@ -126,7 +128,7 @@ def test_unicode_and_sql_in_emails_are_just_data(stores):
         with pytest.raises(UnknownContactError):
             find_contact(crm, "x'OR'1'='1@example.com")
     with stores.connect("memory") as memory:
-        append_episodes(memory, [episode()])
+        append_episodes(memory, [episode()], now="2026-11-30T00:00:00Z")
     assert "No prior" not in render_text(load_timeline(stores, "zoë.o'brien@exämple.com"))
 
 
@@ -145,3 +147,23 @@ def test_a_contact_with_no_history_has_an_honest_timeline(stores):
     timeline = load_timeline(stores, "quiet@example.com")
     assert timeline.entries == []
     assert render_text(timeline).endswith(NO_HISTORY)
+
+
+def test_a_late_arrival_keeps_its_own_time_and_says_when_it_was_recorded(stores):
+    from company_ai.core.crm import read_timeline
+
+    with stores.connect("memory") as memory:
+        append_episodes(
+            memory,
+            [
+                episode(content="on time", created_at="2026-11-30T08:00:00Z"),
+                episode(content="late reply", created_at="2026-11-17T09:12:00Z"),
+            ],
+            now="2026-11-30T10:00:00Z",
+        )
+        contact = {"id": 1, "name": "Ada", "email": "a@x", "company": None, "title": None}
+        timeline = read_timeline(memory, None, contact | {"city": None, "warmth": 0})
+    text = render_text(timeline)
+    assert [e["content"] for e in timeline.entries] == ["late reply", "on time"]
+    assert "2026-11-17 09:12:00 UTC (recorded 2026-11-30)" in text
+    assert "2026-11-30 08:00:00 UTC  note" in text  # recorded the day it describes: no note

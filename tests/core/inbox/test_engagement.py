@@ -224,10 +224,10 @@ def test_a_file_that_cannot_be_read_or_stored_moves_aside_and_the_rest_go_on(
             raise PermissionError(13, "Permission denied")
         return read(path, bounds)
 
-    def failing_append(conn, episodes, tz):
+    def failing_append(conn, episodes, *, now, tz):
         if "unstorable" in episodes[0]["content"]:
             raise RuntimeError("something nobody expected")
-        return append(conn, episodes, tz=tz)
+        return append(conn, episodes, now=now, tz=tz)
 
     monkeypatch.setattr(engagement, "read_regular", failing_read)
     monkeypatch.setattr(engagement, "append_episodes", failing_append)
@@ -250,7 +250,7 @@ def test_a_store_that_cannot_be_written_stops_the_run_and_keeps_the_file(
 
     from company_ai.core.inbox import engagement
 
-    def locked(conn, episodes, tz):
+    def locked(conn, episodes, *, now, tz):
         raise sqlite3.OperationalError("database is locked")
 
     folder = tmp_path / "drop"

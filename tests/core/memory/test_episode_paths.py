@@ -23,6 +23,7 @@ from tests.conftest import AS_OF, episode
 from tests.core.memory.test_episodes import BAD_EPISODES, DROP, bad_episode
 
 LARGE = 2 * CHUNK_ROWS + 500  # three chunks: the worker thread checks two of them
+NOW = "2026-11-30T00:00:00Z"  # the writers' clock: every episode here is recorded then
 
 
 class Text(str):
@@ -32,7 +33,7 @@ class Text(str):
 def by_pydantic(item, tz="UTC"):
     """The row pydantic's verdict gives, or None when pydantic refuses the episode."""
     try:
-        return _model_row(validate([item])[0], tz)
+        return _model_row(validate([item])[0], tz, NOW)
     except EpisodeError:
         return None
 
@@ -59,12 +60,12 @@ def checker_threads():
 @pytest.mark.parametrize(("override", "complaint"), BAD_EPISODES)
 def test_the_plain_path_accepts_no_bad_episode_and_the_refusal_is_pydantics(override, complaint):
     bad = bad_episode(override)
-    assert _plain_row(bad, "UTC") is None
+    assert _plain_row(bad, "UTC", NOW) is None
     batch = [episode(content="first"), bad]
     with pytest.raises(EpisodeError) as by_model:
         validate(batch)
     with pytest.raises(EpisodeError) as by_rows:
-        episode_rows(batch)
+        episode_rows(batch, now=NOW)
     assert str(by_rows.value) == str(by_model.value)
     assert str(by_rows.value).startswith("episode #1 is invalid")
     assert complaint in str(by_rows.value)
@@ -107,9 +108,9 @@ def test_an_accepted_episode_is_stored_as_pydantic_would_store_it(override, tz):
     good = bad_episode(override)  # (drops the DROP fields; nothing here is bad)
     expected = exact(by_pydantic(good, tz))
     assert expected is not None
-    assert exact(episode_rows([good], tz)[0]) == expected
-    assert exact(episode_rows([MappingProxyType(good)], tz)[0]) == expected
-    assert exact(episode_rows([Episode(**good)], tz)[0]) == expected
+    assert exact(episode_rows([good], tz, now=NOW)[0]) == expected
+    assert exact(episode_rows([MappingProxyType(good)], tz, now=NOW)[0]) == expected
+    assert exact(episode_rows([Episode(**good)], tz, now=NOW)[0]) == expected
 
 
 class Hiding(dict):
@@ -121,16 +122,16 @@ class Hiding(dict):
 
 def test_only_an_exact_dict_takes_the_plain_path():
     hiding = Hiding(bad_episode({"warmth": 3}))
-    assert _plain_row(hiding, "UTC") is None
+    assert _plain_row(hiding, "UTC", NOW) is None
     with pytest.raises(EpisodeError, match="warmth: Extra inputs are not permitted"):
-        episode_rows([hiding])
+        episode_rows([hiding], now=NOW)
 
 
 def test_the_writers_episodes_take_the_plain_path():
     history = [e for _, h, _ in iter_sample(contacts=60, as_of=AS_OF) for e in h]
     assert len(history) > 100
-    assert all(_plain_row(e, "UTC") is not None for e in history)
-    assert _plain_row(episode(), "UTC") is not None
+    assert all(_plain_row(e, "UTC", NOW) is not None for e in history)
+    assert _plain_row(episode(), "UTC", NOW) is not None
 
 
 VALUES = [
@@ -187,14 +188,14 @@ def test_random_episodes_get_the_same_verdict_and_row_on_both_paths():
         item = {k: v for k, v in item.items() if v is not DROP}
         tz = rng.choice(["UTC", "Europe/London"])
         expected = by_pydantic(item, tz)
-        plain = _plain_row(item, tz)
+        plain = _plain_row(item, tz, NOW)
         if plain is not None:
             assert exact(plain) == exact(expected), item
         if expected is None:
             with pytest.raises(EpisodeError):
-                episode_rows([item], tz)
+                episode_rows([item], tz, now=NOW)
         else:
-            assert exact(episode_rows([item], tz)[0]) == exact(expected)
+            assert exact(episode_rows([item], tz, now=NOW)[0]) == exact(expected)
         accepted, refused = accepted + (plain is not None), refused + (expected is None)
     assert accepted > 300 and refused > 1000  # both outcomes are well exercised
 
@@ -216,12 +217,12 @@ def test_a_large_batch_is_stored_exactly_as_small_batches_store_it(stores, tmp_p
     batch[2300] = batch[7] | {"content": "late copy"}  # same key in another chunk
     batch[8] = batch[7] | {"content": "near copy"}  # and in the same chunk
     with stores.connect("memory") as whole:
-        result = append_episodes(whole, batch)
+        result = append_episodes(whole, batch, now=NOW)
         assert (result.inserted, result.duplicates) == (LARGE - 2, 2)
         in_one_call = stored(whole)
     with type(stores)(tmp_path / "small").connect("memory") as small:
         for i in range(0, LARGE, 7):
-            append_episodes(small, batch[i : i + 7])
+            append_episodes(small, batch[i : i + 7], now=NOW)
         assert stored(small) == in_one_call
     assert in_one_call[7][3] == "again"
     assert checker_threads() == []
@@ -241,10 +242,10 @@ def test_a_bad_episode_anywhere_in_a_large_batch_refuses_all_of_it(memory, size,
     batch[bad_at] = batch[bad_at] | {"confidence": 1.5}
     batch[-1] = batch[-1] | {"episode_type": "gossip"}  # a later bad one is not the one named
     with pytest.raises(EpisodeError, match=f"episode #{bad_at} is invalid: confidence"):
-        append_episodes(memory, batch)
+        append_episodes(memory, batch, now=NOW)
     assert stored(memory) == []
     assert checker_threads() == []
-    assert append_episodes(memory, many(3)).inserted == 3  # the store is not left locked
+    assert append_episodes(memory, many(3), now=NOW).inserted == 3  # the store is not left locked
 
 
 def test_a_failure_while_storing_a_large_batch_rolls_it_all_back(memory):
@@ -255,14 +256,14 @@ def test_a_failure_while_storing_a_large_batch_rolls_it_all_back(memory):
     batch = many(LARGE)
     batch[LARGE - 300] = batch[LARGE - 300] | {"content": "poison"}
     with pytest.raises(sqlite3.IntegrityError, match="poisoned row"):
-        append_episodes(memory, batch)
+        append_episodes(memory, batch, now=NOW)
     assert stored(memory) == []
     assert checker_threads() == []
 
 
-@pytest.mark.parametrize("variables", [80, 8])
+@pytest.mark.parametrize("variables", [90, 9])
 def test_chunks_fit_sqlites_limit_on_parameters(memory, variables):
     memory.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variables)
-    batch = many(35)  # 80 parameters: chunks of 10 rows, with a worker; 8: one row each
-    assert append_episodes(memory, batch).inserted == 35
+    batch = many(35)  # 90 parameters: chunks of 10 rows, with a worker; 9: one row each
+    assert append_episodes(memory, batch, now=NOW).inserted == 35
     assert [r[3] for r in stored(memory)] == [e["content"] for e in batch]

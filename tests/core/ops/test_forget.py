@@ -19,11 +19,13 @@ from company_ai.core.memory import append_episodes, seal_day
 from company_ai.core.ops import find_returned, forget, forgetting, take_snapshot
 from company_ai.core.ops.forgetting import PROGRESS_FILE
 from company_ai.core.store import MEMORY_V1, Stores, transaction
+from company_ai.core.times import Day
 from company_ai.core.timetable import current_partitions
 from company_ai.core.vault import stage_vault
 from company_ai.days import entry_of
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
+from tests.conftest import fixed_clock
 from tests.core.inbox.test_inbox import inbound, mail
 from tests.hostile.canary import find_canary
 from tests.setup import named
@@ -230,7 +232,7 @@ def test_a_forget_makes_the_next_vault_night_compare_everything(data, vault, tmp
     with stores.connect("recall") as conn:
         distill_staging(
             conn, str(tmp_path / "staging"), day="2026-11-30", source="model:offline",
-            distill=lambda title, path, text: offline_page(path, text),
+            distill=lambda title, path, text: offline_page(path, text), clock=fixed_clock(),
         )  # fmt: skip
         index_entities(conn, minilm)
     marks = "SELECT count(*) FROM sync_marks"
@@ -258,11 +260,11 @@ def test_a_forget_reseals_its_days_so_only_a_real_tamper_changes_a_seal(stores):
             {"contact_id": c, "episode_type": "note", "content": f"n{c}-{i}", "source": "manual",
              "created_at": f"2026-11-29T1{i}:00:00Z"}
             for c in (1, 2) for i in range(3)
-        ])  # fmt: skip
-        seal_day(memory, "2026-11-29", now=AT)
+        ], now="2026-11-29T15:00:00Z")  # fmt: skip
+        seal_day(memory, Day.of("2026-11-29", "UTC"), now=AT)
     forget(stores, "ada@x.example", now=NOW, log=lambda _: None)
     with stores.connect("memory") as memory:
-        assert not seal_day(memory, "2026-11-29", now=AT).changed
+        assert not seal_day(memory, Day.of("2026-11-29", "UTC"), now=AT).changed
         redactions = memory.execute("SELECT day, episodes FROM redactions").fetchall()
         assert [tuple(r) for r in redactions] == [("2026-11-29", 3)]
         survivor = memory.execute("SELECT min(id) FROM contact_episodes").fetchone()[0]
@@ -270,7 +272,7 @@ def test_a_forget_reseals_its_days_so_only_a_real_tamper_changes_a_seal(stores):
             memory.execute("DELETE FROM contact_episodes WHERE id = ?", (survivor,))
     tamper(stores, survivor)
     with stores.connect("memory") as memory:
-        assert seal_day(memory, "2026-11-29", now=AT).changed
+        assert seal_day(memory, Day.of("2026-11-29", "UTC"), now=AT).changed
 
 
 def test_a_forget_removes_episodes_from_a_postgres_memory_store(tmp_path, pg_url):
@@ -285,13 +287,13 @@ def test_a_forget_removes_episodes_from_a_postgres_memory_store(tmp_path, pg_url
         append_episodes(memory, [
             {"contact_id": c, "episode_type": "note", "content": f"about {c}", "source": "manual",
              "created_at": "2026-11-29T10:00:00Z"} for c in (5, 6)
-        ])  # fmt: skip
-        seal_day(memory, "2026-11-29", now=AT)
+        ], now="2026-11-29T15:00:00Z")  # fmt: skip
+        seal_day(memory, Day.of("2026-11-29", "UTC"), now=AT)
     done = forget(stores, "pg@x.example", now=NOW, log=lambda _: None)
     assert done.removed["episodes"] == 1
     with stores.connect("memory") as memory:
         assert [r[0] for r in memory.execute("SELECT contact_id FROM contact_episodes")] == [6]
-        assert not seal_day(memory, "2026-11-29", now=AT).changed
+        assert not seal_day(memory, Day.of("2026-11-29", "UTC"), now=AT).changed
         with pytest.raises(Exception, match="append-only"), transaction(memory):
             memory.execute("DELETE FROM contact_episodes")
 

@@ -21,14 +21,14 @@ NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 def recall_conn(tmp_path_factory, minilm):
     """The sample vault staged, distilled offline and indexed once for this module."""
     from company_ai.core.store import Stores
-    from tests.conftest import SAMPLE_VAULT
+    from tests.conftest import SAMPLE_VAULT, fixed_clock
 
     root = tmp_path_factory.mktemp("recall")
     stage_vault(SAMPLE_VAULT, root / "staging", day="2026-11-29")
     conn = Stores(root / "data").open("recall")
     distill_staging(
         conn, str(root / "staging"), day="2026-11-29",
-        distill=lambda t, p, x: offline_page(p, x), source="model:offline",
+        distill=lambda t, p, x: offline_page(p, x), source="model:offline", clock=fixed_clock(),
     )  # fmt: skip
     index_entities(conn, minilm)
     yield conn

@@ -12,7 +12,7 @@ from company_ai.core.recall.answers import neighbourhood
 from company_ai.core.recall.retrieval import keyword_search
 from company_ai.core.vault import distill as distill_module
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
-from tests.conftest import PRIVATE_CANARY
+from tests.conftest import PRIVATE_CANARY, fixed_clock
 from tests.core.recall.test_retrieval import Counting
 from tests.hostile.canary import find_canary
 
@@ -41,7 +41,12 @@ class Night:
         stage_vault(self.vault, self.staging, day=day)
         with self.stores.connect("recall") as conn:
             pages = distill_staging(
-                conn, str(self.staging), day=day, distill=distil, source="model:offline"
+                conn,
+                str(self.staging),
+                day=day,
+                distill=distil,
+                source="model:offline",
+                clock=fixed_clock(),
             )
             logs = []
             index = index_entities(conn, embedder, log=logs.append)
@@ -228,7 +233,12 @@ def test_a_page_left_behind_its_changed_note_is_checked_again(night, stores):
     stage_vault(night.vault, night.staging, day="2026-11-20")
     with stores.connect("recall") as conn:
         pages = distill_staging(
-            conn, str(night.staging), day="2026-11-20", distill=failing, source="model:offline"
+            conn,
+            str(night.staging),
+            day="2026-11-20",
+            distill=failing,
+            source="model:offline",
+            clock=fixed_clock(),
         )
     # The old page stays published, and the check finds it now claims what its note no
     # longer says.

@@ -33,7 +33,7 @@ def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
 # would reach new stores only: append a version instead, and its digest here.
 MIGRATION_DIGESTS = {
     "crm": ["64f9d22c152311f3", "889efa67bfc4a937", "115d763731929b88", "8daea106578a6e76"],
-    "memory": ["8f0d96f681760a59", "a92ba291772e7824"],
+    "memory": ["8f0d96f681760a59", "a92ba291772e7824", "3800f296e64466b3"],
     "outreach": [
         "b74b5507cfa13a81",
         "c5a12f014f92e9e7",
@@ -45,7 +45,7 @@ MIGRATION_DIGESTS = {
         "b0ce01cdecb47159",
     ],
     "brain": ["2de42875ffaed632"],
-    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f"],
+    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f", "fc83f14667a8dcb3"],
     "ops": ["1feb30494c594a54", "b64d1da50c484cbb"],
 }
 
@@ -60,7 +60,9 @@ def test_a_released_schema_version_is_never_edited():
 
 def test_reopening_does_not_migrate_again(stores):
     with stores.connect("memory") as conn:
-        conn.execute("INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x')")
+        conn.execute(
+            "INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x', NULL, NULL)"
+        )
     with stores.connect("memory") as conn:
         assert conn.execute("SELECT count(*) FROM day_seals").fetchone()[0] == 1
 
@@ -132,13 +134,64 @@ def test_a_store_locked_past_the_busy_timeout_fails_cleanly(tmp_path):
     holder.execute("BEGIN IMMEDIATE")
     try:
         with stores.connect("memory") as conn, pytest.raises(StoreBusyError, match="100 ms"):
-            append_episodes(conn, [episode()])
+            append_episodes(conn, [episode()], now="2026-11-29T12:00:00Z")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     with stores.connect("memory") as conn:
         assert conn.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
         assert not conn.in_transaction
+
+
+def test_memory_v3_backfills_recorded_at_from_created_at_and_keeps_episodes_append_only(
+    tmp_path,
+):
+    from company_ai.core.store.schema import MEMORY_V1, MEMORY_V2
+
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        for statement in [*MEMORY_V1, *MEMORY_V2]:
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version=2")
+        conn.execute(
+            "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
+            " natural_key, day) VALUES (1, 'note', 'x', '2026-11-17T09:00:00Z', 'k', '2026-11-17')"
+        )
+    with Stores(tmp_path).connect("memory") as conn:
+        row = conn.execute("SELECT created_at, recorded_at FROM contact_episodes").fetchone()
+        assert tuple(row) == ("2026-11-17T09:00:00Z", "2026-11-17T09:00:00Z")
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM contact_episodes"
+            " WHERE recorded_at >= '2026-11-17' AND recorded_at < '2026-11-18'"
+        ).fetchall()
+        assert "idx_episodes_recorded_at" in str([tuple(r) for r in plan])
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute("UPDATE contact_episodes SET recorded_at = 'x'")
+
+
+def test_recall_v4_logs_the_existing_pages_once_at_the_day_they_were_distilled(tmp_path):
+    from company_ai.core.store.schema import RECALL_V1, RECALL_V2, RECALL_V3
+
+    with sqlite3.connect(tmp_path / "recall.db") as conn:
+        for statement in [*RECALL_V1, *RECALL_V2, *RECALL_V3]:
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version=3")
+        for title, published in (("a", 1), ("b", 0)):
+            conn.execute(
+                "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
+                " markdown, published, digest) VALUES (?, ?, 'h', '2026-11-17', 'm', '{}', 'md',"
+                " ?, 'd')",
+                (title, f"{title}.md", published),
+            )
+    with Stores(tmp_path).connect("recall") as conn:
+        rows = conn.execute(
+            "SELECT title, event, note_path, digest, recorded_at FROM page_log ORDER BY id"
+        ).fetchall()
+        assert [tuple(r) for r in rows] == [
+            ("a", "distilled", "a.md", "d", "2026-11-17T00:00:00Z"),
+            ("b", "withheld", "b.md", "d", "2026-11-17T00:00:00Z"),
+        ]
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute("UPDATE page_log SET digest = 'x'")
 
 
 def test_recall_v3_marks_the_existing_pages_with_status_or_goal_lines_reviewable(tmp_path):

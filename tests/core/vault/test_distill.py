@@ -4,6 +4,7 @@ import pytest
 
 from company_ai.core.vault import Page, distill_staging, offline_page, stage_vault
 from company_ai.core.vault.distill import page_verdict
+from tests.conftest import fixed_clock
 
 
 def offline(title, path, text):
@@ -15,7 +16,7 @@ def run(stores, vault, staging, day="2026-11-29", distill=offline, logs=None):
     with stores.connect("recall") as conn:
         return distill_staging(
             conn, str(staging), day=day, distill=distill, source="model:offline",
-            log=(logs.append if logs is not None else lambda _: None),
+            log=(logs.append if logs is not None else lambda _: None), clock=fixed_clock(),
         )  # fmt: skip
 
 

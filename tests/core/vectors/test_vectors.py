@@ -10,6 +10,7 @@ from company_ai.core.brain import write_day
 from company_ai.core.brain.facts import BrainDay, Fact
 from company_ai.core.memory import append_episodes
 from company_ai.core.store import transaction
+from company_ai.core.times import Day
 from company_ai.core.vectors import (
     EPISODES,
     KNOWLEDGE,
@@ -36,7 +37,9 @@ BIG_CAP = 10_000
 
 def add_episodes(stores, *rows):
     with stores.connect("memory") as conn:
-        append_episodes(conn, [episode(**r) for r in rows])
+        # Recorded as they happened: a day's sync reads what its window recorded.
+        batch = [episode(**r, recorded_at=r["created_at"]) for r in rows]
+        append_episodes(conn, batch, now="2026-12-01T00:00:00Z")
 
 
 def sync(stores, embedder, day, what=EPISODES, **kw):
@@ -45,7 +48,8 @@ def sync(stores, embedder, day, what=EPISODES, **kw):
         store,
         opened,
     ):
-        result = sync_day(store, opened, stores, embedder, day, cap=BIG_CAP, signals=Signals())
+        window = Day.of(day, "UTC")
+        result = sync_day(store, opened, stores, embedder, window, cap=BIG_CAP, signals=Signals())
         return result, opened, {n: store.metadata(n) for n in (EPISODES, KNOWLEDGE, ARCHIVE)}
 
 
