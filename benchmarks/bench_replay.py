@@ -109,7 +109,10 @@ def main() -> None:
         with stores.connect(Store.BRAIN) as brain:
             write_day(brain, keys[n], brain_day)
             rows = [
-                list(map(tuple, brain.execute(f"SELECT * FROM {t} WHERE day = ? ORDER BY 2", keys[n : n + 1])))
+                [
+                    tuple(r)
+                    for r in brain.execute(f"SELECT * FROM {t} WHERE day = ?", keys[n : n + 1])
+                ]
                 for t in ("facts", "decisions", "edges")
             ]
         return (
@@ -125,7 +128,8 @@ def main() -> None:
     print(f"\n{len(keys)} nights replayed in process (seal + brain synthesis):")
     print(f"  seal of a window     median {statistics.median(seals) * 1000:7.1f} ms")
     print(f"  brain synthesis      median {statistics.median(brains) * 1000:7.1f} ms")
-    print(f"  a night              median {statistics.median(a + b for a, b in zip(seals, brains, strict=True)):.3f} s")
+    nights = [a + b for a, b in zip(seals, brains, strict=True)]
+    print(f"  a night              median {statistics.median(nights):.3f} s")
     same = all(a[:2] == b[:2] for a, b in zip(first, again, strict=True))
     print(f"  every night replayed again identical (seal digests and brain rows): {same}")
     if not args.keep:

@@ -43,6 +43,7 @@ MIGRATION_DIGESTS = {
         "4aa8925e4f2ec69f",
         "115d763731929b88",
         "b0ce01cdecb47159",
+        "e016a21617189d24",
     ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f", "fc83f14667a8dcb3"],

@@ -8,6 +8,7 @@ import multiprocessing
 import threading
 
 from company_ai.core.store import Stores
+from company_ai.core.times import Day
 from company_ai.core.vectors import EPISODES, Signals, open_store, sync_episodes, vectors_dir
 from company_ai.core.vectors import memories as memories_module
 from company_ai.core.vectors.aging import age_store
@@ -40,7 +41,8 @@ def sync(data, day, embedder=None, progress=None, log=lambda _: None):
     embedder = embedder or WordEmbedder()
     with open_store(vectors_dir(data), embedder.name, embedder.dim, log=log) as (store, opened):
         result = sync_episodes(
-            store, opened, Stores(data), embedder, day, cap=CAP, signals=Signals(),
+            # The calendar day as its window: the sample's rows were recorded as they happened.
+            store, opened, Stores(data), embedder, Day.of(day, "UTC"), cap=CAP, signals=Signals(),
             progress=progress,
         )  # fmt: skip
     assert result.embedded == embedder.calls and not result.empty
