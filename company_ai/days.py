@@ -225,7 +225,7 @@ def clock(context: dg.AssetExecutionContext | dg.OpExecutionContext, setup: Setu
             allow_retries=False,
         )
     # From the moment the run was created, so every clock of one run tells the same time.
-    record = context.instance.get_run_record_by_id(context.run_id)
+    record = context.instance.get_run_record_by_id(context.run.run_id)
     created = record.create_timestamp if record else setup.clock()
     start = parse_utc(played)
     return lambda: (start + (setup.clock() - created)).replace(microsecond=0)

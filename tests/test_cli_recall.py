@@ -150,5 +150,6 @@ def test_every_command_is_a_read_command_or_known_to_load_more():
         "eval-retrieval",
         "demo",
         "forget",
+        "audit",  # computes the audit now when none is stored: the CRM, holds and memory
     }
     assert set(commands.choices) == set(READ_COMMANDS) | may_load_more

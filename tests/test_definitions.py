@@ -143,7 +143,7 @@ def test_the_timetable_covers_every_partitioned_asset_once_with_a_freshness_poli
             assert all(partitioned[a].partitions_def == SETUP.workdays for a in entry.assets)
 
 
-def test_a_tick_requests_the_last_complete_day_in_the_configured_timezone():
+def test_a_tick_requests_its_own_day_in_the_configured_timezone():
     from datetime import UTC, datetime
 
     schedule = defs.resolve_schedule_def("memory_job_schedule")
@@ -155,7 +155,7 @@ def test_a_tick_requests_the_last_complete_day_in_the_configured_timezone():
             repository_def=defs.get_repository_def(),
         )
         [request] = schedule.evaluate_tick(context).run_requests
-    assert request.partition_key == request.run_key == "2026-11-29"
+    assert request.partition_key == request.run_key == "2026-11-30"
 
 
 def test_loading_the_code_location_prints_no_warning(tmp_path):

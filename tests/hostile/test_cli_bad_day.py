@@ -95,7 +95,9 @@ def test_a_read_only_copy_whose_wal_holds_commits_is_refused_not_read_stale(
     stores.create_all()
     writer = sqlite3.connect(stores.path("memory"), isolation_level=None)
     writer.execute("PRAGMA wal_autocheckpoint=0")
-    writer.execute("INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x')")
+    writer.execute(
+        "INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x', NULL, NULL)"
+    )
     copy = read_only_copy(stores.data_dir, keep_wal=True)
     writer.close()
     assert (copy / "memory.db-wal").stat().st_size > 0 and not (copy / "memory.db-shm").exists()
