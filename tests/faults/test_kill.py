@@ -22,6 +22,7 @@ from company_ai.core.memory import seal_day
 from company_ai.core.ops import restore_drill
 from company_ai.core.ops.snapshots import snapshot_days
 from company_ai.core.store import DOMAINS, Stores
+from company_ai.core.times import Day
 
 DAY = "2026-11-29"
 BATCHES, PER_BATCH = 4, 500
@@ -128,7 +129,8 @@ def test_a_writer_killed_mid_batch_loses_only_that_batch_and_the_rerun_completes
     assert_consistent(stores)
     assert count(stores) == BATCHES * PER_BATCH, "the re-run completes; nothing doubles"
     with stores.connect("memory") as conn:
-        assert seal_day(conn, DAY, now=datetime.now(UTC)).episodes == BATCHES * PER_BATCH
+        window = Day.of(DAY, "UTC")  # the writer recorded them at 10:00 that day
+        assert seal_day(conn, window, now=datetime.now(UTC)).episodes == BATCHES * PER_BATCH
 
 
 def test_a_snapshot_killed_midway_publishes_nothing_and_the_rerun_does(tmp_path, sample_dir):
@@ -312,7 +314,7 @@ def small(tmp_path_factory):
     words = WordEmbedder()
     with open_store(vectors_dir(data), words.name, words.dim) as (store, opened):
         for sync in (sync_episodes, sync_knowledge):
-            sync(store, opened, stores, words, DAY, cap=10_000, signals=Signals())
+            sync(store, opened, stores, words, Day.of(DAY, "UTC"), cap=10_000, signals=Signals())
         theirs = {
             n: sorted({*store.metadata(n, {"contact_id": cid}),
                        *store.metadata_of(n, [f"fact:{DAY}/f1", f"page:{name}"])})
