@@ -15,7 +15,7 @@ from tests.not_taken import declined
 from tests.setup import named
 
 crm_contacts = named("crm_contacts")
-DAY = "2026-11-29"  # at 07:35 on the 30th, the 07:30 tick's day
+DAY = "2026-11-30"  # at 07:35 on the 30th: the day of the 07:30 tick just gone
 MORNING = datetime(2026, 11, 30, 7, 35, tzinfo=UTC)
 
 
@@ -134,7 +134,7 @@ def sync_google(data, clock, at, instance, max_pages=None, monkeypatch=None):
         monkeypatch.setattr("company_ai.assets.crm.MAX_PAGES", max_pages)
     result = dg.materialize(
         [crm_contacts],
-        partition_key=(at - timedelta(days=1)).date().isoformat(),
+        partition_key=at.date().isoformat(),  # the day of the 07:30 tick just gone
         instance=instance,
         resources={
             "stores": StoresResource(data_dir=str(data)),

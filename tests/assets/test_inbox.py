@@ -18,7 +18,7 @@ from tests.not_taken import declined
 from tests.setup import named
 
 inbox_replies, engagement_signals = named("inbox_replies", "engagement_signals")
-DAY = "2026-11-29"
+DAY = "2026-11-30"
 MORNING = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)  # after the 06:30 triage of DAY
 
 

@@ -19,9 +19,10 @@ from tests.test_notifier import TOKEN, telegram, telegram_ok
     "daily_digest", "db_snapshots", "morning_brief", "restore_drill", "state_export"
 )
 
-DAY = "2026-11-29"
-# 09:00 the next morning: the 08:15 snapshot and the 06:15 export of DAY are current, and
-# DAY's 09:05 digest is the next one due (so it is the one that sends).
+DAY = "2026-11-30"
+# 09:00 on DAY: the 08:15 snapshot and the 06:15 export of DAY are current (their ticks
+# today processed DAY), and DAY's 09:05 digest is the next one due (so it is the one that
+# sends).
 MORNING = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 

@@ -18,8 +18,8 @@ from tests.setup import named
 VAULT_NIGHT = named("vault_staging")  # staging, pages and index: one multi-asset
 
 ASSETS = [VAULT_NIGHT]
-DAY = "2026-11-29"
-NIGHT = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)  # DAY's vault night: staging is current
+DAY = "2026-11-30"
+NIGHT = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)  # DAY's 00:30 vault night: staging is current
 
 
 @pytest.fixture(autouse=True)
@@ -188,7 +188,7 @@ def test_staging_is_a_capture_and_pages_are_a_replay_of_their_days_staging(
 ):
     res = resources(tmp_path, vault)
     clock(datetime(2026, 11, 21, 0, 30, tzinfo=UTC))
-    assert run(instance, res, day="2026-11-20").success
+    assert run(instance, res, day="2026-11-21").success  # the 00:30 tick's own day
     pages_before = pages(tmp_path)
     clock(datetime(2026, 11, 26, 1, 0, tzinfo=UTC))
     # A past day's staging is declined: it would file today's vault under that day's name.
@@ -200,11 +200,11 @@ def test_staging_is_a_capture_and_pages_are_a_replay_of_their_days_staging(
     never = run(instance, res, selection=["recall_pages"], day="2026-11-23")
     assert not never.success and "was never captured" in failure_of(never)
     assert pages(tmp_path) == pages_before, "and nothing changed"
-    # A later staging supersedes the 20th: replaying its pages changes nothing.
-    (vault / "notes" / "new-note.md").write_text("# A new note\n\nWritten on the 25th.\n")
-    assert run(instance, res, day="2026-11-25").success
+    # A later staging supersedes the 21st: replaying its pages changes nothing.
+    (vault / "notes" / "new-note.md").write_text("# A new note\n\nWritten on the 26th.\n")
+    assert run(instance, res, day="2026-11-26").success  # today's, 30 minutes after its tick
     after = pages(tmp_path)
-    replay = run(instance, res, selection=["recall_pages", "recall_index"], day="2026-11-20")
+    replay = run(instance, res, selection=["recall_pages", "recall_index"], day="2026-11-21")
     assert replay.success and pages(tmp_path) == after != pages_before
     assert metadata(replay, "recall_pages")["superseded"] is True
 

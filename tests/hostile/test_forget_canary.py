@@ -31,14 +31,14 @@ from tests.setup import named
 NAME = "Żorblat Quindlewick"  # an upper-case letter SQLite's lower() does not fold
 EMAIL = "zorblat.quindlewick@canarymail.example"
 OTHER = "zq-private@quindle-home.example"  # a second address: forgetting one takes both
-# The graph after the canary is planted: the captures for their current day, the replays
-# for yesterday (the last complete day, when the canary's episodes happened).
+# The graph after the canary is planted: the capture jobs (their replays too: the vault
+# night's pages follow its staging) for the day of their last tick, the other replays for
+# yesterday (the last complete day, when the canary's episodes happened).
 ASSETS = (
     "inbox_replies", "engagement_signals", "contact_episodes", "episode_vectors",
     "knowledge_vectors", "brain_facts", "memory_export", "vault_staging", "recall_pages",
     "recall_index", "state_export", "crm_contacts",
 )  # fmt: skip
-CAPTURES = {"inbox_replies", "engagement_signals", "vault_staging", "state_export", "crm_contacts"}
 
 
 def plant(root, vault, settings: Settings) -> int:
@@ -104,7 +104,8 @@ def run_graph(root, settings: Settings) -> None:
     replay = yesterday(0).date().isoformat()
     keys: dict[str, list] = {}
     for asset in ASSETS:
-        day = current_partitions(entry_of(asset).slot, now, tz)[0] if asset in CAPTURES else replay
+        slot = entry_of(asset).slot
+        day = current_partitions(slot, now, tz)[0] if slot.capture else replay
         keys.setdefault(day, []).append(named(asset))
     instance = dg.DagsterInstance.from_config(str(root / "dagster_home"))
     for day, assets in keys.items():
@@ -163,6 +164,9 @@ def test_a_forgotten_canary_leaves_no_trace_and_the_next_snapshot_is_clean(demo,
     assert any("crm.db" in p for p in before[EMAIL]) and before[OTHER]
     assert any("/exports/" in p for p in before[NAME]), before[NAME]
     assert any("recall.db" in p for p in before[NAME]), before[NAME]
+    with Stores(data).connect("recall", readonly=True) as recall:
+        distilled = "SELECT count(*) FROM pages WHERE note_path LIKE '%zorblat.md'"
+        assert recall.execute(distilled).fetchone()[0] == 1, "the night made the note a page"
     theirs = their_vectors(data, cid)
     assert theirs and {v.id for _, v in theirs} <= indexed_ids(data)
 

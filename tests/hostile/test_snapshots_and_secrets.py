@@ -39,8 +39,11 @@ from tests.setup import named
 state_export = named("state_export")
 
 DAY = "2026-11-29"
+# 09:00 on DAY: DAY's 06:15 export and 08:15 snapshot are current (their ticks today
+# processed DAY), and DAY's 09:05 digest is the next one due (so it is the one that sends).
+MORNING = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 
-TAKEN = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)  # when a snapshot is taken
+TAKEN = datetime(2026, 11, 29, 8, 15, tzinfo=UTC)  # when DAY's snapshot is taken
 
 
 @pytest.fixture
@@ -226,7 +229,7 @@ def test_a_state_export_into_a_read_only_folder_says_so(sample_dir, tmp_path):
 
 
 def test_the_state_export_asset_fails_clearly(data, tmp_path, clock):
-    from tests.assets.test_ops import MORNING, resources
+    from tests.assets.test_ops import resources
 
     clock(MORNING)  # DAY's own export: a capture runs for its current day only
     blocker = tmp_path / "a-file"
@@ -273,7 +276,7 @@ def test_a_telegram_error_echoing_the_token_leaves_no_trace_anywhere(data, tmp_p
     from tests.setup import named
 
     daily_digest = named("daily_digest")
-    from tests.assets.test_ops import MORNING, resources
+    from tests.assets.test_ops import resources
 
     clock(MORNING)  # DAY's own digest: only a day's own run sends
 
@@ -349,8 +352,8 @@ def test_the_retry_on_a_quiet_tick_scrubs_the_error_too(tmp_path):
 
 # --- damaged stores through the real asset (tests/hostile/stores/) ------------------
 
-NEXT = "2026-11-30"  # the day after DAY: its 08:15 snapshot is current on 2026-12-01
-NEXT_MORNING = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+NEXT = "2026-11-30"  # the day after DAY: its 08:15 snapshot is current at 09:00 on NEXT
+NEXT_MORNING = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
 def snapshot_run(data: Path, clock, at: datetime, day: str, instance) -> dg.ExecuteInProcessResult:
@@ -364,8 +367,6 @@ def snapshot_run(data: Path, clock, at: datetime, day: str, instance) -> dg.Exec
 
 @pytest.mark.parametrize("recipe", sorted(hostile_stores.recipes()))
 def test_a_damaged_store_keeps_its_last_good_generation_the_others_go_on(data, clock, recipe):
-    from tests.assets.test_ops import MORNING
-
     root = data / "snapshots"
     with dg.instance_for_test() as instance:
         assert snapshot_run(data, clock, MORNING, DAY, instance).success
@@ -402,7 +403,7 @@ def test_a_store_set_aside_reaches_the_alerts_and_the_digest(data, clock):
     from company_ai.core.ops import build_digest
     from company_ai.core.times import utc_now
     from company_ai.sensors.alerts import check_failure_alerts
-    from tests.assets.test_ops import MORNING, outbox, resources
+    from tests.assets.test_ops import outbox, resources
     from tests.hostile.stores import empty_crm
 
     defs = dg.Definitions(
@@ -431,14 +432,13 @@ def test_a_store_set_aside_reaches_the_alerts_and_the_digest(data, clock):
 
 def test_forgetting_one_person_is_no_shrink(data, clock):
     from company_ai.core.ops import forget
-    from tests.assets.test_ops import MORNING
 
     stores = Stores(data)
     with stores.connect("crm", readonly=True) as crm:
         (email,) = crm.execute("SELECT email FROM contact_emails LIMIT 1").fetchone()
     with dg.instance_for_test() as instance:
         assert snapshot_run(data, clock, MORNING, DAY, instance).success
-        forget(stores, email, now="2026-11-30T10:00:00Z", log=lambda _: None)
+        forget(stores, email, now="2026-11-29T10:00:00Z", log=lambda _: None)
         result = snapshot_run(data, clock, NEXT_MORNING, NEXT, instance)
     [check] = result.get_asset_check_evaluations()
     assert check.passed, check.description

@@ -5,6 +5,7 @@ comes back, each schedule runs only its latest missed tick (as Dagster 1.13 does
 the catch-up sensor is evaluated every ten minutes and its run requests are executed.
 """
 
+import json
 import warnings
 from collections import Counter
 from datetime import UTC, datetime, time, timedelta
@@ -294,7 +295,7 @@ def test_the_digest_lists_what_was_recovered(daemon, tmp_path):
 def test_a_fresh_deployment_owes_nothing_from_before_the_sensor_first_ran(daemon):
     daemon.now = utc(2026, 3, 5, 6, 30)
     assert daemon.sensor_tick() == [], "first evaluation: only remembers when it started"
-    assert daemon.cursor == "2026-03-05T06:30:00Z"
+    assert json.loads(daemon.cursor) == {"since": "2026-03-05T06:30:00Z", "not_taken": []}
     daemon.now = utc(2026, 3, 6, 4, 0)
     assert [(r.job_name, r.partition_key) for r in daemon.sensor_tick()] == [
         ("nightly_job", "2026-03-06"),
