@@ -5,6 +5,7 @@ import json
 import pytest
 
 from company_ai.core.store import Stores
+from company_ai.core.times import Day
 from company_ai.core.vectors import (
     EPISODES,
     Signals,
@@ -25,7 +26,8 @@ def vector_data(tmp_path_factory, minilm):
     stores = Stores(data)
     load_sample(stores, contacts=40, as_of=AS_OF)
     with open_store(vectors_dir(data), minilm.name, minilm.dim) as (store, opened):
-        sync_episodes(store, opened, stores, minilm, "2026-11-29", cap=10_000, signals=Signals())
+        day = Day.of("2026-11-29", "UTC")
+        sync_episodes(store, opened, stores, minilm, day, cap=10_000, signals=Signals())
     return data
 
 

@@ -9,7 +9,7 @@ from company_ai.constants import MEMORY, OWNER, REPLAY_META
 from company_ai.core.memory import DayAudit, audit_day, seal_day
 from company_ai.core.progress import Progress
 from company_ai.core.store import Store
-from company_ai.core.times import local_day, to_iso
+from company_ai.core.times import local_day, parse_utc, to_iso
 from company_ai.core.vectors import (
     EPISODES,
     KNOWLEDGE,
@@ -141,7 +141,9 @@ def assets(setup: Setup) -> list:
             stores.connect(Store.MEMORY) as conn,
             stores.connect(Store.OUTREACH, readonly=True) if sent else nullcontext() as outreach,
         ):
-            seal = seal_day(conn, day, now=days.clock(context, setup)())
+            # Stamped with the end of what it covers, not the moment it ran: sealing the
+            # window again gives the same row.
+            seal = seal_day(conn, day, now=parse_utc(day.end))
             audit = audit_day(conn, day, outreach)
         if seal.changed:
             context.log.warning(f"day {day.key} changed since it was last sealed")
