@@ -507,8 +507,6 @@ def _add_picks(brain: _Day, picks, contacts, last_written: Mapping[int, str]) ->
                 about=about,
             )
             continue
-        contact = contacts.get(cid)
-        warmth = contact["warmth"] if contact is not None else "?"
         done = "Researched" if pick["status"] == "done" else "Picked, not yet researched,"
         brain.decision(
             "picked",
@@ -516,7 +514,9 @@ def _add_picks(brain: _Day, picks, contacts, last_written: Mapping[int, str]) ->
             f"{done} {who} at rank {pick['rank']}",
             "research selection (core/research.py): an address, no hard bounce, nothing sent"
             f" in {RECENT_DAYS} days, no reply, no thread bumped twice, not researched in"
-            f" {RESEARCH_COOLDOWN_DAYS} days; then warmest first (warmth {warmth} now),"
+            # No warmth figure: the CRM keeps only today's, and a replay must say what the
+            # night said.
+            f" {RESEARCH_COOLDOWN_DAYS} days; then warmest first,"
             f" longest since last written ({last_written.get(cid, 'never written')}),"
             " lowest id",
             [source],

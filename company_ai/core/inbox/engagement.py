@@ -295,7 +295,8 @@ def _store(
             before = outreach.total_changes
             outreach.executemany(
                 "UPDATE messages SET opened_at = min(coalesce(opened_at, ?), ?),"
-                " opened_recorded_at = coalesce(opened_recorded_at, ?)"
+                " opened_recorded_at = coalesce(opened_recorded_at,"
+                " CASE WHEN opened_at IS NULL THEN ? END)"
                 " WHERE rfc_message_id = ? AND contact_id = ? AND sent_at <= ?",
                 opens,
             )

@@ -386,7 +386,7 @@ def _record(
             key,
         ),
     )
-    _apply(outreach, match, body, mail.received, mail.provider_id, parsed.text)
+    _apply(outreach, match, body, mail.received, mail.provider_id, parsed.text, created)
     if after is not None:
         warmth[contact_id] = after
     result.matched[kind] = result.matched.get(kind, 0) + 1
@@ -400,6 +400,7 @@ def _apply(
     received: datetime,
     evidence: str,
     text: str,
+    recorded: str,
 ) -> None:
     at = to_iso(received)
     message, kind = match.message, match.kind
@@ -421,10 +422,13 @@ def _apply(
         until = to_iso(datetime.combine(back, datetime.min.time(), UTC))
         add_hold(outreach, contact_id, Hold("out_of_office", at, until, None, "away"), evidence)
         return
+    # An answer proves an open: the first open known is recorded now (OUTREACH_V9).
     outreach.execute(
         "UPDATE messages SET replied_at = min(coalesce(replied_at, ?), ?),"
+        " opened_recorded_at = coalesce(opened_recorded_at,"
+        " CASE WHEN opened_at IS NULL THEN ? END),"
         " opened_at = min(coalesce(opened_at, ?), ?) WHERE id = ?",
-        (at, at, at, at, message["id"]),
+        (at, at, recorded, at, at, message["id"]),
     )
     if kind == "not_now":
         day = named_date(body, received.date()) or received.date() + timedelta(

@@ -139,9 +139,9 @@ def week_starts(day: Day, weeks: int = WEEKS) -> list[date]:
 def _recorded_events(outreach: sqlite3.Connection) -> str:
     """Each message's sent time, angle and open, answer and bounce times, each by when this
     system recorded it, so a mail dated last week that arrives tonight counts from tonight
-    on: an answer or a bounce by its `inbound` row, an open by `opened_recorded_at` or by
-    the answer that proves it. An event with no such record (the sample's history, a store
-    not migrated yet) counts by its own time."""
+    on: an answer or a bounce by its `inbound` row, a first open by `opened_recorded_at`
+    (set by the signal or the answer that proved it). An event with no such record (the
+    sample's history, a store not migrated yet) counts by its own time."""
     columns = {row[1] for row in outreach.execute("PRAGMA table_info(messages)")}
     if "opened_recorded_at" not in columns or not table_exists(outreach, "inbound"):
         return (
@@ -150,9 +150,7 @@ def _recorded_events(outreach: sqlite3.Connection) -> str:
             " WHERE sent_at >= ? AND sent_at < ? ORDER BY id"
         )
     return (
-        "SELECT m.sent_at, m.angle,"
-        " coalesce(min(coalesce(m.opened_recorded_at, a.at), coalesce(a.at, m.opened_recorded_at)),"
-        "  m.opened_at),"
+        "SELECT m.sent_at, m.angle, coalesce(m.opened_recorded_at, m.opened_at),"
         " coalesce(a.at, m.replied_at),"
         " coalesce(b.at, CASE WHEN m.bounce_status != 'none' THEN m.sent_at END)"
         " FROM messages m"
