@@ -86,7 +86,8 @@ def test_outreach_picks_skips_writebacks_quarantines_and_sends(seeded):
     decisions, facts = by_key(brain.decisions), by_key(brain.facts)
     picked = decisions[f"pick:{s.researched}"]
     assert (picked.kind, picked.importance) == ("picked", 2)
-    assert picked.what.endswith("at rank 1") and "warmth" in picked.rule
+    assert picked.what.endswith("at rank 1") and "warmest first," in picked.rule
+    assert "now)" not in picked.rule, "a replay never names a figure the CRM has moved since"
     assert picked.sources == (f"outreach.research_picks:{DAY}:{s.researched}",)
     skipped = decisions[f"pick:{s.skipped}"]
     assert skipped.kind == "pick_skipped" and "no company page for nowhere.example" in skipped.rule

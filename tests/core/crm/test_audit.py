@@ -16,6 +16,7 @@ from company_ai.core.crm import (
 from company_ai.core.memory import append_episodes
 from company_ai.core.outreach import Hold, add_hold
 from company_ai.core.store import transaction
+from company_ai.core.times import parse_utc
 from tests.conftest import episode
 
 NOW = "2026-11-30T05:45:00Z"
@@ -63,6 +64,7 @@ def world(stores):
                 episode(contact_id=2, episode_type="engagement", content="portal login"),
                 episode(contact_id=2, episode_type="note"),
             ],
+            now=parse_utc(NOW),
         )
     return stores
 
