@@ -1,6 +1,7 @@
 import ast
 import subprocess
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -199,3 +200,20 @@ def test_every_capture_that_reads_the_world_says_what_it_set_aside():
         assert spec.asset_key.to_user_string() == asset
         assert not spec.blocking, "what one item did never stops what depends on the rest"
         assert spec.description and len(spec.description.split()) > 10, "the UI says what and where"
+
+
+def test_a_replay_of_a_day_before_the_install_is_refused_by_name(tmp_path):
+    """Partitions start at the install day: a day before it does not exist, and asking for
+    it is refused with the day named, before any step runs or anything is read."""
+    from company_ai.resources.stores import StoresResource
+    from tests.setup import SETTINGS, named
+
+    brain_facts = named("brain_facts")
+    before = (date.fromisoformat(SETTINGS.start_date) - timedelta(days=1)).isoformat()
+    with pytest.raises(dg.DagsterUnknownPartitionError, match=f"key `{before}`"):
+        dg.materialize(
+            [brain_facts],
+            partition_key=before,
+            resources={"stores": StoresResource(data_dir=str(tmp_path / "data"))},
+        )
+    assert not (tmp_path / "data").exists(), "nothing was opened or made"
