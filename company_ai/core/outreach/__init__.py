@@ -7,12 +7,10 @@ from company_ai.core.outreach.day import (
     check_day,
     draft_day,
     due_drafts,
-    past_sends,
     research_day,
     research_refusals,
     send_day,
     send_due,
-    stored_counts,
 )
 from company_ai.core.outreach.drafting import source_material
 from company_ai.core.outreach.growth import (
@@ -68,7 +66,6 @@ __all__ = [
     "hold_reason",
     "offline_research",
     "page_text",
-    "past_sends",
     "plain_table",
     "read_page",
     "read_holds",
@@ -78,6 +75,5 @@ __all__ = [
     "send_day",
     "send_due",
     "source_material",
-    "stored_counts",
     "to_markdown",
 ]

@@ -11,9 +11,9 @@ re-run harmless: a pick is marked done after its episodes and CRM corrections (b
 idempotent); a draft is stored with its verdict in one transaction; a send follows the
 ledger in core/drafting.py. The daily caps hold in the store itself (core/schema.py).
 
-A past outreach day (its morning has gone) is never worked again: its assets report what
-it stored (`stored_counts`, `past_sends`) and change nothing. Deciding which day is past
-reads Dagster and the clock, so that stays in the asset layer (`company_ai/days.py`).
+A past outreach day (its morning has gone) is never worked again: its assets decline it as
+not taken. Deciding which day is past reads Dagster and the clock, so that stays in the
+asset layer (`company_ai/days.py`).
 """
 
 from __future__ import annotations
@@ -606,46 +606,9 @@ def _skip_draft(outreach: sqlite3.Connection, draft_id: int, reason: str, now: d
         )
 
 
-# --- a past day: reported, never worked ----------------------------------------------------
-
-
-def stored_counts(stores: Stores, table: str, day: str) -> dict[str, int]:
-    """How many of a day's `research_picks` or `drafts` are in each status (read only)."""
-    if table not in ("research_picks", "drafts"):
-        raise ValueError(f"not a table of the outreach day: {table!r}")
-    if not stores.path(Store.OUTREACH).is_file():
-        return {}
-    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
-        sql = f"SELECT status, count(*) FROM {table} WHERE day = ? GROUP BY status"
-        return dict(outreach.execute(sql, (day,)).fetchall())
-
-
 def research_refusals(stores: Stores, day: str) -> dict[str, str]:
     """The day's refused research pages, by key, with their reasons (read only)."""
     if not stores.path(Store.OUTREACH).is_file():
         return {}
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
         return day_refusals(outreach, day)
-
-
-@dataclass
-class PastSends:
-    sent: int = 0
-    unsent: int = 0
-    failing_gate_now: int = 0  # drafts the gate would not pass today
-
-
-def past_sends(stores: Stores, day: str, *, sender: Sender) -> PastSends:
-    """A past day's drafts, sent or not, and how many the gate fails today (read only)."""
-    result = PastSends()
-    if not stores.path(Store.OUTREACH).is_file():
-        return result
-    known = _known(stores)
-    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
-        for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
-            if d["status"] == "sent":
-                result.sent += 1
-            else:
-                result.unsent += 1
-            result.failing_gate_now += not stored_verdict(d, allowed(sender), known)[0].passed
-    return result

@@ -155,8 +155,7 @@ def test_the_gate_judges_each_draft_once(data, monkeypatch):
     check(data)
     mailer = FakeMailer()
     assert send(data, mailer).sent > 0
-    day_of.past_sends(Stores(data), DAY, sender=mailer)
-    assert len(judged) == DRAFT_CAP  # the check, the send and the report read the verdict
+    assert len(judged) == DRAFT_CAP  # the check and the send read the stored verdict
 
 
 @pytest.mark.parametrize("tamper", ["body", "verdict"])
@@ -537,42 +536,6 @@ def test_a_model_failure_leaves_that_contact_undrafted_with_its_reason(data):
     assert written.drafted == 0 and len(written.not_drafted) == found.researched > 0
     assert set(written.not_drafted.values()) == {"timed out after 120 s"}
     assert drafts(data) == []
-
-
-def test_a_past_day_is_reported_from_what_it_stored_and_changes_nothing(data):
-    research(data)
-    draft(data)
-    mailer = FakeMailer()
-    send(data, mailer)
-    stores = Stores(data)
-    picks = day_of.stored_counts(stores, "research_picks", DAY)
-    assert sum(picks.values()) == RESEARCH_CAP and set(picks) <= {"done", "skipped"}
-    by_status = day_of.stored_counts(stores, "drafts", DAY)
-    assert by_status == {"sent": len(mailer.sent), "quarantined": DRAFT_CAP - len(mailer.sent)}
-    before = (drafts(data), sent_messages(data))
-    past = day_of.past_sends(stores, DAY, sender=mailer)
-    assert (past.sent, past.unsent) == (len(mailer.sent), DRAFT_CAP - len(mailer.sent))
-    assert past.failing_gate_now == past.unsent  # the quarantined ones
-    assert (drafts(data), sent_messages(data)) == before
-    # A sent draft edited since (the store, not the mail) fails the gate today.
-    sent_draft = drafts(data, "sent")[0]
-    update(
-        data,
-        "outreach",
-        "UPDATE drafts SET body = replace(body, '\n\nBest,', ' Globex grew 70%.\n\nBest,')"
-        " WHERE id = ?",
-        sent_draft["id"],
-    )
-    assert day_of.past_sends(stores, DAY, sender=mailer).failing_gate_now == past.unsent + 1
-    with pytest.raises(ValueError, match="not a table of the outreach day"):
-        day_of.stored_counts(stores, "messages; DROP TABLE drafts", DAY)
-
-
-def test_a_day_without_an_outreach_store_reports_nothing(tmp_path):
-    stores = Stores(tmp_path / "empty")
-    assert day_of.stored_counts(stores, "drafts", DAY) == {}
-    assert day_of.past_sends(stores, DAY, sender=FakeMailer()) == day_of.PastSends()
-    assert not (tmp_path / "empty").exists()
 
 
 # --- working hours: held sends -------------------------------------------------------------
