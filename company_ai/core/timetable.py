@@ -165,8 +165,8 @@ TIMETABLE: list[Entry] = [
     # as it is.
     Entry("engagement_job", ("engagement_signals",), time(18, 30), 300, capture=True),
     # Sealing reads one day's rows once and writes one row: about 0.1 s at the sample's
-    # ~200 episodes a day and ~1 s at a 1.5M-episode store. (At 23:15 the last complete
-    # day is yesterday: today's episodes are sealed tomorrow night, late arrivals included.)
+    # ~200 episodes a day and ~1 s at a 1.5M-episode store. (The 23:15 tick of D seals the
+    # episodes recorded since 23:15 D−1, late arrivals included: they are tonight's.)
     # Then the day's episode vectors: ~200-2,000 texts at the offline model's measured
     # ~300 texts/s on 2 busy cores (BENCHMARKS.md) is 1-7 s, plus Chroma's upsert at ~270
     # vectors/s: under 15 s. 600 s covers a day of ~40,000 episodes. A first build or a
