@@ -619,7 +619,7 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _audit(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.crm import WARMTH_BANDS, audit_stores, stored_audit
+    from company_ai.core.ops import WARMTH_BANDS, audit_stores, stored_audit
     from company_ai.core.times import to_iso, utc_now
 
     stored = stored_audit(stores)

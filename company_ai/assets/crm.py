@@ -7,16 +7,13 @@ import dagster as dg
 from company_ai import days
 from company_ai.constants import CRM
 from company_ai.core.crm import (
-    BANDS_IN_WORDS,
     BUDGET_S,
     MAX_PAGES,
     SyncError,
     Tombstones,
-    audit_stores,
-    record_audit,
     sync_people,
 )
-from company_ai.core.ops import find_returned
+from company_ai.core.ops import BANDS_IN_WORDS, audit_stores, find_returned, record_audit
 from company_ai.core.store import Store, transaction
 from company_ai.core.times import to_iso
 from company_ai.refusals import refused_nothing, refused_nothing_spec
@@ -132,7 +129,7 @@ def assets(setup: Setup) -> list:
         CRM as it is when it runs, for its current day only (a past day is declined as not
         taken). Source:
         `crm.db` (contacts not deleted upstream), the send holds in `outreach.db` and the
-        `engagement` episodes in the memory (`core/crm/audit.py`). Warmth bands: cold 0-20,
+        `engagement` episodes in the memory (`core/ops/audit.py`). Warmth bands: cold 0-20,
         warm 21-60, hot 61-100. Actionable: a name, a valid email, not deleted, not held from
         sending. Grain: one row per run in `ops.db`'s `crm_audits` with its `recorded_at`
         (a re-run adds its moment); the morning brief, the state export and

@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 
 from company_ai.cli import main
-from company_ai.core.crm import audit_stores
+from company_ai.core.ops import audit_stores
 from company_ai.core.outreach import count_growth
 from company_ai.core.store import Stores
 from company_ai.days import window

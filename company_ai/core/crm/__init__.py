@@ -1,23 +1,8 @@
 """The CRM: the contacts, where they come from (the People sync, a CSV import), the
-people `company-ai forget` removed (tombstones), the read views of one person (the
-timeline, the dossier a drafter is given) and the audit of the CRM as it stands (counts,
-warmth bands, what is clean enough to act on). Stdlib only: the CLI's read commands
+people `company-ai forget` removed (tombstones), and the read views of one person
+(the timeline, the dossier a drafter is given). Stdlib only: the CLI's read commands
 import it."""
 
-from company_ai.core.crm.audit import (
-    BANDS_IN_WORDS,
-    WARMTH_BANDS,
-    Audit,
-    StoredAudit,
-    audit_crm,
-    audit_stores,
-    band_of,
-    is_actionable,
-    is_valid_email,
-    latest_audit,
-    record_audit,
-    stored_audit,
-)
 from company_ai.core.crm.contacts import (
     Contact,
     UnknownContactError,
@@ -46,8 +31,6 @@ from company_ai.core.crm.timeline import load_timeline, read_timeline, render_te
 from company_ai.core.crm.tombstones import Tombstones, normal_email
 
 __all__ = [
-    "Audit",
-    "BANDS_IN_WORDS",
     "BUDGET_S",
     "Contact",
     "ContactSource",
@@ -58,29 +41,19 @@ __all__ = [
     "PAGE_FIELDS",
     "PAGE_SIZE",
     "PERSON_FIELDS",
-    "StoredAudit",
     "SyncError",
     "TokenRejected",
     "Tombstones",
     "UnknownContactError",
-    "WARMTH_BANDS",
-    "audit_crm",
-    "audit_stores",
-    "band_of",
     "build_dossier",
     "find_contact",
     "import_contacts_csv",
-    "is_actionable",
-    "is_valid_email",
     "known_companies",
-    "latest_audit",
     "load_contact",
     "load_timeline",
     "normal_email",
     "normalize_email",
     "read_timeline",
-    "record_audit",
     "render_text",
-    "stored_audit",
     "sync_people",
 ]

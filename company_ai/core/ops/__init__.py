@@ -1,13 +1,40 @@
 """The house's care of itself: the daily digest and morning brief, the alert queue,
-key state as flat JSON, snapshots and the restore drill, and forgetting one person
+key state as flat JSON, the daily audit of the CRM (counts, warmth bands, what is clean
+enough to act on), snapshots and the restore drill, and forgetting one person
 everywhere the system put them."""
 
+from company_ai.core.ops.audit import (
+    BANDS_IN_WORDS,
+    WARMTH_BANDS,
+    Audit,
+    StoredAudit,
+    audit_crm,
+    audit_stores,
+    band_of,
+    is_actionable,
+    is_valid_email,
+    latest_audit,
+    record_audit,
+    stored_audit,
+)
 from company_ai.core.ops.forgetting import find_returned, forget
 from company_ai.core.ops.reports import BriefInput, build_brief, build_digest
 from company_ai.core.ops.snapshots import MANIFEST, restore_drill, take_snapshot
 from company_ai.core.ops.state import StateExportError, export_state
 
 __all__ = [
+    "BANDS_IN_WORDS",
+    "WARMTH_BANDS",
+    "Audit",
+    "StoredAudit",
+    "audit_crm",
+    "audit_stores",
+    "band_of",
+    "is_actionable",
+    "is_valid_email",
+    "latest_audit",
+    "record_audit",
+    "stored_audit",
     "BriefInput",
     "MANIFEST",
     "StateExportError",

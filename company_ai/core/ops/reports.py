@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from company_ai.core.ops.audit import stored_audit
 from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, StoreError, Stores, table_exists
 from company_ai.core.times import Day, to_iso
@@ -201,8 +202,6 @@ def growth_section(brief: BriefInput) -> tuple[str, list[str]] | None:
 
 def audit_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """The latest CRM audit recorded before the brief's tick (`crm_audit`, ops.db)."""
-    from company_ai.core.crm import stored_audit
-
     stored = stored_audit(brief.stores, before=to_iso(brief.until))
     if stored is None:
         return "CRM audit", ["none recorded before this brief (crm_audit runs at 05:45)"]

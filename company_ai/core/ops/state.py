@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from company_ai.core.files import write_atomic
+from company_ai.core.ops.audit import stored_audit
 from company_ai.core.ops.reports import query
 from company_ai.core.ops.snapshots import explain_os_error, load_manifest, row_counts, snapshot_days
 from company_ai.core.store import DOMAINS, Store
@@ -34,7 +35,6 @@ def collect_state(
 ) -> dict[str, dict]:
     """The state files' contents, by file name; stores that do not exist are left out.
     `growth_day`: the growth analysis' last window before `as_of` (None: no growth)."""
-    from company_ai.core.crm import stored_audit
     from company_ai.core.outreach import count_growth
 
     tables = {

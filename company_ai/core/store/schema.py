@@ -598,7 +598,7 @@ OUTREACH_V8 = [
     """,
 ]
 
-# The daily CRM audit (core/crm/audit.py): one row per capture, the CRM as it stood at
+# The daily CRM audit (core/ops/audit.py): one row per capture, the CRM as it stood at
 # `recorded_at` (counts only: no person is named, so `company-ai forget` has nothing here).
 # A re-run of a day adds its own moment; readers take the latest before theirs.
 OPS_V2 = [
@@ -607,7 +607,7 @@ OPS_V2 = [
         day             TEXT NOT NULL,          -- the partition that took it
         recorded_at     TEXT NOT NULL,          -- when: the CRM as it stood then
         contacts        INTEGER NOT NULL,       -- not deleted upstream
-        cold            INTEGER NOT NULL,       -- warmth bands: core/crm/audit.py
+        cold            INTEGER NOT NULL,       -- warmth bands: core/ops/audit.py
         warm            INTEGER NOT NULL,
         hot             INTEGER NOT NULL,
         actionable      INTEGER NOT NULL,

@@ -2,7 +2,8 @@ import sqlite3
 
 import pytest
 
-from company_ai.core.crm import (
+from company_ai.core.memory import append_episodes
+from company_ai.core.ops import (
     WARMTH_BANDS,
     Audit,
     audit_crm,
@@ -13,7 +14,6 @@ from company_ai.core.crm import (
     record_audit,
     stored_audit,
 )
-from company_ai.core.memory import append_episodes
 from company_ai.core.outreach import Hold, add_hold
 from company_ai.core.store import transaction
 from company_ai.core.times import parse_utc

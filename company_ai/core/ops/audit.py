@@ -25,7 +25,8 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from company_ai.core.crm.contacts import normalize_email
+from company_ai.core.crm import normalize_email
+from company_ai.core.outreach import hold_reason, read_holds
 from company_ai.core.store import Store, Stores, table_exists
 from company_ai.core.times import canonical_utc
 
@@ -122,10 +123,8 @@ def audit_crm(
 ) -> Audit:
     """The CRM as it stands at `now` (a stored UTC time); a store that does not exist yet
     (None) or lacks its table counts as empty."""
-    # Here, not at import: core.outreach imports core.crm. The send rules are the one
-    # definition of a hold, so the audit asks them rather than re-reading send_holds.
-    from company_ai.core.outreach import hold_reason, read_holds
-
+    # The send rules are the one definition of a hold: the audit asks them rather than
+    # re-reading send_holds.
     now = canonical_utc(now)
     holds = (
         read_holds(outreach)
