@@ -64,14 +64,19 @@ class Day:
     @classmethod
     def of(cls, key: str, tz: str) -> Day:
         """Day `key` (YYYY-MM-DD) in timezone `tz`, or a ValueError saying it is not a day."""
-        try:
-            valid = bool(_DAY_KEY.fullmatch(key)) and bool(date.fromisoformat(key))
-        except (TypeError, ValueError):
-            valid = False
-        if not valid:
-            raise ValueError(f"not a day: {key!r} (expected YYYY-MM-DD, e.g. 2026-11-30)")
-        start, end = day_window(key, tz)
+        start, end = day_window(day_key(key), tz)
         return cls(key, tz, start, end)
+
+
+def day_key(key: str) -> str:
+    """`key` if it is a calendar day written YYYY-MM-DD, else a ValueError saying so."""
+    try:
+        valid = bool(_DAY_KEY.fullmatch(key)) and bool(date.fromisoformat(key))
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise ValueError(f"not a day: {key!r} (expected YYYY-MM-DD, e.g. 2026-11-30)")
+    return key
 
 
 def canonical_utc(value: str | datetime) -> str:

@@ -7,8 +7,7 @@ import dagster as dg
 import pytest
 
 from company_ai import days
-from company_ai.core.brain import write_day
-from company_ai.core.brain.facts import BrainDay, Fact
+from company_ai.core.brain import BrainDay, Fact, write_day
 from company_ai.core.store import Stores
 from company_ai.core.vectors import EPISODES, open_existing, open_store, vectors_dir
 from company_ai.resources.embedder import Embedder

@@ -2,15 +2,19 @@
 and their export as plain Markdown with the timelines they touched."""
 
 from company_ai.core.brain.export import ExportError, export_day, export_growth
-from company_ai.core.brain.facts import (
+from company_ai.core.brain.facts import synthesize_day
+from company_ai.core.brain.rows import (
     RULE_IMPORTANCE,
+    BrainDay,
+    Fact,
     clamp_importance,
-    synthesize_day,
     top_items,
     write_day,
 )
 
 __all__ = [
+    "BrainDay",
+    "Fact",
     "ExportError",
     "RULE_IMPORTANCE",
     "clamp_importance",

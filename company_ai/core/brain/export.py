@@ -31,17 +31,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from company_ai.core.brain.facts import (
-    FAILURE_KINDS,
-    RUN_KINDS,
-    BrainDay,
-    check_day,
-    id_chunks,
-    read_day,
-)
+from company_ai.core.brain.facts import id_chunks
+from company_ai.core.brain.rows import FAILURE_KINDS, RUN_KINDS, BrainDay, read_day
 from company_ai.core.files import write_atomic
 from company_ai.core.store import Store, Stores, table_exists
-from company_ai.core.times import Day, local_day
+from company_ai.core.times import Day, day_key, local_day
 
 INDEX = "index.md"
 CONTACTS = "contacts"
@@ -176,7 +170,7 @@ def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sql
 
 def render_day(stores: Stores, day: Day) -> dict[str, bytes]:
     """The day's files, by path relative to `<folder>/<day>`: the export without writing."""
-    check_day(day.key)
+    day_key(day.key)
     conns = {d: stores.reader(d) for d in (Store.BRAIN, Store.MEMORY, Store.OUTREACH, Store.CRM)}
     try:
         brain_conn = conns[Store.BRAIN]

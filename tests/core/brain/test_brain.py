@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from company_ai.core.brain import RULE_IMPORTANCE, synthesize_day, top_items, write_day
-from company_ai.core.brain.facts import BrainDay, Fact, bound_importance, read_day, rule_importance
+from company_ai.core.brain.rows import BrainDay, Fact, bound_importance, read_day, rule_importance
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores
 from company_ai.core.times import Day

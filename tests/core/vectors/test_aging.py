@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.brain import write_day
-from company_ai.core.brain.facts import BrainDay, Fact
+from company_ai.core.brain import BrainDay, Fact, write_day
 from company_ai.core.store import transaction
 from company_ai.core.vectors import (
     EPISODES,

@@ -6,8 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from company_ai.core.brain import write_day
-from company_ai.core.brain.facts import BrainDay, Fact
+from company_ai.core.brain import BrainDay, Fact, write_day
 from company_ai.core.memory import append_episodes
 from company_ai.core.store import transaction
 from company_ai.core.times import Day
