@@ -47,7 +47,10 @@ MIGRATION_DIGESTS = {
     ],
     "brain": ["2de42875ffaed632"],
     "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f", "fc83f14667a8dcb3"],
-    "ops": ["1feb30494c594a54", "b64d1da50c484cbb"],
+    "ops": [
+        "1feb30494c594a54",
+        "cbaaa81ed48237f3",
+    ],  # OPS_V2 is new in this change: not released yet
 }
 
 
