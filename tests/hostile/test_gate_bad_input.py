@@ -33,7 +33,6 @@ def verdict(parts, sources) -> GateVerdict:
 def test_empty_sources_reject_every_claim_and_nothing_else():
     assert [c.text for _, c in verdict(DRAFT, []).claims] == [
         "Redfern",
-        "Priya",
         "41%",
         "last year",
         "Redfern Clinics",
@@ -52,8 +51,8 @@ def test_a_five_megabyte_source_gets_a_verdict():
 def test_a_draft_in_another_language_gets_a_verdict():
     german = "Hallo Priya,\n\nder Umsatz von Redfern Clinics wuchs um 41 % im letzten Jahr.\n"
     # Its capitalised nouns read as names the sources lack: held back, never passed blind.
+    # ("Hallo Priya," greets the reader: neither word is a claim.)
     assert [c.text for _, c in verdict({"body": german}, [SOURCE]).claims] == [
-        "Hallo",
         "Umsatz",
         "Jahr",
     ]

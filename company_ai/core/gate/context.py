@@ -561,7 +561,8 @@ def _reader(mentions: Mentions) -> set[str]:
     if not GREETING.match(first):
         return set()
     end = skipped + len(first)
-    return {_name_key(words) for start, _, words, _ in mentions.names if start < end}
+    named = {_name_key(words) for start, _, words, _ in mentions.names if start < end}
+    return named | mentions.reader
 
 
 def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int]]:

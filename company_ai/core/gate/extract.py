@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import chain
 
-from company_ai.core.gate.names import _names, _norm
+from company_ai.core.gate.names import _name_key, _names, _norm
 from company_ai.core.gate.phrases import (
     _ADDRESS,
     _MAY_ADDRESS,
@@ -29,6 +29,7 @@ from company_ai.core.gate.values import (
     Hedge,
     _exempt_spans,
     _numbers,
+    _salutation_spans,
     _Spans,
     _Value,
 )
@@ -53,14 +54,20 @@ class Mentions:
     phrases: list[tuple[int, int, str, str]] = field(default_factory=list)
     # (start, end) of each sentence-opening capitalised run (it may be an ordinary word)
     openings: frozenset[int] = frozenset()
+    # The name keys of the reader the greeting addresses ("Hi Dana,": "dana"): no claim,
+    # there or anywhere in the text.
+    reader: frozenset[str] = frozenset()
 
 
 def extract(text: str) -> Mentions:
     """Every value, quoted name, capitalised run and phrase claim in `text` outside its
-    greeting and sign-off words; a weekday in a question that proposes a time is left
-    out. (A subject line gets the same: only the words `Hello`, `Thanks`… are exempt.)"""
+    greeting (the reader's names too, kept as `reader`) and sign-off words; a weekday in a
+    question that proposes a time is left out. (A subject line gets the same: only the
+    words `Hello`, `Thanks`… are exempt.)"""
     folded, origin = _fold(text)
-    exempt = _exempt_spans(folded)
+    salutation = _salutation_spans(folded)
+    exempt = _exempt_spans(folded) + salutation
+    reader = frozenset(_name_key(folded[a:b].split()) for a, b in salutation)
     lowered = folded.lower()
     addresses = [
         m.span()
@@ -108,4 +115,6 @@ def extract(text: str) -> Mentions:
         names.append((start, end, words, before_words[-1] if before_words else ""))
         if _sentence_start(folded, start):
             openings.add(start)
-    return Mentions(text, values, quoted, names, folded, origin, phrases, frozenset(openings))
+    return Mentions(
+        text, values, quoted, names, folded, origin, phrases, frozenset(openings), reader
+    )

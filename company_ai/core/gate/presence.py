@@ -59,7 +59,10 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
             _hedge_before(lowered, start) if what in VAGUE_COUNTS else None,
         )
     ]
+    reader = [set(key.split()) for key in mentions.reader]
     for start, end, words, before in mentions.names:
+        if reader and _is_reader(words, reader):
+            continue  # the reader again ("Hi Dana Reyes, … Dana, you said…"): no claim
         offsets = None  # of each word in the run, found once: a long run has many parts
         dotted = "." in text[start:end]  # "U.S." is "US"
         for a, b, _part in _unsupported_parts(
@@ -97,6 +100,15 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
         claims.append(Claim(mentions.text[s:e], kind, s, e))
     claims.sort(key=lambda c: (c.start, c.end))
     return claims
+
+
+def _is_reader(words: list[str], reader: list[set[str]]) -> bool:
+    """Whether a name is the greeting's reader's, or a part of it ("Dana" of "Dana Reyes",
+    the "Ms" of "Ms. Reyes")."""
+    tokens = set(_name_key(words).split())
+    if not tokens:
+        return all(_norm(w) in HONORIFICS for w in words)
+    return any(tokens <= names for names in reader)
 
 
 def _plain_opening(words: list[str], index: SourceIndex) -> bool:

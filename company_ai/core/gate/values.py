@@ -11,8 +11,10 @@ from typing import Literal, NamedTuple
 
 from company_ai.core.gate.words import (
     CURRENCIES,
+    HONORIFICS,
     MONTHS,
     ORDINALS,
+    ORG_WORDS,
     SCALES,
     SHORT_SCALES,
     SIGNATURE_TITLE,
@@ -30,12 +32,73 @@ Hedge = Literal["approx", "nearly", "min", "max"]
 
 # --- extraction: what a text mentions ------------------------------------------------------
 
-# Only the greeting words are exempt ("Hi", "Good morning", "Dear"): the names after them are
-# checked like any ("Hi Priya and the Globex team" claims Globex).
+# The greeting words ("Hi", "Good morning", "Dear", "Bonjour") and the reader's names after
+# them (`salutation_names`) are exempt; anything else there is checked like any claim ("Hi
+# Priya and the Globex team" claims Globex).
 GREETING = re.compile(
-    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings)\b[ \t]*[,!:;.]?",
+    r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings|bonjour|bonsoir|salut"
+    r"|hola|buenos d[ií]as|buongiorno|ciao|hallo|guten (morgen|tag)|liebe|lieber|ol[aá]|hej"
+    r"|hoi|beste|cara|caro|querid[oa])\b[ \t]*[,!:;.]?",
     re.IGNORECASE,
 )
+# After the greeting words: a word, or a mark that joins names or ends the salutation.
+_SALUTATION_TOKEN = re.compile(r"[ \t]*(?:(?P<word>[^\W\d_][\w'’-]*\.?)|(?P<mark>[,&!:;.?—–-]))")
+# Lower-case particles inside a name ("Dana de la Cruz"); not "of" or "the", which name
+# something else ("Dana of Globex").
+_NAME_PARTICLES = frozenset("de van von der den du la le da di del dos".split())
+
+
+def salutation_names(line: str, at: int) -> list[tuple[int, int]]:
+    """The [start, end) spans of the names a greeting addresses, read from `at` (just after
+    its greeting words) in its first line: capitalised runs ("Ms. Dana Reyes") joined by
+    `and`, `&` or a comma, up to a comma, a dash, `!`, `.`, `:` or the line's end ("Hello
+    Dana and Sam —"). The reader is no claim. A run that does not end the salutation ("Hi
+    Dana Acme grew…") is not the reader's name, nor is one with a company's word ("Hi Dana
+    and Globex Capital,"); after `and` the rest is checked ("Hi Priya and the Globex team":
+    Priya is the reader, Globex a claim)."""
+    accepted: list[tuple[int, int]] = []
+    pending: list[tuple[int, int]] = []  # names read, not yet known to be the salutation's
+    run: list[int] = []  # [start, end] of the name being read
+    company = False  # the name being read has a company's word ("Capital", "Ltd")
+    pos, end_of_line = at, len(line.rstrip())
+
+    def close() -> None:
+        nonlocal company
+        if run and not company:
+            pending.append((run[0], run[1]))
+        run.clear()
+        company = False
+
+    while pos < end_of_line and (m := _SALUTATION_TOKEN.match(line, pos)):
+        pos = m.end()
+        word, mark = m.group("word"), m.group("mark")
+        if word and (word[0].isupper() or (run and word.lower() in _NAME_PARTICLES)):
+            stem = word.rstrip(".")
+            company = company or stem.lower() in ORG_WORDS
+            if stem != word and len(stem) > 1 and stem.lower() not in HONORIFICS:
+                run[:] = [run[0] if run else m.start("word"), m.end("word") - 1]
+                close()  # "Hi Dana. Acme grew…": a full stop ends the salutation
+                return accepted + pending
+            run[:] = [run[0] if run else m.start("word"), m.end("word")]
+        elif word and word.lower() == "and" and run:
+            close()
+        elif mark in ("&", ",") and (run or pending):
+            joined_after = bool(run)
+            close()
+            if mark == "," and joined_after:  # a comma may end it ("Hi Dana, Acme grew…")
+                accepted += pending
+                pending.clear()
+        elif mark:  # a dash, "!", ":", "." or "?": the salutation ends
+            close()
+            return accepted + pending
+        else:  # an ordinary word, or a mark before any name
+            if not run:
+                return accepted + pending  # after "and": "Hi Priya and the Globex team"
+            return accepted  # "Hi Dana Acme grew 20%": no salutation's name
+    close()
+    return accepted + pending if pos >= end_of_line else accepted
+
+
 SIGN_OFF = re.compile(
     r"^\s*(best( wishes| regards)?|(kind|warm|warmest|many)? ?regards|many thanks|thanks"
     r"( again| so much)?|thank you|cheers|sincerely|yours( sincerely| truly)?|all the best"
@@ -350,10 +413,21 @@ def _may_sign_off(line: str, stripped: str) -> bool:
     return not line.isascii() or stripped.lower().startswith(_SIGN_OFF_OPENINGS)
 
 
+def _salutation_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the reader's names in the greeting of `text`'s first line, if any."""
+    skipped = len(text) - len(text.lstrip())
+    first = text[skipped:].split("\n", 1)[0]
+    greeting = GREETING.match(first)
+    if not greeting:
+        return []
+    return [(skipped + a, skipped + b) for a, b in salutation_names(first, greeting.end())]
+
+
 def _exempt_spans(text: str) -> list[tuple[int, int]]:
-    """The greeting words of the first line, the sign-off words ("Best,") and a telephone
-    number in the signature below them. The rest of a signature is checked: "Trusted by
-    500 teams" there is a claim like any (the sender's name and company are `allow`ed)."""
+    """The greeting words of the first line (its reader's names: `_salutation_spans`), the
+    sign-off words ("Best,") and a telephone number in the signature below them. The rest
+    of a signature is checked: "Trusted by 500 teams" there is a claim like any (the
+    sender's name and company are `allow`ed)."""
     spans: list[tuple[int, int]] = []
     offset = 0
     first = True

@@ -82,9 +82,47 @@ def test_greetings_sign_offs_and_the_sender_are_not_claims():
     )
     assert claims(text, allow=["Sam Rivers", "Company AI"]) == []
     assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", ["CRM: Bob Ames"], allow=["Sam"]) == []
-    # The name after the greeting word is checked: the sources must know the recipient.
-    assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", allow=["Sam"]) == [("Bob", "other")]
+    # The name the greeting addresses is the reader's, whether or not a source knows it.
+    assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", allow=["Sam"]) == []
     assert claims("I'm Sam from Company AI.") == [("Sam", "other"), ("Company AI", "organisation")]
+
+
+@pytest.mark.parametrize(
+    "greeting",
+    [
+        "Hi Dana,",
+        "Dear Ms. Dana Reyes,",
+        "Hello Dana and Sam —",
+        "Bonjour Dana,",
+        "Good morning Dana!",
+        "Hallo Dana,",
+        "Dear Dr. Dana de la Cruz,",
+        "Hi Dana, Sam and Lee,",
+    ],
+)
+def test_the_names_a_greeting_addresses_are_the_readers_never_claims(greeting):
+    body = "Bluewind grew 20% last year."
+    for together in (False, True):
+        assert claims(f"{greeting}\n\n{body}", together=together) == []
+        assert claims(f"{greeting} {body}", together=together) == []  # on one line too
+        # Named again, the reader is still the reader; anyone else is a claim.
+        again = f"{greeting}\n\nDana, {body} Marco Ruiz told me."
+        assert claims(again, together=together) == [("Marco Ruiz", "person")]
+
+
+def test_only_the_readers_names_in_a_greeting_are_exempt():
+    body = "\n\nBluewind grew 20% last year."
+    assert claims("Hi Dana and the Globex team," + body) == [("Globex", "other")]
+    assert claims("Hi Dana and Globex Capital," + body) == [("Globex Capital", "organisation")]
+    assert claims("Hi Dana of Globex," + body) == [("Dana", "other"), ("Globex", "other")]
+    # A run that goes on into the sentence is no salutation's name.
+    assert claims("Hi Dana Acme grew 20% last year.") == [("Dana Acme", "person")]
+    # The reader named in full does not cover another of the same first name, nor the
+    # reader's first name another's full name.
+    assert claims("Hi Dana,\n\nDana Reyes grew Bluewind.") == [("Dana Reyes", "person")]
+    assert claims("Hi team,\n\nDana grew Bluewind.") == [("Dana", "other")]
+    # Only the first line greets: a greeting later is a sentence like any.
+    assert claims("Bluewind grew.\nHi Dana,") == [("Dana", "other")]
 
 
 def test_claims_hidden_after_a_sign_off_are_still_claims():
@@ -153,10 +191,10 @@ def test_a_verdict_names_each_part_and_round_trips_through_its_json():
     assert verdict.to_json() == [
         {"field": "subject", "text": "Ada", "kind": "other", "start": 0, "end": 3},
         {"field": "subject", "text": "Globex", "kind": "other", "start": 11, "end": 17},
-        {"field": "body", "text": "Ada", "kind": "other", "start": 3, "end": 6},
         {"field": "body", "text": "35%", "kind": "percent", "start": 23, "end": 26},
     ]
-    assert verdict.labels() == ["other Ada", "other Globex", "other Ada", "percent 35%"]
+    # The subject's "Ada" is a claim; the body's greeting names the reader, who is none.
+    assert verdict.labels() == ["other Ada", "other Globex", "percent 35%"]
     stored = GateVerdict.from_json(json.dumps(verdict.to_json()), verdict.judged)
     assert stored == verdict and stored.holds_for(parts, SOURCES, ["Sam Rivers"])
     assert judge({"body": "Bluewind grew twenty percent."}, SOURCES).passed
@@ -204,6 +242,9 @@ VERDICTS_OF_VERSION = {
     # "the first time in…" as a rank (session 22): no labelled draft pins a fact on another
     # subject or says such a rank, so the same verdicts, alone or together.
     5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # Version 6 reads the names a greeting addresses as the reader's, never claims ("Hi
+    # Dana,", "Bonjour Dana,"): every labelled draft's reader is in its sources already.
+    6: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 
