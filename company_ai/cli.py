@@ -146,10 +146,12 @@ def _parser() -> argparse.ArgumentParser:
     gate = commands.add_parser(
         "gate",
         help="the fabrication gate: claims in a text that its sources do not support",
-        description="Print, as JSON, every number, name, date or phrase claim in TEXTFILE that"
-        " no --source file supports, and every pair of claims a sentence ties together that"
-        " the sources pin on another subject (as outreach drafts are judged). Exit status 0:"
-        " none; 2: some were found; 1: an error.",
+        description="Print every number, name, date or phrase claim in TEXTFILE that no"
+        " --source file supports, and every pair of claims a sentence ties together that the"
+        " sources pin on another subject (as outreach drafts are judged): each quoted in its"
+        " sentence, the claim marked «so», with the reason it is held. The names a greeting"
+        ' addresses ("Hi Dana,") are the reader\'s, never claims. Exit status 0: none; 2:'
+        " some were found; 1: an error.",
     )
     gate.add_argument("textfile", type=Path, help="the text to check (- for stdin)")
     gate.add_argument(
@@ -167,6 +169,12 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="a name that is never a claim, e.g. the sender's (repeatable)",
+    )
+    gate.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON for machines: each claim's text, kind, [start, end) character"
+        " offsets in TEXTFILE, sentence and reason",
     )
     gate.set_defaults(run=_gate)
 
@@ -364,14 +372,24 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _gate(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.gate import find_unsupported_claims
+    from company_ai.core.gate import explain, find_unsupported_claims
 
     if not args.sources:
         raise CliError("give at least one --source FILE")
     text = sys.stdin.read() if str(args.textfile) == "-" else _read_text(args.textfile)
     sources = [_read_text(p) for p in args.sources]
     claims = find_unsupported_claims(text, sources, allow=args.allow, together=True)  # as outreach
-    _out_json(json.dumps([c.to_json() for c in claims], ensure_ascii=False, indent=2))
+    found = explain(text, claims)
+    if args.json:
+        rows = [{k: v for k, v in e.to_json().items() if k != "field"} for e in found]
+        _out_json(json.dumps(rows, ensure_ascii=False, indent=2))
+    elif not found:
+        _out(f"{_count(len(sources), 'source')} support every claim in {args.textfile}")
+    else:
+        _out(f"{args.textfile}: {_count(len(found), 'claim')} no source supports")
+        for e in found:
+            where = f"characters {e.claim.start}–{e.claim.end}"
+            _out(f"- {e.sentence}\n  {e.claim.kind}: {e.reason} ({where})")
     return 2 if claims else 0
 
 

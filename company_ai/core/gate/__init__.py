@@ -20,11 +20,22 @@ Inside, each module imports only those below it: `words` (the word lists), `clai
 a claim is), `values`, `phrases` and `names` (what a text states), `extract` (a text's
 `Mentions`, no source looked at), `index` (the sources, normalised once: `SourceIndex`),
 `presence` (`check`: what no source holds), `context` (`check_together`: what no source
-passage holds together) and `verdict` (`find_unsupported_claims`, `judge`, `GateVerdict`).
+passage holds together), `verdict` (`find_unsupported_claims`, `judge`, `GateVerdict`) and
+`report` (`explain`: each claim in its sentence, marked, with a reason a person reads).
 Pure code, no model and no third-party package.
 """
 
 from company_ai.core.gate.claim import Claim
+from company_ai.core.gate.report import Explained, explain, explain_stored, explain_verdict
 from company_ai.core.gate.verdict import GateVerdict, find_unsupported_claims, judge
 
-__all__ = ["Claim", "GateVerdict", "find_unsupported_claims", "judge"]
+__all__ = [
+    "Claim",
+    "Explained",
+    "GateVerdict",
+    "explain",
+    "explain_stored",
+    "explain_verdict",
+    "find_unsupported_claims",
+    "judge",
+]

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Protocol
 
 from company_ai.core.crm import Contact, build_dossier, known_companies, load_contact
+from company_ai.core.gate.report import explain_verdict, markdown_cell
 from company_ai.core.intake import Refusal, Taken, record_refusals
 from company_ai.core.llm import ModelError, StructuredModel
 from company_ai.core.memory import Episode, EpisodeError, append_episodes, validate
@@ -387,39 +388,74 @@ def draft_day(
 # --- the blocking check --------------------------------------------------------------------
 
 
+# At most this many claims are listed in the check's table, the leaking drafts' first: the
+# UI shows a readable page, whatever a day held back.
+TABLE_ROWS = 25
+
+
 @dataclass
 class DraftCheck:
     checked: int = 0
     rejudged: int = 0  # stored verdicts that no longer held: judged again
-    quarantined: list[str] = field(default_factory=list)  # table rows
-    leaking: list[str] = field(default_factory=list)  # not quarantined, with claims: rows
+    # One entry per draft: its table rows (one a claim), each opening "| <draft id> |".
+    quarantined: list[str] = field(default_factory=list)
+    leaking: list[str] = field(default_factory=list)  # not quarantined, with claims
 
-    TABLE_HEAD = "| draft | contact | status | unsupported claims |\n|---|---|---|---|\n"
+    TABLE_HEAD = (
+        "| draft | contact | status | claim | where it is said | why it is held |\n"
+        "|---|---|---|---|---|---|\n"
+    )
 
-    def table(self) -> str:
-        """The offending drafts as a Markdown table, the leaking ones first."""
-        return self.TABLE_HEAD + "\n".join(self.leaking + self.quarantined)
+    def table(self, limit: int = TABLE_ROWS) -> str:
+        """The offending drafts' claims as a Markdown table, the leaking drafts first: each
+        claim's kind, its sentence with the claim in bold and the reason, at most `limit`
+        rows, then how many more."""
+        rows = [row for draft in self.leaking + self.quarantined for row in draft.split("\n")]
+        shown = "\n".join(rows[:limit])
+        more = f"\n\n… and {len(rows) - limit} more" if len(rows) > limit else ""
+        return self.TABLE_HEAD + shown + more
 
 
 def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
     """The gate's verdict on every stored draft of the day, against the material stored
     with it: quarantined drafts are listed; a draft with unsupported claims that is not
     quarantined (nor skipped) is leaking, which must block every send of the run. Each
-    verdict is the stored one while it holds for the row (`stored_verdict`)."""
+    verdict is the stored one while it holds for the row (`stored_verdict`). Each listed
+    claim names the draft's contact and quotes its sentence with the reason (`explain`)."""
     result = DraftCheck()
     known = _known(stores)
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+        held = []
         for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
             result.checked += 1
             verdict, rejudged = stored_verdict(d, allowed(sender), known)
             result.rejudged += rejudged
-            said = "; ".join(f"{c.kind} {c.text!r}" for _, c in verdict.claims)
-            line = f"| {d['id']} | {d['contact_id']} | {d['status']} | {said} |"
-            if d["status"] == "quarantined":
-                result.quarantined.append(line)
-            elif not verdict.passed and d["status"] != "skipped":
-                result.leaking.append(line)
+            if d["status"] == "quarantined" or (not verdict.passed and d["status"] != "skipped"):
+                held.append((d, verdict))
+    contacts = _contact_labels(stores, {d["contact_id"] for d, _ in held})
+    for d, verdict in held:
+        who = contacts.get(d["contact_id"]) or f"contact {d['contact_id']} (not in the CRM)"
+        parts = {"subject": d["subject"], "body": d["body"]}
+        rows = [
+            f"| {d['id']} | {markdown_cell(who)} | {d['status']} | {e.claim.kind} in the"
+            f" {e.part} | {e.markdown()} | {markdown_cell(e.reason)} |"
+            for e in explain_verdict(parts, verdict)
+        ] or [f"| {d['id']} | {markdown_cell(who)} | {d['status']} | | | |"]
+        (result.quarantined if d["status"] == "quarantined" else result.leaking).append(
+            "\n".join(rows)
+        )
     return result
+
+
+def _contact_labels(stores: Stores, ids: set[int]) -> dict[int, str]:
+    """Contact id -> "Name <email>", for the contacts the CRM still has."""
+    if not ids or not stores.path(Store.CRM).is_file():
+        return {}
+    with stores.connect(Store.CRM, readonly=True) as crm:
+        found = (load_contact(crm, contact_id) for contact_id in sorted(ids))
+        return {
+            c.id: f"{c.name} <{c.email}>" if c.email else c.name for c in found if c is not None
+        }
 
 
 # --- sending -------------------------------------------------------------------------------

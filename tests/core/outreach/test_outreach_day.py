@@ -656,3 +656,31 @@ def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_aski
     assert day_of.due_drafts(Stores(tmp_path), MONDAY_TOKYO_0900) == 0
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+
+
+def test_the_checks_table_names_the_contact_and_quotes_each_claim_in_its_sentence(data):
+    research(data)
+    draft(data)
+    [target] = drafts(data, "ready")[:1]
+    update(
+        data,
+        "outreach",
+        "UPDATE drafts SET body = replace(body, '\n\nBest,',"
+        " ' We | *saved* Globex 70% last year.\n\nBest,') WHERE id = ?",
+        target["id"],
+    )
+    [contact] = rows(
+        data, "crm", "SELECT name, email FROM contacts WHERE id = ?", target["contact_id"]
+    )
+    checked = check(data)
+    table = checked.table()
+    [leaking] = checked.leaking
+    assert leaking.startswith(f"| {target['id']} | {contact['name']} \\<{contact['email']}\\> |")
+    # The sentence, inert in the cell, with the claim in bold, and a reason a person reads.
+    assert "| percent in the body | We \\| \\*saved\\* Globex **70%** last year. |" in leaking
+    assert "| no source gives 70% of anything |" in leaking
+    assert table.index(leaking) < table.index("| quarantined |")  # leaking drafts first
+    # Bounded: at most so many rows, then how many more.
+    rows_in_all = table.count("\n| ")  # a row a claim, below the head
+    short = checked.table(limit=2)
+    assert short.count("\n| ") == 2 and short.endswith(f"… and {rows_in_all - 2} more")
