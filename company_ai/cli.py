@@ -384,7 +384,7 @@ def _gate(stores: Stores, args: argparse.Namespace) -> int:
         rows = [{k: v for k, v in e.to_json().items() if k != "field"} for e in found]
         _out_json(json.dumps(rows, ensure_ascii=False, indent=2))
     elif not found:
-        _out(f"{_count(len(sources), 'source')} support every claim in {args.textfile}")
+        _out(f"{args.textfile}: every claim is supported by {_count(len(sources), 'source')}")
     else:
         _out(f"{args.textfile}: {_count(len(found), 'claim')} no source supports")
         for e in found:

@@ -208,6 +208,18 @@ def test_an_error_about_stored_or_typed_text_escapes_and_shortens_it(recall_data
         assert len(done.stderr) < 1200
 
 
+def test_the_gate_quotes_a_hostile_drafts_sentences_inertly(tmp_path):
+    source = tmp_path / "page.txt"
+    source.write_text("Acme grew.")
+    draft = tmp_path / "draft.txt"
+    draft.write_text(f"Hi Ada,\n\nAcme grew 40% {HOSTILE}.\n", encoding="utf-8")
+    for flags in ((), ("--json",)):
+        done = run("gate", *flags, "--source", str(source), str(draft))
+        assert done.returncode == 2, done.stderr
+        assert_inert(done.stdout)
+        assert "40%" in done.stdout
+
+
 # --- a reader that leaves early, a huge argument ---------------------------------------
 
 
