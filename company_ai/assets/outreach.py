@@ -152,9 +152,11 @@ def assets(setup: Setup) -> list:
             the day against the material stored with it: the stored verdict while its fingerprint
             matches the row, else the gate judges the draft again (counted as `rejudged`: an
             edited draft or verdict, a renamed sender, a newer gate). WARN if drafts were
-            quarantined (they are listed with what they said; the passing drafts still go out);
-            ERROR, blocking every send in the run, if any draft that is not quarantined has an
-            unsupported claim.
+            quarantined (the passing drafts still go out); ERROR, blocking every send in the
+            run, if any draft that is not quarantined has an unsupported claim. The `drafts`
+            table lists each held claim, the leaking drafts' first: the draft, its contact
+            (name and email), the sentence with the claim in bold and why no source supports
+            it; at most 25 rows, then how many more.
             """
             found = outreach.check_day(stores.stores(), context.partition_key, sender=mailer)
             metadata: dict[str, Any] = {

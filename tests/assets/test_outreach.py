@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
+from company_ai.core.outreach.day import TABLE_ROWS
 from company_ai.core.store import DRAFT_CAP, RESEARCH_CAP, Stores, transaction
 from company_ai.resources.llm import LLMResource
 from company_ai.resources.mailer import Mailer
@@ -108,7 +109,16 @@ def test_an_unquarantined_draft_with_an_unsupported_claim_blocks_every_send(data
         assert not result.success
         check = gate_check(result)
         assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
-        assert "Globex" in check.metadata["drafts"].value
+        # The table a person reads: the contact, the sentence with the claim marked, why.
+        table = check.metadata["drafts"].value
+        [edited] = rows(data, "outreach", "SELECT * FROM drafts WHERE body LIKE '%Globex 70%'")
+        [contact] = rows(
+            data, "crm", "SELECT name, email FROM contacts WHERE id = ?", edited["contact_id"]
+        )
+        [row] = [line for line in table.splitlines() if "**70%**" in line]
+        assert f"| {contact['name']} \\<{contact['email']}\\> | ready |" in row
+        assert "| We saved Globex **70%** last year. | no source gives 70% of anything |" in row
+        assert "| quarantined |" in table  # the quarantined drafts are listed after it
         assert check.metadata["rejudged"].value == 1
         materialized = {e.asset_key.path[-1] for e in result.get_asset_materialization_events()}
         assert "outreach_messages" not in materialized
@@ -119,6 +129,8 @@ def test_an_unquarantined_draft_with_an_unsupported_claim_blocks_every_send(data
 def test_the_descriptions_quote_the_caps_the_store_enforces():
     assert f"at most {RESEARCH_CAP} contacts" in research_findings.op.description
     assert f"at most {DRAFT_CAP}, each" in outreach_drafts.op.description
+    [spec] = fabrication_gate.check_specs
+    assert f"at most {TABLE_ROWS} rows" in " ".join(spec.description.split())
 
 
 def test_a_backfill_of_every_past_outreach_day_sends_nothing_and_changes_nothing(data, clock):

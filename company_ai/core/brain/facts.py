@@ -66,6 +66,7 @@ from company_ai.core.brain.rows import (
     bound_importance,
     rule_importance,
 )
+from company_ai.core.gate import explain_stored
 from company_ai.core.outreach import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEBACK_COLUMNS
 from company_ai.core.runs import FAILED, RunInfo
 from company_ai.core.store import Store, Stores, table_exists
@@ -474,7 +475,7 @@ def _add_drafts(brain: _Day, drafts, contacts) -> None:
                 f"quarantine:{draft_id}",
                 f"Quarantined draft {draft_id} for {who}; it is never sent",
                 "the fabrication gate holds back a draft that states what its source material"
-                f" does not support: {_claims(d['unsupported'])}",
+                f" does not support: {_claims(d)}",
                 [source],
                 about=about,
             )
@@ -501,14 +502,17 @@ def _add_drafts(brain: _Day, drafts, contacts) -> None:
         brain.edge(about, "in_thread", f"thread:{d['thread_id']}", thread_kind, [source])
 
 
-def _claims(unsupported: str | None) -> str:
-    try:
-        claims = json.loads(unsupported or "[]")
-    except ValueError:
+def _claims(draft: Mapping) -> str:
+    """A quarantined draft's stored claims as a person reads them: each with its part, its
+    sentence (the claim marked) and why no source supports it (`gate.explain_stored`)."""
+    parts = {"subject": draft["subject"] or "", "body": draft["body"] or ""}
+    found = explain_stored(parts, draft["unsupported"])
+    if found is None:
         return "(the stored claims are unreadable)"
-    said = [
-        f"{c.get('kind', '?')} {c.get('text', '?')!r} in the {c.get('field', '?')}" for c in claims
-    ]
+    said = []
+    for e in found:
+        quoted = "" if not (e.before or e.after) else f"“{e.sentence}”: "
+        said.append(f"{e.claim.kind} {e.claim.text!r} in the {e.part} ({quoted}{e.reason})")
     return "; ".join(said) or "(no claims recorded)"
 
 

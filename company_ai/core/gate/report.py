@@ -144,13 +144,17 @@ def explain_verdict(parts: Mapping[str, str], verdict: GateVerdict) -> list[Expl
 
 def explain_stored(parts: Mapping[str, str], stored: str | None) -> list[Explained] | None:
     """`explain` for claims as a draft stores them (`GateVerdict.to_json`: `field`, `text`,
-    `kind`, `start`, `end` each); None if they cannot be read."""
+    `kind`, `start`, `end` each; a claim stored without offsets is looked for by its
+    words); None if they cannot be read."""
     try:
         claims = [
-            (str(c["field"]), Claim(str(c["text"]), c["kind"], int(c["start"]), int(c["end"])))
+            (
+                str(c["field"]),
+                Claim(str(c["text"]), c["kind"], int(c.get("start", -1)), int(c.get("end", -1))),
+            )
             for c in json.loads(stored or "[]")
         ]
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
     return _explain_parts(parts, claims)
 

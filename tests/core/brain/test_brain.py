@@ -1,3 +1,4 @@
+import json
 import random
 import sqlite3
 from dataclasses import replace
@@ -7,7 +8,7 @@ import pytest
 from company_ai.core.brain import RULE_IMPORTANCE, synthesize_day, top_items, write_day
 from company_ai.core.brain.rows import BrainDay, Fact, bound_importance, read_day, rule_importance
 from company_ai.core.runs import CheckInfo, RunInfo
-from company_ai.core.store import Stores
+from company_ai.core.store import Stores, transaction
 from company_ai.core.times import Day
 from tests.core.brain_inputs import DAY, day_runs, seed_day
 
@@ -78,6 +79,30 @@ def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
     assert {"no contact_episodes table yet", "no drafts table yet", "no page_log table yet"} <= set(
         brain.missing
     )
+
+
+def test_a_quarantined_drafts_reason_quotes_each_claim_in_its_sentence(seeded):
+    stores, s = seeded
+    body = "Hi Dana,\n\nYour team grew 40% last quarter.\n"
+    claims = [{"field": "body", "text": "40%", "kind": "percent", "start": 25, "end": 28}]
+    with stores.connect("outreach") as outreach, transaction(outreach):
+        outreach.execute(
+            "UPDATE drafts SET body = ?, unsupported = ? WHERE id = ?",
+            (body, json.dumps(claims), s.quarantined_draft),
+        )
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), [])
+    rule = by_key(brain.decisions)[f"quarantine:{s.quarantined_draft}"].rule
+    assert rule.endswith(
+        "does not support: percent '40%' in the body"
+        " (“Your team grew «40%» last quarter.”: no source gives 40% of anything)"
+    )
+    with stores.connect("outreach") as outreach, transaction(outreach):
+        outreach.execute(
+            "UPDATE drafts SET unsupported = 'not json' WHERE id = ?", (s.quarantined_draft,)
+        )
+    brain = synthesize_day(stores, Day.of(DAY, "UTC"), [])
+    rule = by_key(brain.decisions)[f"quarantine:{s.quarantined_draft}"].rule
+    assert rule.endswith("(the stored claims are unreadable)")
 
 
 def test_outreach_picks_skips_writebacks_quarantines_and_sends(seeded):
