@@ -62,8 +62,12 @@ DRAFT_GATES = ((True, "as outreach judges"), (False, "presence alone"))
 RIVAL_SETS = (
     ("first set, aside half", True, None),
     ("first set, the other half", False, None),
-    ("second set", True, Path(__file__).parent / "data" / "gate_rivals2.json"),
-    ("third set (held out)", True, Path(__file__).parent / "data" / "gate_rivals3.json"),
+    ("second set", True, Path(__file__).parents[1] / "evals" / "data" / "gate_rivals2.json"),
+    (
+        "third set (held out)",
+        True,
+        Path(__file__).parents[1] / "evals" / "data" / "gate_rivals3.json",
+    ),
 )
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_ENTFA = DATA / "entfa" / "train.json"

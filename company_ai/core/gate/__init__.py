@@ -9,9 +9,11 @@ paraphrases pass: `$1.2M` = `1,200,000`, `20%` = `twenty percent`, `Acme Inc.` =
 a large round figure (`£11,000`) may round it at its own precision (`£11,072`). (A people is
 of its place, one way: `Welsh` is supported by `Wales` or `Welsh`, `Kenyan` by `Kenya`,
 but `Wales` needs `Wales`; and a rank needs a rank: `fourth` is not `four`, and `the
-second year` needs a second year.) The greeting and the reader it names (`Hi Grace,`,
-`Bonjour Grace,`: the reader, wherever the text names them again), the sign-off and a short
-signature below it, and any term in `allow` (the sender's own name) are never claims; nor
+second year` needs a second year.) The greeting words (`Hi`, `Bonjour`), the sign-off and
+a short signature below it, and any term in `allow` (the sender's own name) are never
+claims; nor is the reader a greeting addresses (`Hi Grace,`, and `Grace` again later)
+when the sources do not say who the reader is (no `CRM:` line; when they do, as an
+outreach draft's material does, they must hold the name: `Hi Maja,` to Grace is a claim); nor
 is a time the text offers (`happy to talk next week`, `free on Thursday?`). Vague
 quantities (`hundreds of`, `more than a decade`), ranks (`the first`) and times said in
 words (`next month`, `last year`) are claims like numbers and dates.

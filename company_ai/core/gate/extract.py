@@ -54,20 +54,19 @@ class Mentions:
     phrases: list[tuple[int, int, str, str]] = field(default_factory=list)
     # (start, end) of each sentence-opening capitalised run (it may be an ordinary word)
     openings: frozenset[int] = frozenset()
-    # The name keys of the reader the greeting addresses ("Hi Dana,": "dana"): no claim,
-    # there or anywhere in the text.
+    # The name keys of the reader the greeting addresses ("Hi Dana,": "dana"), named in
+    # `names` like any: whether they are claims is the sources' to say (`presence.check`).
     reader: frozenset[str] = frozenset()
 
 
 def extract(text: str) -> Mentions:
     """Every value, quoted name, capitalised run and phrase claim in `text` outside its
-    greeting (the reader's names too, kept as `reader`) and sign-off words; a weekday in a
-    question that proposes a time is left out. (A subject line gets the same: only the
-    words `Hello`, `Thanks`… are exempt.)"""
+    greeting and sign-off words (the reader's names the greeting addresses are kept as
+    `reader` too); a weekday in a question that proposes a time is left out. (A subject
+    line gets the same: only the words `Hello`, `Thanks`… are exempt.)"""
     folded, origin = _fold(text)
-    salutation = _salutation_spans(folded)
-    exempt = _exempt_spans(folded) + salutation
-    reader = frozenset(_name_key(folded[a:b].split()) for a, b in salutation)
+    exempt = _exempt_spans(folded)
+    reader = frozenset(_name_key(folded[a:b].split()) for a, b in _salutation_spans(folded))
     lowered = folded.lower()
     addresses = [
         m.span()

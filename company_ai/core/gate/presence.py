@@ -59,10 +59,16 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
             _hedge_before(lowered, start) if what in VAGUE_COUNTS else None,
         )
     ]
+    # Sources that do not say who the reader is (no CRM line): the names a greeting
+    # addresses are the reader's, no claim there or later ("Hi Dana, … Dana, you said…").
+    # Sources that do (an outreach draft's material) must hold them: "Hello Maja," to
+    # Donald is a claim.
     reader = [set(key.split()) for key in mentions.reader]
+    if reader and _NAMES_THE_READER.search(index.joined):
+        reader = []
     for start, end, words, before in mentions.names:
         if reader and _is_reader(words, reader):
-            continue  # the reader again ("Hi Dana Reyes, … Dana, you said…"): no claim
+            continue
         offsets = None  # of each word in the run, found once: a long run has many parts
         dotted = "." in text[start:end]  # "U.S." is "US"
         for a, b, _part in _unsupported_parts(
@@ -100,6 +106,10 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
         claims.append(Claim(mentions.text[s:e], kind, s, e))
     claims.sort(key=lambda c: (c.start, c.end))
     return claims
+
+
+# The material's line saying who the reader is (`core/outreach/drafting.py`).
+_NAMES_THE_READER = re.compile(r"^CRM: ", re.MULTILINE)
 
 
 def _is_reader(words: list[str], reader: list[set[str]]) -> bool:

@@ -32,9 +32,9 @@ Hedge = Literal["approx", "nearly", "min", "max"]
 
 # --- extraction: what a text mentions ------------------------------------------------------
 
-# The greeting words ("Hi", "Good morning", "Dear", "Bonjour") and the reader's names after
-# them (`salutation_names`) are exempt; anything else there is checked like any claim ("Hi
-# Priya and the Globex team" claims Globex).
+# The greeting words ("Hi", "Good morning", "Dear", "Bonjour") are exempt, and the reader's
+# names after them (`salutation_names`) unless the sources say who the reader is; anything
+# else there is checked like any claim ("Hi Priya and the Globex team" claims Globex).
 GREETING = re.compile(
     r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings|bonjour|bonsoir|salut"
     r"|hola|buenos d[ií]as|buongiorno|ciao|hallo|guten (morgen|tag)|liebe|lieber|ol[aá]|hej"
@@ -52,7 +52,8 @@ def salutation_names(line: str, at: int) -> list[tuple[int, int]]:
     """The [start, end) spans of the names a greeting addresses, read from `at` (just after
     its greeting words) in its first line: capitalised runs ("Ms. Dana Reyes") joined by
     `and`, `&` or a comma, up to a comma, a dash, `!`, `.`, `:` or the line's end ("Hello
-    Dana and Sam —"). The reader is no claim. A run that does not end the salutation ("Hi
+    Dana and Sam —"), the reader's (`presence.check`: no claim unless the sources say
+    who the reader is). A run that does not end the salutation ("Hi
     Dana Acme grew…") is not the reader's name, nor is one with a company's word ("Hi Dana
     and Globex Capital,"); after `and` the rest is checked ("Hi Priya and the Globex team":
     Priya is the reader, Globex a claim)."""
@@ -424,10 +425,10 @@ def _salutation_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _exempt_spans(text: str) -> list[tuple[int, int]]:
-    """The greeting words of the first line (its reader's names: `_salutation_spans`), the
-    sign-off words ("Best,") and a telephone number in the signature below them. The rest
-    of a signature is checked: "Trusted by 500 teams" there is a claim like any (the
-    sender's name and company are `allow`ed)."""
+    """The greeting words of the first line (not the reader's names after them:
+    `_salutation_spans`), the sign-off words ("Best,") and a telephone number in the
+    signature below them. The rest of a signature is checked: "Trusted by 500 teams"
+    there is a claim like any (the sender's name and company are `allow`ed)."""
     spans: list[tuple[int, int]] = []
     offset = 0
     first = True

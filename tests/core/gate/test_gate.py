@@ -21,6 +21,9 @@ SOURCES = [
 ]
 
 
+PLAIN = SOURCES[1:]  # no CRM line: the sources do not say who the reader is
+
+
 def claims(text, sources=SOURCES, **kw):
     return [(c.text, c.kind) for c in find_unsupported_claims(text, sources, **kw)]
 
@@ -82,8 +85,11 @@ def test_greetings_sign_offs_and_the_sender_are_not_claims():
     )
     assert claims(text, allow=["Sam Rivers", "Company AI"]) == []
     assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", ["CRM: Bob Ames"], allow=["Sam"]) == []
-    # The name the greeting addresses is the reader's, whether or not a source knows it.
-    assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", allow=["Sam"]) == []
+    # Sources saying who the reader is (a CRM line) must hold the name the greeting
+    # addresses: "Hi Bob," to Grace Hopper is a claim. Sources that do not say leave the
+    # reader unknown: the name a greeting addresses is the reader's, no claim.
+    assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", allow=["Sam"]) == [("Bob", "other")]
+    assert claims("Hi Bob,\n\nThanks.\n\nBest,\nSam", PLAIN, allow=["Sam"]) == []
     assert claims("I'm Sam from Company AI.") == [("Sam", "other"), ("Company AI", "organisation")]
 
 
@@ -103,26 +109,37 @@ def test_greetings_sign_offs_and_the_sender_are_not_claims():
 def test_the_names_a_greeting_addresses_are_the_readers_never_claims(greeting):
     body = "Bluewind grew 20% last year."
     for together in (False, True):
-        assert claims(f"{greeting}\n\n{body}", together=together) == []
-        assert claims(f"{greeting} {body}", together=together) == []  # on one line too
+        assert claims(f"{greeting}\n\n{body}", PLAIN, together=together) == []
+        assert claims(f"{greeting} {body}", PLAIN, together=together) == []  # on one line
         # Named again, the reader is still the reader; anyone else is a claim.
         again = f"{greeting}\n\nDana, {body} Marco Ruiz told me."
-        assert claims(again, together=together) == [("Marco Ruiz", "person")]
+        assert claims(again, PLAIN, together=together) == [("Marco Ruiz", "person")]
 
 
 def test_only_the_readers_names_in_a_greeting_are_exempt():
     body = "\n\nBluewind grew 20% last year."
-    assert claims("Hi Dana and the Globex team," + body) == [("Globex", "other")]
-    assert claims("Hi Dana and Globex Capital," + body) == [("Globex Capital", "organisation")]
-    assert claims("Hi Dana of Globex," + body) == [("Dana", "other"), ("Globex", "other")]
+    assert claims("Hi Dana and the Globex team," + body, PLAIN) == [("Globex", "other")]
+    assert claims("Hi Dana and Globex Capital," + body, PLAIN) == [
+        ("Globex Capital", "organisation")
+    ]
+    assert claims("Hi Dana of Globex," + body, PLAIN) == [("Dana", "other"), ("Globex", "other")]
     # A run that goes on into the sentence is no salutation's name.
-    assert claims("Hi Dana Acme grew 20% last year.") == [("Dana Acme", "person")]
-    # The reader named in full does not cover another of the same first name, nor the
-    # reader's first name another's full name.
-    assert claims("Hi Dana,\n\nDana Reyes grew Bluewind.") == [("Dana Reyes", "person")]
-    assert claims("Hi team,\n\nDana grew Bluewind.") == [("Dana", "other")]
+    assert claims("Hi Dana Acme grew 20% last year.", PLAIN) == [("Dana Acme", "person")]
+    # The reader's first name does not cover another's full name.
+    assert claims("Hi Dana,\n\nDana Reyes grew Bluewind.", PLAIN) == [("Dana Reyes", "person")]
+    assert claims("Hi team,\n\nDana grew Bluewind.", PLAIN) == [("Dana", "other")]
     # Only the first line greets: a greeting later is a sentence like any.
-    assert claims("Bluewind grew.\nHi Dana,") == [("Dana", "other")]
+    assert claims("Bluewind grew.\nHi Dana,", PLAIN) == [("Dana", "other")]
+
+
+def test_a_greeting_to_someone_else_than_the_reader_the_sources_name_is_a_claim():
+    # The material names the reader (its CRM line: Grace Hopper): the greeting must be hers.
+    body = "\n\nBluewind grew 20% last year."
+    for together in (False, True):
+        assert claims("Dear Grace," + body, together=together) == []
+        assert claims("Bonjour Grace Hopper," + body, together=together) == []
+        assert claims("Hello Dana Reyes," + body, together=together) == [("Dana Reyes", "person")]
+        assert claims("Hi Grace,\n\nDana, grew." + body, together=together) == [("Dana", "other")]
 
 
 def test_claims_hidden_after_a_sign_off_are_still_claims():
@@ -191,10 +208,10 @@ def test_a_verdict_names_each_part_and_round_trips_through_its_json():
     assert verdict.to_json() == [
         {"field": "subject", "text": "Ada", "kind": "other", "start": 0, "end": 3},
         {"field": "subject", "text": "Globex", "kind": "other", "start": 11, "end": 17},
+        {"field": "body", "text": "Ada", "kind": "other", "start": 3, "end": 6},
         {"field": "body", "text": "35%", "kind": "percent", "start": 23, "end": 26},
     ]
-    # The subject's "Ada" is a claim; the body's greeting names the reader, who is none.
-    assert verdict.labels() == ["other Ada", "other Globex", "percent 35%"]
+    assert verdict.labels() == ["other Ada", "other Globex", "other Ada", "percent 35%"]
     stored = GateVerdict.from_json(json.dumps(verdict.to_json()), verdict.judged)
     assert stored == verdict and stored.holds_for(parts, SOURCES, ["Sam Rivers"])
     assert judge({"body": "Bluewind grew twenty percent."}, SOURCES).passed
