@@ -69,6 +69,8 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     for start, end, words, before in mentions.names:
         if reader and _is_reader(words, reader):
             continue
+        if all(_norm(w) in HONORIFICS for w in words):
+            continue  # "Ms" cut from its name by the full stop ("Dear Ms. Reyes"): no name
         offsets = None  # of each word in the run, found once: a long run has many parts
         dotted = "." in text[start:end]  # "U.S." is "US"
         for a, b, _part in _unsupported_parts(
@@ -113,12 +115,9 @@ _NAMES_THE_READER = re.compile(r"^CRM: ", re.MULTILINE)
 
 
 def _is_reader(words: list[str], reader: list[set[str]]) -> bool:
-    """Whether a name is the greeting's reader's, or a part of it ("Dana" of "Dana Reyes",
-    the "Ms" of "Ms. Reyes")."""
+    """Whether a name is the greeting's reader's, or a part of it ("Dana" of "Dana Reyes")."""
     tokens = set(_name_key(words).split())
-    if not tokens:
-        return all(_norm(w) in HONORIFICS for w in words)
-    return any(tokens <= names for names in reader)
+    return bool(tokens) and any(tokens <= names for names in reader)
 
 
 def _plain_opening(words: list[str], index: SourceIndex) -> bool:

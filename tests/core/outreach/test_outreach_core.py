@@ -10,8 +10,10 @@ from company_ai.core.outreach.drafting import (
     Thread,
     already_contacted,
     compose,
+    judge_draft,
     next_thread,
     offline_draft,
+    source_material,
     text_problem,
 )
 from company_ai.core.outreach.research import (
@@ -245,3 +247,14 @@ def test_the_offline_drafter_writes_to_a_contact_without_a_company():
     draft = offline_draft(contact, ["Acme grew 20%."], Thread("t-3", 0), "Sam Rivers")
     assert draft.body.startswith("Hi Ada,") and "None" not in draft.body
     assert "I hope things are going well." in draft.body
+
+
+def test_a_draft_greets_its_own_contact_and_a_greeting_to_anyone_else_is_held():
+    dana = Contact(7, "Dana Reyes", "dana@acme.example", "Acme Ltd", "CTO", "Leeds")
+    material = source_material(dana, "2026-11-02 call: asked about onboarding.", [])
+    body = "\n\nHappy to help with onboarding at Acme.\n\nBest,\nSam Rivers"
+    for greeting in ("Hi Dana,", "Dear Ms. Reyes,", "Bonjour Dana,", "Hello Dana Reyes —"):
+        assert judge_draft("Onboarding", greeting + body, material, ["Sam Rivers"]).passed
+    # The material says who the reader is: a greeting to someone else is a claim.
+    wrong = judge_draft("Onboarding", "Hello Maja Thompson," + body, material, ["Sam Rivers"])
+    assert [(part, c.text) for part, c in wrong.claims] == [("body", "Maja Thompson")]
