@@ -105,15 +105,17 @@ def reason(claim: Claim, counted: str | None = None) -> str:
     return _REASONS.get(claim.kind, "no source supports “{}”").format(words)
 
 
+_NOUN_WINDOW = 80  # characters after a number where the gate looks for what it counts
 _NEXT_WORD = re.compile(r"[ \t]*([^\W\d_]+)")
 
 
 def _counted(text: str, end: int) -> str | None:
     """The noun after a number as the text writes it (" people", "x"), when the gate
     reads one there."""
-    if _noun_after(text.lower(), end) is None:
+    window = text[end : end + _NOUN_WINDOW]  # the noun is near: never lower the whole text
+    if _noun_after(window.lower(), 0) is None:
         return None
-    m = _NEXT_WORD.match(text, end)
+    m = _NEXT_WORD.match(window)
     return (" " if m.group(1) != m.group() else "") + m.group(1) if m else None
 
 
@@ -168,10 +170,14 @@ def markdown_cell(text: str) -> str:
 def _explain_parts(
     parts: Mapping[str, str], claims: Iterable[tuple[str, Claim]]
 ) -> list[Explained]:
+    """Each part's claims explained together (its sentences found once), in the given order."""
+    by_part: dict[str, list[Claim]] = {}
+    for part, claim in claims:
+        by_part.setdefault(part, []).append(claim)
     return [
         found
-        for part, claim in claims
-        for found in explain(parts.get(part) or "", [claim], part=part)
+        for part, claims_in_part in by_part.items()
+        for found in explain(parts.get(part) or "", claims_in_part, part=part)
     ]
 
 
