@@ -129,10 +129,10 @@ def test_the_markdown_form_is_inert_in_a_table_cell():
 
 
 def test_a_huge_text_with_many_claims_is_explained_claim_by_claim_bounded():
-    text = "Globex grew 41% in 2024 and hired 90 people. " * 20_000 + "x" * 1_000_000
+    text = "Globex grew 41% in 2024 and hired 90 people. " * 5_000 + "x" * 1_000_000
     claims = find_unsupported_claims(text, ["Acme."])
     found = explain(text, claims)
-    assert len(found) == len(claims) == 80_000
+    assert len(found) == len(claims) == 20_000
     assert {e.sentence for e in found} >= {"Globex grew 41% in 2024 and hired «90» people."}
     assert max(len(e.sentence) for e in found) <= SENTENCE_CHARS + 4
     assert found[-1].reason == "no source gives 90 people"
