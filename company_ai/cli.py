@@ -380,13 +380,14 @@ def _gate(stores: Stores, args: argparse.Namespace) -> int:
     sources = [_read_text(p) for p in args.sources]
     claims = find_unsupported_claims(text, sources, allow=args.allow, together=True)  # as outreach
     found = explain(text, claims)
+    name = "stdin" if str(args.textfile) == "-" else str(args.textfile)
     if args.json:
         rows = [{k: v for k, v in e.to_json().items() if k != "field"} for e in found]
         _out_json(json.dumps(rows, ensure_ascii=False, indent=2))
     elif not found:
-        _out(f"{args.textfile}: every claim is supported by {_count(len(sources), 'source')}")
+        _out(f"{name}: every claim is supported by {_count(len(sources), 'source')}")
     else:
-        _out(f"{args.textfile}: {_count(len(found), 'claim')} no source supports")
+        _out(f"{name}: {_count(len(found), 'claim')} no source supports")
         for e in found:
             where = f"characters {e.claim.start}–{e.claim.end}"
             _out(f"- {e.sentence}\n  {e.claim.kind}: {e.reason} ({where})")

@@ -102,6 +102,14 @@ def test_gate_prints_each_claim_in_its_sentence_with_a_reason(tmp_path):
     assert (
         clean.returncode == 0 and clean.stdout == f"{draft}: every claim is supported by 1 source\n"
     )
+    piped = subprocess.run(
+        [sys.executable, "-m", "company_ai.cli", "gate", "--source", str(source), "-"],
+        input="Acme hired 40 people.",
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.getcwd()},
+    )
+    assert piped.returncode == 2 and piped.stdout.startswith("stdin: 1 claim no source supports")
     missing = run("gate", "--source", str(tmp_path / "nope.txt"), str(draft))
     assert missing.returncode == 1 and "no such file" in missing.stderr
 

@@ -42,7 +42,7 @@ GREETING = re.compile(
     re.IGNORECASE,
 )
 # After the greeting words: a word, or a mark that joins names or ends the salutation.
-_SALUTATION_TOKEN = re.compile(r"[ \t]*(?:(?P<word>[^\W\d_][\w'’-]*\.?)|(?P<mark>[,&!:;.?—–-]))")
+_SALUTATION_TOKEN = re.compile(r"[ \t]*(?:(?P<word>[^\W\d_][\w'’-]*\.?)|(?P<mark>[,&!:;.?—–(-]))")
 # Lower-case particles inside a name ("Dana de la Cruz"); not "of" or "the", which name
 # something else ("Dana of Globex").
 _NAME_PARTICLES = frozenset("de van von der den du la le da di del dos".split())
@@ -51,7 +51,7 @@ _NAME_PARTICLES = frozenset("de van von der den du la le da di del dos".split())
 def salutation_names(line: str, at: int) -> list[tuple[int, int]]:
     """The [start, end) spans of the names a greeting addresses, read from `at` (just after
     its greeting words) in its first line: capitalised runs ("Ms. Dana Reyes") joined by
-    `and`, `&` or a comma, up to a comma, a dash, `!`, `.`, `:` or the line's end ("Hello
+    `and`, `&` or a comma, up to a comma, a dash, `!`, `.`, `:`, `(` or the line's end ("Hello
     Dana and Sam —"), the reader's (`presence.check`: no claim unless the sources say
     who the reader is). A run that does not end the salutation ("Hi
     Dana Acme grew…") is not the reader's name, nor is one with a company's word ("Hi Dana
@@ -89,7 +89,7 @@ def salutation_names(line: str, at: int) -> list[tuple[int, int]]:
             if mark == "," and joined_after:  # a comma may end it ("Hi Dana, Acme grew…")
                 accepted += pending
                 pending.clear()
-        elif mark:  # a dash, "!", ":", "." or "?": the salutation ends
+        elif mark:  # a dash, "!", ":", ".", "?" or "(": the salutation ends
             close()
             return accepted + pending
         else:  # an ordinary word, or a mark before any name

@@ -123,6 +123,9 @@ def test_only_the_readers_names_in_a_greeting_are_exempt():
         ("Globex Capital", "organisation")
     ]
     assert claims("Hi Dana of Globex," + body, PLAIN) == [("Dana", "other"), ("Globex", "other")]
+    everyone = "Dear Dana (and everyone at Globex)," + body
+    assert claims(everyone, PLAIN) == [("Globex", "other")]
+    assert claims("Good morning Dana, from a rainy Leeds!" + body, PLAIN) == [("Leeds", "place")]
     # A run that goes on into the sentence is no salutation's name.
     assert claims("Hi Dana Acme grew 20% last year.", PLAIN) == [("Dana Acme", "person")]
     # The reader's first name does not cover another's full name.
