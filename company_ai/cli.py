@@ -575,45 +575,32 @@ def _stale(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _similar(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.embedding import embedder_for
-    from company_ai.core.vectors import (
-        LIVE,
-        MAX_EMBED_CHARS,
-        fill_rows,
-        hits_json,
-        language_note,
-        nearest,
-        open_existing,
-        render_hits,
-        vectors_dir,
-        where_filter,
-    )
+    from dataclasses import replace
 
-    if args.since and args.until and args.since > args.until:
-        raise CliError(f"--since {args.since} is after --until {args.until}")
-    contact_id = None
+    from company_ai.core.vectors.similar import EmptyStore, Filters, find_similar, render
+
+    filters = Filters(type_=args.type_, since=args.since, until=args.until)
+    filters.check()  # a bad filter is refused before the CRM is read
     if args.contact:
         with stores.connect(Store.CRM, readonly=True) as crm:
-            contact_id = find_contact(crm, args.contact)["id"]
-    where = where_filter(
-        contact_id=contact_id, type_=args.type_, since=args.since, until=args.until
-    )
-    with open_existing(vectors_dir(stores.data_dir)) as store:
-        names = [n for n in ((args.collection,) if args.collection else LIVE) if store.has(n)]
-        if not names:
-            raise CliError("the vector memory is empty: run the memory job (or `company-ai demo`)")
-        model, dim = store.model(names[0])
-        embedder = embedder_for(model, dim, args.settings.ollama_host)
-        vector = embedder.embed([args.text[:MAX_EMBED_CHARS]])[0]
-        hits = nearest(store, vector, names, args.limit, where)
-    fill_rows(stores, hits)
-    note = language_note(model, args.text)
+            filters = replace(filters, contact_id=find_contact(crm, args.contact)["id"])
+    try:
+        result = find_similar(
+            stores,
+            args.text,
+            collections=(args.collection,) if args.collection else None,
+            filters=filters,
+            limit=args.limit,
+            ollama_host=args.settings.ollama_host,
+        )
+    except EmptyStore as exc:
+        raise CliError(str(exc)) from None
     if args.json:
-        _out_json(hits_json(args.text, model, hits, note))
+        _out_json(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return 0
-    if note:
-        print(f"company-ai: note: {note}", file=sys.stderr)
-    _out(render_hits(hits))
+    if result.note:
+        print(f"company-ai: note: {result.note}", file=sys.stderr)
+    _out(render(result))
     return 0
 
 

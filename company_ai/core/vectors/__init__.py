@@ -1,32 +1,73 @@
 """The vector memory: a local ChromaDB store at `<data dir>/vectors/`, what goes
 into it from the episodes and the knowledge pages, what `similar` finds, and the aging
-that forgets on purpose (importance, tiers, the archive)."""
+that forgets on purpose (importance, tiers, the archive).
 
-from company_ai.core.vectors.aging import Signals, age_store, read_signals
-from company_ai.core.vectors.memories import (
-    MAX_EMBED_CHARS,
-    fill_rows,
-    hits_json,
-    language_note,
-    nearest,
-    render_hits,
-    sync_episodes,
-    sync_knowledge,
-    where_filter,
-)
-from company_ai.core.vectors.store import (
-    COLLECTIONS,
-    EPISODES,
-    KNOWLEDGE,
-    LIVE,
-    Vector,
-    VectorStore,
-    VectorStoreError,
-    erase,
-    open_existing,
-    open_store,
-    vectors_dir,
-)
+The names load on first use (PEP 562): `similar` (`vectors.similar`) reads the store's
+files without chromadb, and does not pay for the builders and the aging."""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the type checker sees the names as plain imports
+    from company_ai.core.vectors.aging import Signals, age_store, read_signals
+    from company_ai.core.vectors.memories import (
+        MAX_EMBED_CHARS,
+        fill_rows,
+        hits_json,
+        language_note,
+        nearest,
+        render_hits,
+        sync_episodes,
+        sync_knowledge,
+        where_filter,
+    )
+    from company_ai.core.vectors.store import (
+        COLLECTIONS,
+        EPISODES,
+        KNOWLEDGE,
+        LIVE,
+        Vector,
+        VectorStore,
+        VectorStoreError,
+        erase,
+        open_existing,
+        open_store,
+        vectors_dir,
+    )
+
+_HOMES = {
+    **dict.fromkeys(("Signals", "age_store", "read_signals"), "aging"),
+    **dict.fromkeys(
+        (
+            "MAX_EMBED_CHARS",
+            "fill_rows",
+            "hits_json",
+            "language_note",
+            "nearest",
+            "render_hits",
+            "sync_episodes",
+            "sync_knowledge",
+            "where_filter",
+        ),
+        "memories",
+    ),
+    **dict.fromkeys(
+        (
+            "COLLECTIONS",
+            "EPISODES",
+            "KNOWLEDGE",
+            "LIVE",
+            "Vector",
+            "VectorStore",
+            "VectorStoreError",
+            "erase",
+            "open_existing",
+            "open_store",
+            "vectors_dir",
+        ),
+        "store",
+    ),
+}
 
 __all__ = [
     "COLLECTIONS",
@@ -53,3 +94,16 @@ __all__ = [
     "vectors_dir",
     "where_filter",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # found once
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
