@@ -1,7 +1,9 @@
-"""`company-ai similar`: the nearest memories, filters, clear refusals, no dagster."""
+"""`company-ai similar`: the nearest lines, grouped; filters, clear refusals, no dagster
+and no chromadb."""
 
 import json
 
+import numpy as np
 import pytest
 
 from company_ai.core.store import Stores
@@ -14,6 +16,9 @@ from company_ai.core.vectors import (
     sync_episodes,
     vectors_dir,
 )
+from company_ai.core.vectors import similar as similar_module
+from company_ai.core.vectors.reader import Snapshot, UnreadableStore
+from company_ai.core.vectors.similar import Filters, find_similar, line_key
 from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.test_cli import run
@@ -43,35 +48,73 @@ def a_contact(data):
         return row["id"], row["email"]
 
 
-def test_similar_lists_the_nearest_memories_with_day_type_contact_and_row(vector_data):
+def members(result):
+    return [m for g in result["groups"] for m in g["members"]]
+
+
+def test_similar_lists_the_nearest_lines_with_day_type_contact_and_row(vector_data):
     done = similar(vector_data, "we are budgeting, try again next quarter", "--limit", "3")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 6 and lines[0].startswith("1. ")
     assert "episode response" in lines[0] and "[memory.contact_episodes:" in lines[0]
     assert "Try again next quarter" in lines[1]  # the sample's "not now" reply
-    hits = json.loads(similar(vector_data, "get back in touch", "--json", "--limit", "5").stdout)
-    assert hits["model"].startswith("all-MiniLM") and len(hits["hits"]) == 5
-    first = hits["hits"][0]
-    assert {"day", "type", "score", "ref", "contact", "text", "importance"} <= set(first)
-    assert [h["score"] for h in hits["hits"]] == sorted(
-        (h["score"] for h in hits["hits"]), reverse=True
+    found = json.loads(similar(vector_data, "get back in touch", "--json", "--limit", "5").stdout)
+    assert found["model"].startswith("all-MiniLM") and len(found["groups"]) == 5
+    first = found["groups"][0]
+    assert {"text", "score", "count", "first_day", "last_day", "contacts"} <= set(first)
+    assert {"collection", "id", "day", "contact", "type", "score", "ref", "text"} <= set(
+        first["members"][0]
     )
+    scores = [g["score"] for g in found["groups"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_repeated_line_is_shown_once_with_its_count_and_days(vector_data):
+    found = json.loads(similar(vector_data, "not now, try again next quarter", "--json").stdout)
+    groups = found["groups"]
+    assert len(groups) == 10  # --limit counts lines, not memories
+    keys = [line_key(g["text"]) for g in groups]
+    repeated = [g for g in groups if g["count"] > 1]
+    assert repeated, "the sample repeats its replies: some line must hold several memories"
+    for g in groups:
+        assert g["count"] == len(g["members"]) and g["text"] == g["members"][0]["text"]
+        days = sorted({m["day"] for m in g["members"]})
+        assert (g["first_day"], g["last_day"]) == (days[0], days[-1])
+        assert [m["score"] for m in g["members"]] == sorted(
+            (m["score"] for m in g["members"]), reverse=True
+        )
+    # No two groups hold the same line, and every member is on its group's line.
+    by_member = {line_key(m["text"], m["contact"].split(" <")[0]) for m in members(found)}
+    assert len(set(keys)) == len(groups)
+    assert len(by_member) <= len(groups)
+    top = repeated[0]
+    done = similar(vector_data, "not now, try again next quarter")
+    lines = done.stdout.splitlines()
+    shown = [line for line in lines[1::2] if " ".join(top["text"].split())[:60] in line]
+    assert len(shown) == 1  # the line once, with its count on the line above it
+    header = lines[lines.index(shown[0]) - 1]
+    assert f"{top['count']} times" in header
 
 
 def test_similar_filters_by_contact_type_and_days(vector_data):
     contact_id, email = a_contact(vector_data)
     mine = json.loads(similar(vector_data, "pricing", "--contact", email.upper(), "--json").stdout)
-    assert mine["hits"] and {h["contact_id"] for h in mine["hits"]} == {contact_id}
+    assert mine["groups"] and {m["contact_id"] for m in members(mine)} == {contact_id}
     notes = json.loads(similar(vector_data, "pricing", "--type", "research", "--json").stdout)
-    assert notes["hits"] and {h["type"] for h in notes["hits"]} == {"research"}
+    assert notes["groups"] and {m["type"] for m in members(notes)} == {"research"}
     window = ("--since", "2026-11-20", "--until", "2026-11-22", "--json", "--limit", "50")
     days = json.loads(similar(vector_data, "pricing", *window).stdout)
-    assert days["hits"] and {h["day"] for h in days["hits"]} <= {
+    assert days["groups"] and {m["day"] for m in members(days)} <= {
         "2026-11-20",
         "2026-11-21",
         "2026-11-22",
     }
+    both = ("--type", "engagement", "--since", "2026-11-20", "--json", "--limit", "3")
+    engaged = json.loads(similar(vector_data, "pricing page", *both).stdout)
+    assert len(engaged["groups"]) == 3
+    assert {m["type"] for m in members(engaged)} == {"engagement"}
+    assert min(m["day"] for m in members(engaged)) >= "2026-11-20"
     knowledge = similar(vector_data, "pricing", "--in", "knowledge")
     assert knowledge.returncode == 0 and knowledge.stdout.startswith("nothing similar")
 
@@ -104,11 +147,49 @@ def test_non_english_text_is_answered_with_a_note_about_the_model(vector_data):
     assert "is an English model" not in similar(vector_data, "a meeting", "--limit", "1").stderr
 
 
-def test_similar_reads_and_never_imports_dagster(vector_data):
+def test_similar_reads_and_never_imports_dagster_pandas_or_chromadb(vector_data):
     with open_existing(vectors_dir(vector_data)) as store:
         before = store.metadata(EPISODES)
+    files = {p: p.read_bytes() for p in vectors_dir(vector_data).rglob("*") if p.is_file()}
     done, imported = run_listing_imports("--data-dir", str(vector_data), "similar", "pricing")
-    assert done.returncode == 0 and "chromadb" in imported
-    assert "dagster" not in imported
+    assert done.returncode == 0 and done.stdout.startswith("1. ")
+    assert not {"dagster", "pandas", "chromadb"} & imported
+    assert {p: p.read_bytes() for p in files} == files  # not a byte written
     with open_existing(vectors_dir(vector_data)) as store:
         assert store.metadata(EPISODES) == before
+
+
+def test_find_similar_in_process_gives_what_chromas_index_gives(vector_data, minilm, monkeypatch):
+    stores = Stores(vector_data)
+    text = "not now, try again next quarter"
+    exact = find_similar(stores, text, limit=8, embedder=minilm)
+    warm = find_similar(stores, text, limit=8, embedder=minilm)  # read from the kept vectors
+    monkeypatch.setattr(similar_module, "SCAN_MAX", 0)  # every collection: Chroma's index
+    indexed = find_similar(stores, text, limit=8, embedder=minilm)
+    assert exact.exact and not indexed.exact and warm == exact
+
+    def lines(result):
+        return [(g.text, g.count, {m.id for m in g.members}) for g in result.groups]
+
+    assert len(exact.groups) == 8 and lines(indexed) == lines(exact)
+    scores = [m.score for g in exact.groups for m in g.members]
+    assert np.allclose(sorted(scores), sorted(m.score for g in indexed.groups for m in g.members))
+    contact_id, _ = a_contact(vector_data)
+    mine = Filters(contact_id=contact_id, since="2026-11-01")
+    monkeypatch.setattr(similar_module, "SCAN_MAX", 200_000)
+    one = find_similar(stores, "pricing", filters=mine, embedder=minilm)
+    assert one.groups and all(
+        m.contact_id == contact_id and m.day >= "2026-11-01" for g in one.groups for m in g.members
+    )
+
+
+def test_files_it_cannot_read_are_left_to_chroma(vector_data, minilm, monkeypatch):
+    stores = Stores(vector_data)
+    exact = find_similar(stores, "budget", limit=5, embedder=minilm)
+
+    def unreadable(*_):
+        raise UnreadableStore("laid out otherwise")
+
+    monkeypatch.setattr(Snapshot, "load", unreadable)
+    asked = find_similar(stores, "budget", limit=5, embedder=minilm)
+    assert not asked.exact and [g.text for g in asked.groups] == [g.text for g in exact.groups]
