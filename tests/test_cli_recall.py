@@ -146,7 +146,7 @@ def test_every_command_is_a_read_command_or_known_to_load_more():
         "sample",
         "import",
         "connect-google",
-        "similar",
+        "similar",  # reads no heavy library either (test_cli_similar), but needs vectors
         "eval-retrieval",
         "demo",
         "forget",
