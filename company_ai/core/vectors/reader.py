@@ -32,7 +32,7 @@ import pickle
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from company_ai.core.vectors.store import (
 
 SCAN_MAX = 200_000  # vectors in a collection up to which an exact scan beats the index
 SQL_IDS = 900  # ids per `IN (...)` (SQLite binds at most 32,766 variables)
+KEPT_MASKS = 64  # filters whose selection a warm reader keeps
 ADD, UPDATE, UPSERT, DELETE = 0, 1, 2, 3  # Chroma's operation codes in its log
 META_COLUMNS = "m.string_value, m.int_value, m.float_value, m.bool_value"
 
@@ -67,6 +68,9 @@ class Loaded:
     matrix: np.ndarray  # float32 (n, dim), unit rows
     metadata_segment: str
     signature: tuple[Any, ...]
+    # Read once, then kept with the vectors (a write changes the signature: a new Loaded).
+    kept_metadata: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    kept_masks: dict[tuple[Any, ...], np.ndarray] = field(default_factory=dict, compare=False)
 
 
 class _Labels(pickle.Unpickler):
@@ -267,6 +271,9 @@ class Snapshot:
         filter). `op` is "=", ">=" or "<="; values are ints or strings, as stored."""
         if not where:
             return None
+        kept = loaded.kept_masks.get(tuple(where))
+        if kept is not None:
+            return kept
         parts, args = [], []
         for key, op, value in where:
             if op not in ("=", ">=", "<="):
@@ -278,13 +285,18 @@ class Snapshot:
             )
             args += [loaded.metadata_segment, key, value]
         chosen = {r[0] for r in self._sql(" INTERSECT ".join(parts), args)}
-        return np.fromiter((i in chosen for i in loaded.ids), dtype=bool, count=len(loaded.ids))
+        mask = np.fromiter((i in chosen for i in loaded.ids), dtype=bool, count=len(loaded.ids))
+        if len(loaded.kept_masks) >= KEPT_MASKS:
+            loaded.kept_masks.clear()
+        loaded.kept_masks[tuple(where)] = mask
+        return mask
 
     def metadata(self, loaded: Loaded, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """{id: metadata} of `ids`, read from the collection's metadata segment."""
-        found: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(ids), SQL_IDS):
-            part = list(ids[start : start + SQL_IDS])
+        """{id: metadata} of `ids`, read from the collection's metadata segment (once)."""
+        found = loaded.kept_metadata
+        missing = [i for i in ids if i not in found]
+        for start in range(0, len(missing), SQL_IDS):
+            part = missing[start : start + SQL_IDS]
             marks = ",".join("?" * len(part))
             for id_, key, s, i, f, b in self._sql(
                 f"SELECT e.embedding_id, m.key, {META_COLUMNS} FROM embeddings e "
@@ -296,7 +308,7 @@ class Snapshot:
                 if value is None and b is not None:
                     value = bool(b)
                 found.setdefault(id_, {})[key] = value
-        return found
+        return {i: found[i] for i in ids if i in found}
 
 
 def scores(loaded: Loaded, query: np.ndarray) -> np.ndarray:

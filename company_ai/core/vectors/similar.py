@@ -25,6 +25,7 @@ import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,8 @@ from company_ai.core.vectors.reader import SCAN_MAX, StoreReader, UnreadableStor
 from company_ai.core.vectors.store import LIVE, day_number, vectors_dir
 
 MAX_QUERY_CHARS = 8000  # as `memories.MAX_EMBED_CHARS`: the model reads no more
-WINDOW = 1000  # nearest memories a grouping looks through, at least
-WINDOW_PER_GROUP = 50
+WINDOW = 200  # nearest memories a grouping looks through, at least
+WINDOW_PER_GROUP = 20
 FEW_DAYS = 3  # a group on at most this many days lists them; more: first – last
 _NUMBERS = re.compile(r"\d+")
 _READERS: dict[Path, StoreReader] = {}  # one per store per process: a warm caller's cache
@@ -138,6 +139,7 @@ class EmptyStore(LookupError):
     """The vector memory has none of the collections asked for."""
 
 
+@lru_cache(maxsize=65_536)  # a warm caller meets the same lines again and again
 def line_key(text: str, name: str = "") -> str:
     """What makes two texts the same line: their words, ignoring spacing, case, numbers
     and the words of `name` (the contact the memory is about)."""
@@ -253,27 +255,15 @@ def _ordered(found: _Found, window: int) -> _Found:
 
 def _group(stores: Stores, found: _Found, limit: int) -> list[Group]:
     texts, names = _rows(stores, found)
-    by_line: dict[str, list[Member]] = {}
-    for score, name, id_, meta in found:
-        contact_id = meta.get("contact_id")
-        ref = str(meta.get("ref", ""))
-        member = Member(
-            collection=name,
-            id=id_,
-            ref=ref,
-            day=str(meta.get("day", "")),
-            kind=str(meta.get("kind", "")),
-            type=str(meta.get("type", "")),
-            score=round(score, 6),
-            importance=int(meta.get("importance", 0)),
-            contact_id=contact_id,
-            contact=_named(*names[contact_id]) if contact_id in names else "",
-            text=texts.get(ref, "(the row is no longer in its store)"),
-        )
-        name = names[contact_id][0] if contact_id in names else ""
-        by_line.setdefault(line_key(member.text, name), []).append(member)
+    missing = "(the row is no longer in its store)"
+    by_line: dict[str, list[int]] = {}
+    for k, (_, _, _, meta) in enumerate(found):
+        person = names.get(meta.get("contact_id", -1))
+        text = texts.get(str(meta.get("ref", "")), missing)
+        by_line.setdefault(line_key(text, person[0] if person else ""), []).append(k)
     groups = []
-    for members in list(by_line.values())[:limit]:  # dicts keep order: best line first
+    for rows in list(by_line.values())[:limit]:  # dicts keep order: best line first
+        members = tuple(_member(found[k], texts, names, missing) for k in rows)
         days = tuple(sorted({m.day for m in members}))
         groups.append(
             Group(
@@ -285,10 +275,35 @@ def _group(stores: Stores, found: _Found, limit: int) -> list[Group]:
                 days=days,
                 contacts=tuple(dict.fromkeys(m.contact for m in members if m.contact)),
                 kinds=tuple(dict.fromkeys(f"{m.kind} {m.type}" for m in members)),
-                members=tuple(members),
+                members=members,
             )
         )
     return groups
+
+
+def _member(
+    found: tuple[float, str, str, Mapping[str, Any]],
+    texts: Mapping[str, str],
+    names: Mapping[int, tuple[str, str | None]],
+    missing: str,
+) -> Member:
+    score, collection, id_, meta = found
+    contact_id = meta.get("contact_id")
+    person = names.get(contact_id if contact_id is not None else -1)
+    ref = str(meta.get("ref", ""))
+    return Member(
+        collection=collection,
+        id=id_,
+        ref=ref,
+        day=str(meta.get("day", "")),
+        kind=str(meta.get("kind", "")),
+        type=str(meta.get("type", "")),
+        score=round(score, 6),
+        importance=int(meta.get("importance", 0)),
+        contact_id=contact_id,
+        contact=_named(*person) if person else "",
+        text=texts.get(ref, missing),
+    )
 
 
 def _named(name: str, email: str | None) -> str:
