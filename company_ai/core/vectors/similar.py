@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,7 @@ def find_similar(
         embedder = embedder or embedder_for(model, dim, ollama_host)
         vector = np.asarray(embedder.embed([text[:MAX_QUERY_CHARS]])[0], dtype=np.float32)
         window = max(WINDOW, WINDOW_PER_GROUP * limit)
+        read = _Rows()
         exact = all(snapshot.count(present[n][0]) <= SCAN_MAX for n in names)
         while True:
             try:
@@ -197,7 +198,7 @@ def find_similar(
             if found is None:
                 exact = False
                 found = _nearest_chroma(path, names, vector, window, filters)
-            groups = _group(stores, found, limit)
+            groups = _group(found, limit, _rows(stores, found, read))
             if len(groups) >= limit or len(found) < window:
                 break
             window *= 4  # too few lines among the window: look further
@@ -253,8 +254,8 @@ def _ordered(found: _Found, window: int) -> _Found:
     return sorted(found, key=lambda f: (-f[0], f[2]))[:window]
 
 
-def _group(stores: Stores, found: _Found, limit: int) -> list[Group]:
-    texts, names = _rows(stores, found)
+def _group(found: _Found, limit: int, read: _Rows) -> list[Group]:
+    texts, names = read.texts, read.contacts
     missing = "(the row is no longer in its store)"
     by_line: dict[str, list[int]] = {}
     for k, (_, _, _, meta) in enumerate(found):
@@ -310,15 +311,26 @@ def _named(name: str, email: str | None) -> str:
     return f"{name} <{email}>" if email else name
 
 
-def _rows(
-    stores: Stores, found: _Found
-) -> tuple[dict[str, str], dict[int, tuple[str, str | None]]]:
-    """({ref: text}, {contact id: (name, email)}) of what `found` points to, read-only."""
+@dataclass
+class _Rows:
+    """What one search has read from the stores, so a wider window reads only the rest."""
+
+    texts: dict[str, str] = field(default_factory=dict)  # ref -> text
+    contacts: dict[int, tuple[str, str | None]] = field(default_factory=dict)  # (name, email)
+    asked: set[str] = field(default_factory=set)  # refs looked up (found or not)
+    asked_contacts: set[int] = field(default_factory=set)
+
+
+def _rows(stores: Stores, found: _Found, read: _Rows) -> _Rows:
+    """`read`, with the texts and contacts of what `found` points to added (read-only)."""
     refs: dict[str, list[str]] = {}
     for _, _, _, meta in found:
-        table, _, key = str(meta.get("ref", "")).partition(":")
-        refs.setdefault(table, []).append(key)
-    texts: dict[str, str] = {}
+        ref = str(meta.get("ref", ""))
+        if ref not in read.asked:
+            read.asked.add(ref)
+            table, _, key = ref.partition(":")
+            refs.setdefault(table, []).append(key)
+    texts = read.texts
     episodes = sorted({int(k) for k in refs.get("memory.contact_episodes", ()) if k.isdigit()})
     for id_, content in _select(
         stores, Store.MEMORY, "SELECT id, content FROM contact_episodes WHERE id IN", episodes
@@ -343,14 +355,13 @@ def _rows(
                 row = recall.execute(query, (title,)).fetchone() if recall else None
                 if row:
                     texts[f"recall.pages:{title}"] = row[0]
-    ids = sorted({int(m["contact_id"]) for *_, m in found if m.get("contact_id") is not None})
-    contacts = {
-        i: (name, email)
-        for i, name, email in _select(
-            stores, Store.CRM, "SELECT id, name, email FROM contacts WHERE id IN", ids
-        )
-    }
-    return texts, contacts
+    ids = {int(m["contact_id"]) for *_, m in found if m.get("contact_id") is not None}
+    ids -= read.asked_contacts
+    read.asked_contacts |= ids
+    query = "SELECT id, name, email FROM contacts WHERE id IN"
+    for i, name, email in _select(stores, Store.CRM, query, sorted(ids)):
+        read.contacts[i] = (name, email)
+    return read
 
 
 class _reader:
