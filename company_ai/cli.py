@@ -262,9 +262,9 @@ def _parser() -> argparse.ArgumentParser:
     similar = commands.add_parser(
         "similar",
         help="have we seen something like this before? the nearest memories",
-        description="The memories nearest to TEXT in the vector memory (episodes, and "
-        "knowledge: brain facts, decisions and recall pages), each with its day, contact, "
-        "type, score and the row it came from. Read-only.",
+        description="The lines nearest to TEXT in the vector memory (episodes, and "
+        "knowledge: brain facts, decisions and recall pages): a line many memories hold is "
+        "shown once, with their count, days, contacts and the row it came from. Read-only.",
     )
     similar.add_argument("text", type=_question)
     similar.add_argument(
@@ -278,7 +278,7 @@ def _parser() -> argparse.ArgumentParser:
         "--limit",
         type=_whole(1, MAX_LIMIT),
         default=10,
-        help=f"how many memories, 1 to {MAX_LIMIT} (default 10)",
+        help=f"how many different lines, 1 to {MAX_LIMIT} (default 10)",
     )
     similar.add_argument("--json", action="store_true", help="print JSON for machines")
     similar.set_defaults(run=_similar)
