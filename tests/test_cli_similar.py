@@ -19,8 +19,10 @@ from company_ai.core.vectors import (
 from company_ai.core.vectors import similar as similar_module
 from company_ai.core.vectors.reader import Snapshot, UnreadableStore
 from company_ai.core.vectors.similar import Filters, find_similar, line_key
+from company_ai.core.vectors.store import VectorModelMismatch
 from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
+from tests.fakes import WordEmbedder
 from tests.test_cli import run
 from tests.test_cli_recall import HEAVY, run_listing_imports
 
@@ -196,3 +198,20 @@ def test_files_it_cannot_read_are_left_to_chroma(vector_data, minilm, monkeypatc
     monkeypatch.setattr(Snapshot, "load", unreadable)
     asked = find_similar(stores, "budget", limit=5, embedder=minilm)
     assert not asked.exact and [g.text for g in asked.groups] == [g.text for g in exact.groups]
+
+
+def test_a_query_from_another_model_is_refused_never_compared(vector_data):
+    with pytest.raises(VectorModelMismatch, match="holds all-MiniLM.*cannot be compared"):
+        find_similar(Stores(vector_data), "pricing", embedder=WordEmbedder(384))
+
+
+def test_a_huge_query_and_an_empty_collection(vector_data, minilm, tmp_path):
+    long = similar(vector_data, "budget " * 16_000, "--limit", "2")  # near the argv limit
+    assert long.returncode == 0 and long.stdout.startswith("1. ")
+    huge = find_similar(Stores(vector_data), "budget " * 150_000, limit=2, embedder=minilm)
+    assert len(huge.groups) == 2  # ~1 MB: the model reads its first 8,000 characters
+    empty = tmp_path / "data"
+    with open_store(vectors_dir(empty), minilm.name, minilm.dim):
+        pass  # the collections exist, with no vector in them
+    done = similar(empty, "pricing")
+    assert done.returncode == 0 and done.stdout.startswith("nothing similar")

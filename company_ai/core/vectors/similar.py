@@ -35,7 +35,13 @@ from company_ai.core.embedding import TextEmbedder, embedder_for
 from company_ai.core.store import Store, Stores
 from company_ai.core.terminal import shorten
 from company_ai.core.vectors.reader import SCAN_MAX, StoreReader, UnreadableStore, best
-from company_ai.core.vectors.store import LIVE, day_number, vectors_dir
+from company_ai.core.vectors.store import (
+    LIVE,
+    VectorModelMismatch,
+    day_number,
+    rebuild_hint,
+    vectors_dir,
+)
 
 MAX_QUERY_CHARS = 8000  # as `memories.MAX_EMBED_CHARS`: the model reads no more
 WINDOW = 200  # nearest memories a grouping looks through, at least
@@ -164,9 +170,10 @@ def find_similar(
 
     `collections`: "episodes", "knowledge" (default both). `embedder`: the one to embed the
     query with; by default the one that made the collections (`embedder_for` their recorded
-    model; `ollama_host` for an Ollama model). Raises ValueError for a bad filter,
-    EmptyStore when no collection asked for exists, VectorStoreError when the store cannot
-    be read, EmbedderError when the model cannot be loaded.
+    model; `ollama_host` for an Ollama model); one of another model is refused
+    (VectorModelMismatch, which says how to rebuild), never mixed. Raises ValueError for a
+    bad filter, EmptyStore when no collection asked for exists, VectorStoreError when the
+    store cannot be read, EmbedderError when the model cannot be loaded.
     """
     filters.check()
     if limit < 1:
@@ -186,6 +193,12 @@ def find_similar(
             raise UnreadableStore(f"the collections {names} were made by different models")
         [(model, dim)] = models
         embedder = embedder or embedder_for(model, dim, ollama_host)
+        if (embedder.name, embedder.dim) != (model, dim):
+            raise VectorModelMismatch(
+                f"the vector memory holds {model} ({dim}-d) vectors; a query embedded by "
+                f"{embedder.name} ({embedder.dim}-d) cannot be compared with them. "
+                + rebuild_hint(embedder.name, embedder.dim)
+            )
         vector = np.asarray(embedder.embed([text[:MAX_QUERY_CHARS]])[0], dtype=np.float32)
         window = max(WINDOW, WINDOW_PER_GROUP * limit)
         read = _Rows()
