@@ -49,6 +49,10 @@ WINDOW_PER_GROUP = 20
 FEW_DAYS = 3  # a group on at most this many days lists them; more: first – last
 _NUMBERS = re.compile(r"\d+")
 _READERS: dict[Path, StoreReader] = {}  # one per store per process: a warm caller's cache
+# The rows' texts and contacts a warm caller has read, per store, kept while the vectors
+# are unchanged: a forget erases vectors (and so drops these), and a new text is embedded.
+_KEPT_ROWS: dict[Path, tuple[tuple[Any, ...], _Rows]] = {}
+KEPT_TEXTS = 200_000
 
 
 @dataclass(frozen=True)
@@ -203,6 +207,11 @@ def find_similar(
         window = max(WINDOW, WINDOW_PER_GROUP * limit)
         read = _Rows()
         exact = all(snapshot.count(present[n][0]) <= SCAN_MAX for n in names)
+        if exact:
+            try:
+                read = _kept_rows(path, tuple(snapshot.load(n).signature for n in names))
+            except UnreadableStore:
+                exact = False
         while True:
             try:
                 found = _nearest_exact(snapshot, names, vector, window, filters) if exact else None
@@ -211,10 +220,11 @@ def find_similar(
             if found is None:
                 exact = False
                 found = _nearest_chroma(path, names, vector, window, filters)
-            groups = _group(found, limit, _rows(stores, found, read))
-            if len(groups) >= limit or len(found) < window:
+            lines = _lines(found, _rows(stores, found, read))
+            if len(lines) >= limit or len(found) < window:
                 break
             window *= 4  # too few lines among the window: look further
+    groups = _groups(found, lines, limit, read)
     from company_ai.core.vectors.memories import language_note
 
     return Similar(
@@ -267,16 +277,23 @@ def _ordered(found: _Found, window: int) -> _Found:
     return sorted(found, key=lambda f: (-f[0], f[2]))[:window]
 
 
-def _group(found: _Found, limit: int, read: _Rows) -> list[Group]:
-    texts, names = read.texts, read.contacts
-    missing = "(the row is no longer in its store)"
+MISSING = "(the row is no longer in its store)"
+
+
+def _lines(found: _Found, read: _Rows) -> dict[str, list[int]]:
+    """{line: positions in `found` of the memories holding it}, best line first."""
     by_line: dict[str, list[int]] = {}
     for k, (_, _, _, meta) in enumerate(found):
-        person = names.get(meta.get("contact_id", -1))
-        text = texts.get(str(meta.get("ref", "")), missing)
+        person = read.contacts.get(meta.get("contact_id", -1))
+        text = read.texts.get(str(meta.get("ref", "")), MISSING)
         by_line.setdefault(line_key(text, person[0] if person else ""), []).append(k)
+    return by_line
+
+
+def _groups(found: _Found, lines: dict[str, list[int]], limit: int, read: _Rows) -> list[Group]:
+    texts, names, missing = read.texts, read.contacts, MISSING
     groups = []
-    for rows in list(by_line.values())[:limit]:  # dicts keep order: best line first
+    for rows in list(lines.values())[:limit]:  # dicts keep order: best line first
         members = tuple(_member(found[k], texts, names, missing) for k in rows)
         days = tuple(sorted({m.day for m in members}))
         groups.append(
@@ -318,6 +335,13 @@ def _member(
         contact=_named(*person) if person else "",
         text=texts.get(ref, missing),
     )
+
+
+def _kept_rows(path: Path, signature: tuple[Any, ...]) -> _Rows:
+    kept = _KEPT_ROWS.get(path)
+    if kept is None or kept[0] != signature or len(kept[1].texts) > KEPT_TEXTS:
+        kept = _KEPT_ROWS[path] = (signature, _Rows())
+    return kept[1]
 
 
 def _named(name: str, email: str | None) -> str:
