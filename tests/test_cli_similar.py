@@ -11,6 +11,7 @@ from company_ai.core.times import Day
 from company_ai.core.vectors import (
     EPISODES,
     Signals,
+    erase,
     open_existing,
     open_store,
     sync_episodes,
@@ -215,3 +216,18 @@ def test_a_huge_query_and_an_empty_collection(vector_data, minilm, tmp_path):
         pass  # the collections exist, with no vector in them
     done = similar(empty, "pricing")
     assert done.returncode == 0 and done.stdout.startswith("nothing similar")
+
+
+def test_a_warm_caller_sees_a_forget_at_once(tmp_path):
+    stores = Stores(tmp_path / "data")
+    load_sample(stores, contacts=20, as_of=AS_OF)
+    words = WordEmbedder(16)
+    with open_store(vectors_dir(stores.data_dir), words.name, words.dim) as (store, opened):
+        day = Day.of("2026-11-29", "UTC")
+        sync_episodes(store, opened, stores, words, day, cap=10_000, signals=Signals())
+    first = find_similar(stores, "try again next quarter", embedder=words)
+    assert find_similar(stores, "try again next quarter", embedder=words) == first  # warm
+    gone = {m.id for m in first.groups[0].members}
+    erase(vectors_dir(stores.data_dir), lambda store: {EPISODES: gone})
+    after = find_similar(stores, "try again next quarter", embedder=words)
+    assert not gone & {m.id for g in after.groups for m in g.members}
