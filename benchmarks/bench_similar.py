@@ -54,8 +54,7 @@ BEFORE = """
 import sys
 from company_ai.core.embedding import embedder_for
 from company_ai.core.store import Stores
-from company_ai.core.vectors import LIVE, fill_rows, nearest, open_existing, render_hits
-from company_ai.core.vectors import vectors_dir
+from company_ai.core.vectors import LIVE, fill_rows, nearest, open_existing, vectors_dir
 stores = Stores(sys.argv[1])
 with open_existing(vectors_dir(stores.data_dir)) as store:
     names = [n for n in LIVE if store.has(n)]
@@ -63,7 +62,9 @@ with open_existing(vectors_dir(stores.data_dir)) as store:
     vector = embedder_for(model, dim, "").embed([sys.argv[2]])[0]
     hits = nearest(store, vector, names, 10)
 fill_rows(stores, hits)
-print(render_hits(hits))
+for n, h in enumerate(hits, 1):
+    print(f"{n}. {h.score:.3f}  {h.day}  {h.kind} {h.type}  {h.contact}  [{h.ref}]")
+    print(f"   {h.text}")
 """
 
 

@@ -27,12 +27,11 @@ Only the first `MAX_EMBED_CHARS` characters of a text are embedded (the offline 
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -41,7 +40,6 @@ import numpy as np
 from company_ai.core.brain import RULE_IMPORTANCE
 from company_ai.core.embedding import MINILM_NAME
 from company_ai.core.store import EPISODE_TYPES, Store, Stores, table_exists
-from company_ai.core.terminal import shorten
 from company_ai.core.times import Day
 from company_ai.core.vectors.aging import PAGE_IMPORTANCE, Signals, episode_base, select
 from company_ai.core.vectors.store import (
@@ -335,7 +333,9 @@ def _drop_withdrawn_pages(store: VectorStore, titles: set[str]) -> int:
     return removed
 
 
-# --- similar -------------------------------------------------------------------------------
+# --- the index search ------------------------------------------------------------------------
+# `similar` itself is `vectors.similar` (the store's files, read without chromadb, and the
+# hits grouped by line); `nearest` asks Chroma's index, for the tests and the benchmarks.
 
 
 @dataclass
@@ -451,25 +451,6 @@ def _row_text(readers: Mapping[Store, sqlite3.Connection | None], hit: Hit) -> s
     elif table == "recall.pages" and recall:
         row = recall.execute("SELECT recall FROM entities WHERE title = ?", (key,)).fetchone()
     return row[0] if row else "(the row is no longer in its store)"
-
-
-def render_hits(hits: list[Hit], width: int = 200) -> str:
-    if not hits:
-        return "nothing similar (try fewer filters)"
-    lines = []
-    for n, h in enumerate(hits, 1):
-        who = f"  {h.contact}" if h.contact else ""
-        lines.append(f"{n}. {h.score:.3f}  {h.day}  {h.kind} {h.type}{who}  [{h.ref}]")
-        lines.append(f"   {shorten(' '.join(h.text.split()), width)}")
-    return "\n".join(lines)
-
-
-def hits_json(query: str, model: str, hits: list[Hit], note: str) -> str:
-    return json.dumps(
-        {"query": query, "model": model, "note": note, "hits": [asdict(h) for h in hits]},
-        ensure_ascii=False,
-        indent=2,
-    )
 
 
 def language_note(model: str, text: str) -> str:
