@@ -19,11 +19,14 @@ Inside, each module imports only those below it: `words` (the word lists), `clai
 a claim is), `values`, `phrases` and `names` (what a text states), `extract` (a text's
 `Mentions`, no source looked at), `index` (the sources, normalised once: `SourceIndex`),
 `presence` (`check`: what no source holds), `context` (`check_together`: what no source
-passage holds together) and `verdict` (`find_unsupported_claims`, `judge`, `GateVerdict`).
+passage holds together) and `verdict` (`find_unsupported_claims`, `judge`, `GateVerdict`);
+`actionable` (links, addresses, numbers and instructions not the company's own: `Own`) sits
+beside `extract`.
 Pure code, no model and no third-party package.
 """
 
+from company_ai.core.gate.actionable import Own
 from company_ai.core.gate.claim import Claim
 from company_ai.core.gate.verdict import GateVerdict, find_unsupported_claims, judge
 
-__all__ = ["Claim", "GateVerdict", "find_unsupported_claims", "judge"]
+__all__ = ["Claim", "GateVerdict", "Own", "find_unsupported_claims", "judge"]
