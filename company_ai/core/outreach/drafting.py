@@ -48,6 +48,10 @@ _HTML = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>|&[a-zA-Z]+;|&#\d+;")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u0085]")
 
 
+# Nothing is the company's own: every link, address and number in a draft is a claim.
+NOTHING_OWN = Own()
+
+
 class BumpLimitError(ValueError):
     """The thread was already bumped twice: politely twice and done."""
 
@@ -194,7 +198,7 @@ def judge_draft(
     sources: list[str],
     allow: Iterable[str],
     known: Iterable[str] = (),
-    own: Own = Own(),
+    own: Own = NOTHING_OWN,
 ) -> GateVerdict:
     """The fabrication gate's verdict on a draft's subject and body against its material,
     with the co-occurrence check (a rival's fact on the contact's company is a claim);
@@ -207,7 +211,7 @@ def judge_draft(
 
 
 def stored_verdict(
-    draft: sqlite3.Row, allow: Iterable[str], known: Iterable[str] = (), own: Own = Own()
+    draft: sqlite3.Row, allow: Iterable[str], known: Iterable[str] = (), own: Own = NOTHING_OWN
 ) -> tuple[GateVerdict, bool]:
     """A stored draft's verdict and whether it had to be judged again: the stored one while
     its fingerprint matches the row and the names the gate knew (see the module docstring),
