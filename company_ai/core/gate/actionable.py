@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from company_ai.core.gate.claim import Claim
 from company_ai.core.gate.phrases import _fold
+from company_ai.core.gate.values import _Spans
 
 # Services whose short links hide their destination; never the company's own.
 SHORTENERS = frozenset(
@@ -81,7 +82,7 @@ _INSTRUCTION = re.compile(
     r"disabled|limited|restricted|deactivated|compromised|expired|blocked|closed|flagged)"
     r"|(?:wire|transfer|remit|send|deposit)\s++(?:the\s++|your\s++|all\s++)?"
     r"(?:funds|money|payment|amount|balance|invoice|fee|deposit|sum)\b"
-    r"|(?:pay|wire|remit)\s++(?:\w+\s++)?(?:to|into|via)\s++(?:the|this|our|my|a|an|"
+    r"|(?:pay|wire|remit)\s++(?:\w+\s++){0,2}(?:to|into|via)\s++(?:the|this|our|my|a|an|"
     r"new|following)\b"
     r"|(?:new|updated|changed)\s++(?:bank|banking|payment|wire|remittance)\s++"
     r"(?:details|account|information|instructions)"
@@ -141,7 +142,8 @@ def actionable_claims(parts: Mapping[str, str], own: Own) -> list[tuple[str, Cla
     for name, text in parts.items():
         mine = [claim for claim, ok in found[name] if not ok]
         if foreign or not named_own:
-            mine += _instructions(text)
+            inside = _Spans([(c.start, c.end) for c, _ in found[name]])
+            mine += [c for c in _instructions(text) if not inside(c.start)]
         claims += [(name, c) for c in sorted(mine, key=lambda c: (c.start, c.end))]
     return claims
 
@@ -164,21 +166,19 @@ def _destinations(text: str, own: Own) -> list[tuple[Claim, bool]]:
     """Every link, address and number in `text`, with whether it is the company's own."""
     folded, origin = _fold(text)
     found: list[tuple[Claim, bool]] = []
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # spans of `folded` already read, each pass's after it
 
     def span(a: int, b: int) -> tuple[int, int]:
         return (origin[a], origin[b - 1] + 1) if origin else (a, b)
-
-    def free(a: int) -> bool:
-        return not any(s <= a < e for s, e in taken)
 
     for m in _URL.finditer(folded):
         a, b = span(*_trimmed(folded, m.start(), m.end()))
         taken.append(m.span())
         raw = text[a:b]
         found.append((Claim(raw, "link", a, b), _link_problem(raw, own) is None))
+    inside = _Spans(taken)
     for m in _EMAIL.finditer(folded):
-        if not free(m.start()):
+        if inside(m.start()):
             continue
         taken.append(m.span())
         a, b = span(*_trimmed(folded, m.start(), m.end()))
@@ -186,14 +186,17 @@ def _destinations(text: str, own: Own) -> list[tuple[Claim, bool]]:
         host = re.split(r"@|\[at\]|\(at\)|\{at\}", raw, flags=re.IGNORECASE)[-1].strip()
         ok = raw.isascii() and not _PIECES.search(raw) and own.owns_host(host.lower())
         found.append((Claim(raw, "email", a, b), ok))
+    inside = _Spans(taken)
     for m in _DOMAIN.finditer(folded):
-        if not free(m.start()) or not _is_domain(m.group()):
+        if inside(m.start()) or not _is_domain(m.group()):
             continue
+        taken.append(m.span())
         a, b = span(*_trimmed(folded, m.start(), m.end()))
         raw = text[a:b]
         found.append((Claim(raw, "link", a, b), _link_problem(raw, own) is None))
+    inside = _Spans(taken)
     for m in _PHONE.finditer(folded):
-        if not free(m.start()):
+        if inside(m.start()):
             continue
         start, end = _trimmed(folded, m.start(), m.end(), strip=" ().-")
         number = folded[start:end]
