@@ -162,6 +162,16 @@ def explain(claim: Claim) -> str:
     return _link_problem(claim.text, Own()) or "a link that is not one of the company's own"
 
 
+ACTIONABLE_KINDS = frozenset({"link", "email", "phone", "instruction"})
+
+
+def claim_label(claim: Claim) -> str:
+    """A claim for a reader: `percent '45%'`; what a reader could act on says why it is
+    refused: `link 'bit.ly/x' (a shortened link (bit.ly): it hides where it goes)`."""
+    label = f"{claim.kind} {claim.text!r}"
+    return f"{label} ({explain(claim)})" if claim.kind in ACTIONABLE_KINDS else label
+
+
 def _destinations(text: str, own: Own) -> list[tuple[Claim, bool]]:
     """Every link, address and number in `text`, with whether it is the company's own."""
     folded, origin = _fold(text)

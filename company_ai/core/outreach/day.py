@@ -29,6 +29,7 @@ from typing import Protocol
 
 from company_ai.core.crm import Contact, build_dossier, known_companies, load_contact
 from company_ai.core.gate import Own
+from company_ai.core.gate.actionable import claim_label
 from company_ai.core.intake import Refusal, Taken, record_refusals
 from company_ai.core.llm import ModelError, StructuredModel
 from company_ai.core.memory import Episode, EpisodeError, append_episodes, validate
@@ -433,7 +434,7 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
             result.checked += 1
             verdict, rejudged = stored_verdict(d, allowed(sender), known, own(sender))
             result.rejudged += rejudged
-            said = "; ".join(f"{c.kind} {c.text!r}" for _, c in verdict.claims)
+            said = "; ".join(claim_label(c) for _, c in verdict.claims)
             line = f"| {d['id']} | {d['contact_id']} | {d['status']} | {said} |"
             if d["status"] == "quarantined":
                 result.quarantined.append(line)
