@@ -96,18 +96,33 @@ _INSTRUCTION = re.compile(
 @dataclass(frozen=True)
 class Own:
     """What is the company's own: its domains (a subdomain counts: `mail.company.com`) and
-    phone numbers. The sender's email domain belongs with `domains`."""
+    phone numbers. The sender's email domain belongs with `domains`. `readers`: the
+    reader's own email addresses, which a draft may quote back to them ("I have
+    dana@acme.com on file") but which never vouch for an instruction."""
 
     domains: tuple[str, ...] = ()
     phones: tuple[str, ...] = ()
+    readers: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, domains: Iterable[str] = (), phones: Iterable[str] = ()) -> Own:
+    def of(
+        cls, domains: Iterable[str] = (), phones: Iterable[str] = (), readers: Iterable[str] = ()
+    ) -> Own:
         """An `Own`, normalised: domains lower-case without a scheme or `www.`, phones as
-        digits; duplicates and blanks dropped, sorted (so its fingerprint is stable)."""
+        digits, addresses lower-case; duplicates and blanks dropped, sorted (so its
+        fingerprint is stable)."""
         hosts = {_bare(d) for d in domains}
         digits = {_digits(p) for p in phones}
-        return cls(tuple(sorted(h for h in hosts if h)), tuple(sorted(d for d in digits if d)))
+        addresses = {r.strip().lower() for r in readers}
+        return cls(
+            tuple(sorted(h for h in hosts if h)),
+            tuple(sorted(d for d in digits if d)),
+            tuple(sorted(a for a in addresses if a)),
+        )
+
+    def with_readers(self, readers: Iterable[str]) -> Own:
+        """This company's own, with the draft's reader's addresses."""
+        return Own.of(self.domains, self.phones, [*self.readers, *readers])
 
     def owns_host(self, host: str) -> bool:
         return any(host == d or host.endswith("." + d) for d in self.domains)
@@ -119,7 +134,7 @@ class Own:
         )
 
     def to_json(self) -> list:
-        return [list(self.domains), list(self.phones)]
+        return [list(self.domains), list(self.phones), list(self.readers)]
 
 
 def _bare(domain: str) -> str:
@@ -193,6 +208,8 @@ def _destinations(text: str, own: Own) -> list[tuple[Claim, bool]]:
         taken.append(m.span())
         a, b = span(*_trimmed(folded, m.start(), m.end()))
         raw = text[a:b]
+        if raw.lower() in own.readers:
+            continue  # the reader's own address, said back to them
         host = re.split(r"@|\[at\]|\(at\)|\{at\}", raw, flags=re.IGNORECASE)[-1].strip()
         ok = raw.isascii() and not _PIECES.search(raw) and own.owns_host(host.lower())
         found.append((Claim(raw, "email", a, b), ok))

@@ -113,11 +113,12 @@ def judge(
 def _merged(
     claims: tuple[tuple[str, Claim], ...], more: list[tuple[str, Claim]], order: list[str]
 ) -> tuple[tuple[str, Claim], ...]:
-    """Both lists of claims in part order, then text order; a span found by both once."""
-    seen = {(part, c.start, c.end) for part, c in claims}
-    extra = [(part, c) for part, c in more if (part, c.start, c.end) not in seen]
+    """Both lists of claims in part order, then text order; a span found by both once, as
+    `more` names it (an `email` says more than an unsupported `address`)."""
+    spans = {(part, c.start, c.end) for part, c in more}
+    kept = [(part, c) for part, c in claims if (part, c.start, c.end) not in spans]
     return tuple(
-        sorted((*claims, *extra), key=lambda pc: (order.index(pc[0]), pc[1].start, pc[1].end))
+        sorted((*kept, *more), key=lambda pc: (order.index(pc[0]), pc[1].start, pc[1].end))
     )
 
 

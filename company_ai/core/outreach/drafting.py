@@ -207,7 +207,18 @@ def judge_draft(
     numbers a draft may give (any other, or an instruction to log in or pay, is a claim
     however the material puts it: `gate.actionable`)."""
     parts = {"subject": subject, "body": body}
+    own = own.with_readers(reader_addresses(sources))
     return judge(parts, sources, allow, known=known, together=True, own=own)
+
+
+_CRM_ADDRESS = re.compile(r"\ACRM: [^<\n]*<([^<>\s]+@[^<>\s]+)>")
+
+
+def reader_addresses(sources: Sequence[str]) -> list[str]:
+    """The reader's own address, from the CRM line of a draft's material
+    (`source_material`): a draft may say it back to them."""
+    found = _CRM_ADDRESS.match(sources[0]) if sources else None
+    return [found.group(1)] if found else []
 
 
 def stored_verdict(
@@ -220,7 +231,8 @@ def stored_verdict(
     sources = json.loads(draft["sources"])
     stored = GateVerdict.from_json(draft["unsupported"], draft["judged"])
     parts = {"subject": draft["subject"], "body": draft["body"]}
-    if stored and stored.holds_for(parts, sources, allow, known=known, own=own):
+    reader = own.with_readers(reader_addresses(sources))
+    if stored and stored.holds_for(parts, sources, allow, known=known, own=reader):
         return stored, False
     return judge_draft(draft["subject"], draft["body"], sources, allow, known, own), True
 

@@ -195,3 +195,15 @@ def test_five_megabytes_of_every_piece_on_one_line_get_a_verdict():
     line = "".join(unit * 300 for unit in PIECES)
     assert_a_verdict(line * (FIVE_MB // len(line)))
     assert_a_verdict("Verify your account at hxxps://evil[.]example. " * (FIVE_MB // 48))
+
+
+def test_the_reader_s_own_address_may_be_said_back_but_vouches_for_nothing():
+    sources = ["CRM: Dana Reyes <dana@acme.example>, CFO at Acme, Leeds.", "Dossier:\n"]
+    said = "Hi Dana,\n\nI have dana@acme.example on file.\n\nBest,\nSam Rivers"
+    assert not [c for _, c in judge_draft("Hello", said, sources, SENDER, own=OWN).claims]
+    other = said.replace("dana@acme.example", "ops@acme.example")
+    verdict = judge_draft("Hello", other, sources, SENDER, own=OWN)
+    assert [(c.kind, c.text) for _, c in verdict.claims] == [("email", "ops@acme.example")]
+    ask = "Hi Dana,\n\nPlease verify your account from dana@acme.example.\n\nBest,\nSam Rivers"
+    verdict = judge_draft("Hello", ask, sources, SENDER, own=OWN)
+    assert [c.kind for _, c in verdict.claims] == ["instruction"]
