@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import time
 
+from company_ai.core.gate import judge
 from company_ai.core.gate.actionable import Own, actionable_claims
 from company_ai.core.outreach.drafting import reader_addresses
 from evals.gate_adversary import adversarial_drafts
-from evals.gate_eval import labelled_drafts
+from evals.gate_eval import ALLOW, labelled_drafts
 from evals.gate_fair import fair_drafts
 from evals.gate_rivals import load
 
@@ -74,6 +75,15 @@ def main() -> None:
         actionable_claims({"body": case.text}, OWN)
     elapsed = time.process_time() - started
     print(f"speed: {len(labelled) / elapsed:,.0f} drafts/s over {len(labelled)} labelled drafts")
+    for how, own in (("without", None), ("with", OWN)):
+        started = time.process_time()
+        for case in labelled:
+            judge({"b": case.text}, case.sources, ALLOW, together=True, own=own)
+        elapsed = time.process_time() - started
+        print(
+            f"speed: the gate as outreach judges, {how} this check:"
+            f" {len(labelled) / elapsed:,.0f} drafts/s (sources indexed per draft)"
+        )
     pieces = ["a.", "1 ", "[.]a", "http://", "a@b.", "verify your ", "www.", "cоmpany-ai."]
     line = "".join(p * 300 for p in pieces)
     text = line * (5 * 2**20 // len(line))

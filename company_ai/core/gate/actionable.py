@@ -150,7 +150,8 @@ def _digits(text: str) -> str:
 def actionable_claims(parts: Mapping[str, str], own: Own) -> list[tuple[str, Claim]]:
     """Each link, email address, phone number and instruction in the named parts that is not
     the company's own, as (part, claim) in part then text order; offsets are into each part."""
-    found = {name: _destinations(text, own) for name, text in parts.items()}
+    read = {name: (text, *_fold(text)) for name, text in parts.items()}
+    found = {name: _destinations(*read[name], own) for name in parts}
     named_own = any(ok for items in found.values() for _, ok in items)
     foreign = any(not ok for items in found.values() for _, ok in items)
     claims: list[tuple[str, Claim]] = []
@@ -158,7 +159,7 @@ def actionable_claims(parts: Mapping[str, str], own: Own) -> list[tuple[str, Cla
         mine = [claim for claim, ok in found[name] if not ok]
         if foreign or not named_own:
             inside = _Spans([(c.start, c.end) for c, _ in found[name]])
-            mine += [c for c in _instructions(text) if not inside(c.start)]
+            mine += [c for c in _instructions(*read[name]) if not inside(c.start)]
         claims += [(name, c) for c in sorted(mine, key=lambda c: (c.start, c.end))]
     return claims
 
@@ -187,9 +188,11 @@ def claim_label(claim: Claim) -> str:
     return f"{label} ({explain(claim)})" if claim.kind in ACTIONABLE_KINDS else label
 
 
-def _destinations(text: str, own: Own) -> list[tuple[Claim, bool]]:
-    """Every link, address and number in `text`, with whether it is the company's own."""
-    folded, origin = _fold(text)
+def _destinations(
+    text: str, folded: str, origin: tuple[int, ...] | None, own: Own
+) -> list[tuple[Claim, bool]]:
+    """Every link, address and number in `text` (read as `folded`, whose character i sits
+    at `origin[i]` of `text`), with whether it is the company's own."""
     found: list[tuple[Claim, bool]] = []
     taken: list[tuple[int, int]] = []  # spans of `folded` already read, each pass's after it
 
@@ -306,8 +309,7 @@ def _is_phone(number: str, before: str) -> bool:
     return True
 
 
-def _instructions(text: str) -> list[Claim]:
-    folded, origin = _fold(text)
+def _instructions(text: str, folded: str, origin: tuple[int, ...] | None) -> list[Claim]:
     claims = []
     for m in _INSTRUCTION.finditer(folded):
         a, b = (origin[m.start()], origin[m.end() - 1] + 1) if origin else m.span()
