@@ -155,7 +155,7 @@ def actionable_claims(parts: Mapping[str, str], own: Own) -> list[tuple[str, Cla
     named_own = any(ok for items in found.values() for _, ok in items)
     foreign = any(not ok for items in found.values() for _, ok in items)
     claims: list[tuple[str, Claim]] = []
-    for name, text in parts.items():
+    for name in parts:
         mine = [claim for claim, ok in found[name] if not ok]
         if foreign or not named_own:
             inside = _Spans([(c.start, c.end) for c, _ in found[name]])
