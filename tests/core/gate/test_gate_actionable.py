@@ -75,6 +75,12 @@ def test_a_shortener_is_refused_even_when_listed_as_the_company_s():
 
 def test_a_look_alike_of_the_company_s_domain_is_named_as_one():
     assert "imitates company-ai.example" in (_link_problem("www.cоmpany-ai.example", OWN) or "")
+    cyrillic_a = "https://comp\u0430ny-ai.example/login"  # a Cyrillic а, not a Latin a
+    assert refused(f"Log in at {cyrillic_a} now.") == [
+        ("instruction", "Log in at"),
+        ("link", cyrillic_a),
+    ]
+    assert "imitates company-ai.example" in (_link_problem(cyrillic_a, OWN) or "")
     assert "only begins with" in (_link_problem("company-ai.example.evil.example", OWN) or "")
 
 
