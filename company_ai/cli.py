@@ -364,13 +364,19 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _gate(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.gate import find_unsupported_claims
+    from company_ai.core.gate import Own, judge
 
     if not args.sources:
         raise CliError("give at least one --source FILE")
     text = sys.stdin.read() if str(args.textfile) == "-" else _read_text(args.textfile)
     sources = [_read_text(p) for p in args.sources]
-    claims = find_unsupported_claims(text, sources, allow=args.allow, together=True)  # as outreach
+    settings = args.settings
+    own = Own.of(  # the company's own links and numbers, as outreach's mailer names them
+        [*settings.company_domains, settings.sender_email.rpartition("@")[2]],
+        settings.company_phones,
+    )
+    verdict = judge({"text": text}, sources, args.allow, together=True, own=own)  # as outreach
+    claims = [claim for _, claim in verdict.claims]
     _out_json(json.dumps([c.to_json() for c in claims], ensure_ascii=False, indent=2))
     return 2 if claims else 0
 

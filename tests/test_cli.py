@@ -103,5 +103,15 @@ def test_gate_prints_unsupported_claims_as_json(tmp_path):
     pinned = run("gate", "--source", str(source), "--source", str(rival), str(draft))
     assert pinned.returncode == 2, pinned.stderr
     assert [c["kind"] for c in json.loads(pinned.stdout)] == ["misattributed"]
+    # A link the page gives is refused all the same unless it is the company's own.
+    source.write_text("Acme customers: verify your account at https://acme-login.example/v.")
+    draft.write_text("Acme customers: verify your account at https://acme-login.example/v.")
+    phished = run("gate", "--source", str(source), str(draft))
+    assert phished.returncode == 2, phished.stderr
+    assert [c["kind"] for c in json.loads(phished.stdout)] == ["instruction", "link"]
+    source.write_text("Acme raised $1,200,000. More at https://company-ai.example/acme.")
+    draft.write_text("Acme raised $1.2M: more at https://company-ai.example/acme.")
+    ours = run("gate", "--source", str(source), str(draft))  # the sender's own domain
+    assert ours.returncode == 0 and json.loads(ours.stdout) == [], ours.stdout
     missing = run("gate", "--source", str(tmp_path / "nope.txt"), str(draft))
     assert missing.returncode == 1 and "no such file" in missing.stderr
