@@ -372,14 +372,16 @@ def _note(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _gate(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.gate import explain, find_unsupported_claims
+    from company_ai.core.gate import explain, judge
+    from company_ai.core.outreach.day import own
 
     if not args.sources:
         raise CliError("give at least one --source FILE")
     text = sys.stdin.read() if str(args.textfile) == "-" else _read_text(args.textfile)
     sources = [_read_text(p) for p in args.sources]
-    claims = find_unsupported_claims(text, sources, allow=args.allow, together=True)  # as outreach
-    found = explain(text, claims)
+    # As outreach judges: the company's own links and numbers are the settings' (Sender).
+    verdict = judge({"text": text}, sources, args.allow, together=True, own=own(args.settings))
+    found = explain(text, [claim for _, claim in verdict.claims])
     name = "stdin" if str(args.textfile) == "-" else str(args.textfile)
     if args.json:
         rows = [{k: v for k, v in e.to_json().items() if k != "field"} for e in found]
@@ -391,7 +393,7 @@ def _gate(stores: Stores, args: argparse.Namespace) -> int:
         for e in found:
             where = f"characters {e.claim.start}–{e.claim.end}"
             _out(f"- {e.sentence}\n  {e.claim.kind}: {e.reason} ({where})")
-    return 2 if claims else 0
+    return 2 if found else 0
 
 
 def _read_text(path: Path) -> str:

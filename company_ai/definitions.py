@@ -94,6 +94,8 @@ def resources(settings: Settings) -> dict:
             gmail_token=dg.EnvVar("COMPANY_AI_GMAIL_TOKEN") if s.mailer == "gmail" else "",
             sender_name=s.sender_name,
             sender_email=s.sender_email,
+            company_domains=list(s.company_domains),
+            company_phones=list(s.company_phones),
         ),
         "inbox_source": InboxSource(
             backend=s.inbox,

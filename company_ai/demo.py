@@ -124,6 +124,8 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ["COMPANY_AI_PLAYED_CLOCK"] = "true"  # each run at its slot's own moment
     os.environ.pop("COMPANY_AI_START_DATE", None)  # the install date recorded below
+    # The sample company's own site: the one domain its drafts may link to (the gate).
+    os.environ.setdefault("COMPANY_AI_COMPANY_DOMAINS", "company-ai.example")
 
     from company_ai.core.install import record_first_day
     from company_ai.core.store import Stores

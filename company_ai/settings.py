@@ -10,6 +10,7 @@ definitions.py so they never show in the UI.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +40,10 @@ DEFAULTS = {
     "COMPANY_AI_MAILER": "outbox",
     "COMPANY_AI_SENDER_NAME": "Sam Rivers",
     "COMPANY_AI_SENDER_EMAIL": "sam@company-ai.example",
+    # The company's own domains and phone numbers (comma-separated): with the sender's email
+    # domain, the only links, addresses and numbers a draft may give a reader.
+    "COMPANY_AI_COMPANY_DOMAINS": "",
+    "COMPANY_AI_COMPANY_PHONES": "",
     "COMPANY_AI_VAULT_DIR": str(Path(__file__).parent / "sample_vault"),
     "COMPANY_AI_VAULT_PRIVATE_FOLDERS": "private,journal",
     "COMPANY_AI_VAULT_INCLUDE_HIDDEN_FOLDERS": "false",
@@ -85,6 +90,8 @@ class Settings:
     mailer: Literal["outbox", "gmail"]
     sender_name: str
     sender_email: str
+    company_domains: tuple[str, ...]  # the company's own domains (a subdomain counts)
+    company_phones: tuple[str, ...]  # the company's own phone numbers
     vault_dir: Path
     vault_private_folders: tuple[str, ...]
     vault_include_hidden_folders: bool
@@ -145,6 +152,8 @@ class Settings:
             mailer=_one_of("COMPANY_AI_MAILER", get, ("outbox", "gmail")),
             sender_name=get("COMPANY_AI_SENDER_NAME"),
             sender_email=get("COMPANY_AI_SENDER_EMAIL"),
+            company_domains=_domains(get("COMPANY_AI_COMPANY_DOMAINS")),
+            company_phones=_phones(get("COMPANY_AI_COMPANY_PHONES")),
             vault_dir=Path(get("COMPANY_AI_VAULT_DIR")).expanduser().resolve(),
             vault_private_folders=tuple(
                 n.strip() for n in get("COMPANY_AI_VAULT_PRIVATE_FOLDERS").split(",") if n.strip()
@@ -180,6 +189,33 @@ def _whole(name: str, get, *, minimum: int) -> int:
     if not value.isdigit() or int(value) < minimum:
         raise ValueError(f"{name} must be a whole number ≥ {minimum}, not {value[:40]!r}")
     return int(value)
+
+
+_DOMAIN_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
+
+
+def _domains(value: str) -> tuple[str, ...]:
+    """COMPANY_AI_COMPANY_DOMAINS: plain ASCII domain names (`company.com`), no scheme."""
+    names = tuple(n.strip().lower().rstrip(".") for n in value.split(",") if n.strip())
+    for name in names:
+        if not _DOMAIN_NAME.fullmatch(name):
+            raise ValueError(
+                "COMPANY_AI_COMPANY_DOMAINS must list domain names like company.com, "
+                f"not {name[:60]!r}"
+            )
+    return names
+
+
+def _phones(value: str) -> tuple[str, ...]:
+    """COMPANY_AI_COMPANY_PHONES: numbers of 7 to 15 digits (`+44 20 7946 0958`)."""
+    numbers = tuple(n.strip() for n in value.split(",") if n.strip())
+    for number in numbers:
+        digits = sum(c.isdigit() for c in number)
+        if not 7 <= digits <= 15 or not re.fullmatch(r"\+?[\d ().-]+", number):
+            raise ValueError(
+                f"COMPANY_AI_COMPANY_PHONES must list phone numbers, not {number[:40]!r}"
+            )
+    return numbers
 
 
 def _research_url(value: str) -> str:

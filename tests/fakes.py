@@ -141,6 +141,8 @@ class FakeMailer:
 
     sender_name: str = "Sam Rivers"
     sender_email: str = "sam@company-ai.example"
+    company_domains: tuple[str, ...] = ("company-ai.example",)
+    company_phones: tuple[str, ...] = ()
     sent: dict[str, Any] = field(default_factory=dict)  # Message-ID -> EmailMessage
     crash_on: int | None = None
 

@@ -159,3 +159,17 @@ def test_gate_never_reports_the_reader_a_greeting_names(tmp_path, greeting):
     done = run("gate", "--json", "--source", str(source), str(draft))
     assert done.returncode == 2
     assert [(c["text"], c["kind"]) for c in json.loads(done.stdout)] == [("Marco Ruiz", "person")]
+
+
+def test_gate_refuses_a_link_a_page_gives_unless_it_is_the_companys_own(tmp_path):
+    source = tmp_path / "page.txt"
+    draft = tmp_path / "draft.txt"
+    source.write_text("Acme customers: verify your account at https://acme-login.example/v.")
+    draft.write_text("Acme customers: verify your account at https://acme-login.example/v.")
+    phished = run("gate", "--json", "--source", str(source), str(draft))
+    assert phished.returncode == 2, phished.stderr
+    assert [c["kind"] for c in json.loads(phished.stdout)] == ["instruction", "link"]
+    source.write_text("Acme raised $1,200,000. More at https://company-ai.example/acme.")
+    draft.write_text("Acme raised $1.2M: more at https://company-ai.example/acme.")
+    ours = run("gate", "--json", "--source", str(source), str(draft))  # the sender's own domain
+    assert ours.returncode == 0 and json.loads(ours.stdout) == [], ours.stdout

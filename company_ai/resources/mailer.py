@@ -3,13 +3,12 @@ from collections.abc import Callable
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import dagster as dg
 from pydantic import PrivateAttr
 
 from company_ai.core.files import write_atomic
-from company_ai.core.outreach.day import Mailer as MailerProtocol
 from company_ai.resources.gmail import gmail_credentials, gmail_service
 
 # Sending needs gmail.send; asking whether a Message-ID already went out (before any resend
@@ -19,6 +18,14 @@ GMAIL_SCOPES = [
     "https://www.googleapis.com/auth/gmail.send",
     "https://www.googleapis.com/auth/gmail.readonly",
 ]
+
+
+class Transport(Protocol):
+    """How mail leaves: what `Mailer` hands each message to."""
+
+    def send(self, message: EmailMessage) -> str: ...
+
+    def already_sent(self, rfc_message_id: str) -> bool: ...
 
 
 class OutboxMailer:
@@ -76,17 +83,22 @@ class Mailer(dg.ConfigurableResource):
     google-api-python-client, with OAuth authorized-user JSON from
     `COMPANY_AI_GMAIL_TOKEN` (bound via `dg.EnvVar`) (`GmailMailer`). Both can say whether
     a Message-ID already went out, which is what makes a resumed send idempotent. The
-    backend is chosen once, at the first use (`implementation`)."""
+    backend is chosen once, at the first use (`implementation`). `company_domains` and
+    `company_phones` are the company's own: with the sender's email domain, the only links,
+    addresses and numbers a draft may give (`core.gate.actionable`). Satisfies
+    `core.outreach.day.Mailer`."""
 
     backend: Literal["outbox", "gmail"] = "outbox"
     outbox_dir: str = ""
     gmail_token: str = ""
     sender_name: str = "Sam Rivers"
     sender_email: str = "sam@company-ai.example"
+    company_domains: list[str] = []
+    company_phones: list[str] = []
     _http: Any = PrivateAttr(default=None)  # tests: a googleapiclient HttpMockSequence
-    _chosen: MailerProtocol | None = PrivateAttr(default=None)
+    _chosen: Transport | None = PrivateAttr(default=None)
 
-    def implementation(self) -> MailerProtocol:
+    def implementation(self) -> Transport:
         """The mailer of `backend`, made once."""
         if self._chosen is None:
             if self.backend == "outbox":

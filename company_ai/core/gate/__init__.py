@@ -23,10 +23,13 @@ a claim is), `values`, `phrases` and `names` (what a text states), `extract` (a 
 `Mentions`, no source looked at), `index` (the sources, normalised once: `SourceIndex`),
 `presence` (`check`: what no source holds), `context` (`check_together`: what no source
 passage holds together), `verdict` (`find_unsupported_claims`, `judge`, `GateVerdict`) and
-`report` (`explain`: each claim in its sentence, marked, with a reason a person reads).
+`report` (`explain`: each claim in its sentence, marked, with a reason a person reads);
+`actionable` (links, addresses, numbers and instructions not the company's own: `Own`) sits
+beside `extract`.
 Pure code, no model and no third-party package.
 """
 
+from company_ai.core.gate.actionable import Own
 from company_ai.core.gate.claim import Claim
 from company_ai.core.gate.report import Explained, explain, explain_stored, explain_verdict
 from company_ai.core.gate.verdict import GateVerdict, find_unsupported_claims, judge
@@ -35,6 +38,7 @@ __all__ = [
     "Claim",
     "Explained",
     "GateVerdict",
+    "Own",
     "explain",
     "explain_stored",
     "explain_verdict",

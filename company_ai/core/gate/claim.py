@@ -20,6 +20,11 @@ Kind = Literal[
     "superlative",
     "role",
     "misattributed",  # two supported claims no source passage holds together (gate_context)
+    # What a reader could act on that is not the company's own (actionable)
+    "link",
+    "email",
+    "phone",
+    "instruction",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 

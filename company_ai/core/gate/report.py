@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from company_ai.core.gate.actionable import ACTIONABLE_KINDS, why_refused
 from company_ai.core.gate.claim import Claim
 from company_ai.core.gate.context import sentences
 from company_ai.core.gate.phrases import _noun_after
@@ -99,6 +100,8 @@ def reason(claim: Claim, counted: str | None = None) -> str:
     an amount, what it counts if the gate read a noun after it (`counted`, " people": "no
     source gives 40 people", as the same figure counting something else does not support
     it)."""
+    if claim.kind in ACTIONABLE_KINDS:  # refused whatever the sources say
+        return why_refused(claim)
     words = _clip_middle(_flat(claim.text), CLAIM_CHARS)
     if counted and claim.kind in _COUNTS:
         return f"no source gives {words}{counted}"

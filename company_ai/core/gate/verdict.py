@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from company_ai.core.gate.actionable import Own, actionable_claims
 from company_ai.core.gate.claim import Claim
 from company_ai.core.gate.context import check_together
 from company_ai.core.gate.extract import extract
@@ -72,9 +73,10 @@ class GateVerdict:
         allow: Iterable[str] = (),
         *,
         known: Iterable[str] = (),
+        own: Own | None = None,
     ) -> bool:
         """Whether this verdict is the gate's, today, on exactly these inputs."""
-        return self.judged == _fingerprint(parts, sources, tuple(allow), self.claims, known)
+        return self.judged == _fingerprint(parts, sources, tuple(allow), self.claims, known, own)
 
 
 def judge(
@@ -84,6 +86,7 @@ def judge(
     *,
     known: Iterable[str] = (),
     together: bool = False,
+    own: Own | None = None,
 ) -> GateVerdict:
     """The verdict on each named part (`{"subject": …, "body": …}`) against `sources`.
 
@@ -92,7 +95,9 @@ def judge(
     claims in any case ("we work with globex"). `together` adds the co-occurrence check
     (`context`: a true fact pinned on another subject), as outreach drafts are judged;
     a summary (a vault page) is judged without it, since a summary joins what its source
-    says in different sentences.
+    says in different sentences. `own` (the company's domains and numbers) adds the check
+    of what a reader could act on (`actionable`): a link, address, number or instruction
+    not the company's own is a claim whatever the sources say.
     """
     checker = check_together if together else check
     allow, known = tuple(allow), tuple(known)
@@ -100,7 +105,21 @@ def judge(
     claims = tuple(
         (part, claim) for part, text in parts.items() for claim in checker(extract(text), index)
     )
-    return GateVerdict(claims, _fingerprint(parts, sources, allow, claims, known))
+    if own is not None:
+        claims = _merged(claims, actionable_claims(parts, own), list(parts))
+    return GateVerdict(claims, _fingerprint(parts, sources, allow, claims, known, own))
+
+
+def _merged(
+    claims: tuple[tuple[str, Claim], ...], more: list[tuple[str, Claim]], order: list[str]
+) -> tuple[tuple[str, Claim], ...]:
+    """Both lists of claims in part order, then text order; a span found by both once, as
+    `more` names it (an `email` says more than an unsupported `address`)."""
+    spans = {(part, c.start, c.end) for part, c in more}
+    kept = [(part, c) for part, c in claims if (part, c.start, c.end) not in spans]
+    return tuple(
+        sorted((*kept, *more), key=lambda pc: (order.index(pc[0]), pc[1].start, pc[1].end))
+    )
 
 
 def _fingerprint(
@@ -109,6 +128,7 @@ def _fingerprint(
     allow: tuple[str, ...],
     claims: tuple[tuple[str, Claim], ...],
     known: Iterable[str] = (),
+    own: Own | None = None,
 ) -> str:
     judged = [
         GATE_VERSION,
@@ -119,6 +139,8 @@ def _fingerprint(
     ]
     if known := sorted(set(known)):
         judged.append(known)
+    if own is not None:
+        judged.append(["own", *own.to_json()])
     return hashlib.sha256(json.dumps(judged, ensure_ascii=False).encode()).hexdigest()
 
 

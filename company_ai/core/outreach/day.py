@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -28,6 +28,7 @@ from functools import partial
 from typing import Protocol
 
 from company_ai.core.crm import Contact, build_dossier, known_companies, load_contact
+from company_ai.core.gate import Own
 from company_ai.core.gate.report import explain_verdict, markdown_cell
 from company_ai.core.intake import Refusal, Taken, record_refusals
 from company_ai.core.llm import ModelError, StructuredModel
@@ -89,6 +90,16 @@ class Sender(Protocol):
     @property
     def sender_email(self) -> str: ...
 
+    @property
+    def company_domains(self) -> Sequence[str]:
+        """The company's own domains: the only ones a draft may link to or write to."""
+        ...
+
+    @property
+    def company_phones(self) -> Sequence[str]:
+        """The company's own phone numbers: the only ones a draft may give."""
+        ...
+
 
 class Mailer(Sender, Protocol):
     """What sends outreach email (`resources/mailer.py::Mailer`)."""
@@ -105,6 +116,13 @@ class Mailer(Sender, Protocol):
 def allowed(sender: Sender) -> tuple[str, ...]:
     """The terms the gate never counts as claims: the sender's own name."""
     return (sender.sender_name,)
+
+
+def own(sender: Sender) -> Own:
+    """What a draft may give a reader to act on: the company's domains (with the sender's
+    email domain) and phone numbers."""
+    domains = [*sender.company_domains, sender.sender_email.rpartition("@")[2]]
+    return Own.of(domains, sender.company_phones)
 
 
 def _known(stores: Stores) -> tuple[str, ...]:
@@ -377,7 +395,9 @@ def draft_day(
                 dossier=dossier,
                 sources=material,
                 model=model.source,
-                verdict=judge_draft(draft.subject, draft.body, material, allowed(sender), known),
+                verdict=judge_draft(
+                    draft.subject, draft.body, material, allowed(sender), known, own(sender)
+                ),
                 problem=text_problem(draft.subject, draft.body),
                 now=clock(),
             )
@@ -428,7 +448,7 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
         held = []
         for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
             result.checked += 1
-            verdict, rejudged = stored_verdict(d, allowed(sender), known)
+            verdict, rejudged = stored_verdict(d, allowed(sender), known, own(sender))
             result.rejudged += rejudged
             if d["status"] == "quarantined" or (not verdict.passed and d["status"] != "skipped"):
                 held.append((d, verdict))
@@ -590,7 +610,10 @@ def _send_drafts(
             or already_contacted(outreach, draft, quiet_since)
             or text_problem(draft["subject"], draft["body"])
         )
-        if reason is None and not stored_verdict(draft, allowed(mailer), known)[0].passed:
+        if (
+            reason is None
+            and not stored_verdict(draft, allowed(mailer), known, own(mailer))[0].passed
+        ):
             reason = "the fabrication gate does not pass this draft"
         if contact is not None and reason is None and draft["status"] == "ready":
             due = next_working_moment(now, contact_timezone(contact.city, tz))

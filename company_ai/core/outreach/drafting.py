@@ -36,7 +36,8 @@ from email.utils import format_datetime, make_msgid
 from pydantic import BaseModel, Field
 
 from company_ai.core.crm import Contact
-from company_ai.core.gate import GateVerdict, judge
+from company_ai.core.gate import GateVerdict, Own, judge
+from company_ai.core.llm import DATA_RULE, quoted
 from company_ai.core.outreach.research import MAX_BUMPS
 from company_ai.core.store import transaction
 from company_ai.core.times import to_iso
@@ -45,6 +46,10 @@ MAX_SUBJECT_CHARS = 150
 MAX_BODY_CHARS = 5_000
 _HTML = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>|&[a-zA-Z]+;|&#\d+;")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u0085]")
+
+
+# Nothing is the company's own: every link, address and number in a draft is a claim.
+NOTHING_OWN = Own()
 
 
 class BumpLimitError(ValueError):
@@ -99,17 +104,20 @@ def source_material(contact: Contact, dossier: str, findings: list[str]) -> list
 DRAFT_SYSTEM = (
     "You write a short, plain-text business email from {sender}. Use ONLY facts, names and "
     "numbers that appear in the material; never invent any. No HTML. Reply in JSON with "
-    "subject, body and angle (the reason for writing, in a few words)."
-)
+    "subject, body and angle (the reason for writing, in a few words). "
+) + DATA_RULE.replace("{", "{{").replace("}", "}}")
 
 
 def draft_prompt(material: list[str], thread: Thread) -> str:
+    """What the drafter is asked: the kind of message, then each piece of material quoted
+    as data (`llm.quoted`), never joined into the request itself."""
     kind = (
         f"A polite follow-up ({thread.bump} of {MAX_BUMPS}) to: {thread.previous_subject}"
         if thread.bump
         else "A first message."
     )
-    return kind + "\n\n" + "\n\n".join(material)
+    pieces = [quoted(f"material {n}", piece) for n, piece in enumerate(material, start=1)]
+    return kind + "\n\nThe material:\n\n" + "\n\n".join(pieces)
 
 
 # Pitch lines of the offline drafter. Some carry a statistic of their own that no source
@@ -190,16 +198,31 @@ def judge_draft(
     sources: list[str],
     allow: Iterable[str],
     known: Iterable[str] = (),
+    own: Own = NOTHING_OWN,
 ) -> GateVerdict:
     """The fabrication gate's verdict on a draft's subject and body against its material,
     with the co-occurrence check (a rival's fact on the contact's company is a claim);
     `allow`: the sender's own name, never a claim; `known`: the CRM's companies, names in
-    any case."""
-    return judge({"subject": subject, "body": body}, sources, allow, known=known, together=True)
+    any case; `own`: the company's domains and numbers, the only links, addresses and
+    numbers a draft may give (any other, or an instruction to log in or pay, is a claim
+    however the material puts it: `gate.actionable`)."""
+    parts = {"subject": subject, "body": body}
+    own = own.with_readers(reader_addresses(sources))
+    return judge(parts, sources, allow, known=known, together=True, own=own)
+
+
+_CRM_ADDRESS = re.compile(r"\ACRM: [^<\n]*<([^<>\s]+@[^<>\s]+)>")
+
+
+def reader_addresses(sources: Sequence[str]) -> list[str]:
+    """The reader's own address, from the CRM line of a draft's material
+    (`source_material`): a draft may say it back to them."""
+    found = _CRM_ADDRESS.match(sources[0]) if sources else None
+    return [found.group(1)] if found else []
 
 
 def stored_verdict(
-    draft: sqlite3.Row, allow: Iterable[str], known: Iterable[str] = ()
+    draft: sqlite3.Row, allow: Iterable[str], known: Iterable[str] = (), own: Own = NOTHING_OWN
 ) -> tuple[GateVerdict, bool]:
     """A stored draft's verdict and whether it had to be judged again: the stored one while
     its fingerprint matches the row and the names the gate knew (see the module docstring),
@@ -208,9 +231,10 @@ def stored_verdict(
     sources = json.loads(draft["sources"])
     stored = GateVerdict.from_json(draft["unsupported"], draft["judged"])
     parts = {"subject": draft["subject"], "body": draft["body"]}
-    if stored and stored.holds_for(parts, sources, allow, known=known):
+    reader = own.with_readers(reader_addresses(sources))
+    if stored and stored.holds_for(parts, sources, allow, known=known, own=reader):
         return stored, False
-    return judge_draft(draft["subject"], draft["body"], sources, allow, known), True
+    return judge_draft(draft["subject"], draft["body"], sources, allow, known, own), True
 
 
 def insert_draft(

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from company_ai.core.crm import Contact
 from company_ai.core.intake import html_text
+from company_ai.core.llm import DATA_RULE, quoted
 from company_ai.core.outreach.send_rules import bounced_addresses, hold_reason, read_holds
 from company_ai.core.store import RESEARCH_CAP, transaction
 from company_ai.core.times import Day, to_iso
@@ -198,14 +199,22 @@ RESEARCH_SYSTEM = (
     "You research one business contact from their company's web page. Reply in JSON. "
     "List only facts the page states, each as one sentence copied from the page, marked "
     "'contact' if it is about the person and 'company' otherwise. Under corrections, give "
-    "CRM fields the page shows are out of date (title, city, company) with the new value."
+    "CRM fields the page shows are out of date (title, city, company) with the new value. "
+    + DATA_RULE
 )
 
 
 def research_prompt(contact: Contact, page: str) -> str:
+    """What the researcher is asked: the CRM row and the page, each quoted as data."""
+    row = (
+        f"name={contact.name}; company={contact.company}; "
+        f"title={contact.title}; city={contact.city}"
+    )
     return (
-        f"CRM row: name={contact.name}; company={contact.company}; "
-        f"title={contact.title}; city={contact.city}\n\nCompany page:\n{page}"
+        "Research this contact from their company's page.\n\n"
+        + quoted("CRM row", row)
+        + "\n\n"
+        + quoted("company page", page)
     )
 
 

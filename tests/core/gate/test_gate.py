@@ -263,7 +263,9 @@ VERDICTS_OF_VERSION = {
     # subject or says such a rank, so the same verdicts, alone or together.
     5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
     # Version 6 reads the names a greeting addresses as the reader's, never claims ("Hi
-    # Dana,", "Bonjour Dana,"): every labelled draft's reader is in its sources already.
+    # Dana,", "Bonjour Dana,"): every labelled draft's reader is in its sources already; and
+    # it refuses what a reader could act on (links, numbers, instructions) that is not the
+    # company's own, when `judge` is given `own` (drafts are); judged without it, the same.
     6: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
