@@ -14,6 +14,7 @@ from company_ai.core.vectors.memories import (
     sync_knowledge,
     where_filter,
 )
+from company_ai.core.vectors.similar import Similar, find_similar
 from company_ai.core.vectors.store import (
     COLLECTIONS,
     EPISODES,
@@ -35,12 +36,14 @@ __all__ = [
     "LIVE",
     "MAX_EMBED_CHARS",
     "Signals",
+    "Similar",
     "Vector",
     "VectorStore",
     "VectorStoreError",
     "age_store",
     "erase",
     "fill_rows",
+    "find_similar",
     "hits_json",
     "language_note",
     "nearest",
