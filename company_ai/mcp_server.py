@@ -18,6 +18,7 @@ assistant can act on.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import hmac
 import json
@@ -35,7 +36,7 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import Resource, ToolAnnotations
+from mcp.types import Resource, ToolAnnotations
 
 from company_ai.core.crm import UnknownContactError, load_dossier, load_timeline
 from company_ai.core.recall import EmptyIndexError, ask, page_markdown, stale_pages
@@ -301,10 +302,8 @@ class _RecallServer(MCPServer):
         self._stores = stores
 
     async def list_resources(self) -> list[Resource]:
-        import anyio.to_thread
-
         listed = await super().list_resources()
-        return listed + await anyio.to_thread.run_sync(self._pages)
+        return listed + await asyncio.to_thread(self._pages)
 
     def _pages(self) -> list[Resource]:
         if not self._stores.exists(Store.RECALL):

@@ -1,0 +1,158 @@
+"""The MCP server, warm, through a real client session: latency per tool, start, memory.
+
+    .venv/bin/python benchmarks/bench_mcp.py                    # 156,925 contacts
+    .venv/bin/python benchmarks/bench_mcp.py --contacts 20000   # a quicker look
+
+Builds a data directory (the sample CRM at `--contacts`, the sample vault distilled into
+recall pages and indexed), starts `company-ai mcp` as its own process over stdio and
+drives it with the SDK's client: the start time (process start to `initialize`
+answered), p50/p99 of `--calls` calls of each tool, the server's resident memory, and for
+comparison `company-ai recall` and `company-ai timeline` as whole processes. Prints one
+figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from company_ai.core.embedding import load_minilm
+from company_ai.core.recall import index_entities
+from company_ai.core.store import Store, Stores
+from company_ai.core.vault import distill_staging, offline_page, stage_vault
+from company_ai.sample_world.crm import load_sample
+
+AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
+PACKAGE = Path(__file__).resolve().parent.parent / "company_ai"
+
+
+def percentiles(samples_s: list[float]) -> str:
+    ms = sorted(s * 1000 for s in samples_s)
+    p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
+    return f"p50 {statistics.median(ms):.2f} ms, p99 {p99:.2f} ms (n={len(ms)})"
+
+
+def build(data: Path, contacts: int, density: float) -> None:
+    started = time.perf_counter()
+    stores = Stores(data)
+    load_sample(stores, contacts=contacts, as_of=AS_OF, density=density)
+    stage_vault(PACKAGE / "sample_vault", data / "vault_staging", day="2026-11-29")
+    with stores.connect(Store.RECALL) as conn:
+        distill_staging(
+            conn, str(data / "vault_staging"), day="2026-11-29",
+            distill=lambda t, p, x: offline_page(p, x), source="model:offline",
+            clock=lambda: AS_OF,
+        )  # fmt: skip
+        index_entities(conn, load_minilm())
+    print(
+        f"built {contacts:,} contacts and the sample vault in {time.perf_counter() - started:.1f} s"
+    )
+
+
+def emails(data: Path, n: int) -> list[str]:
+    with Stores(data).connect(Store.CRM, readonly=True) as crm:
+        found = [r[0] for r in crm.execute("SELECT email FROM contacts WHERE email IS NOT NULL")]
+    return random.Random(1).choices(found, k=n)
+
+
+def server_rss_mib(parent: int) -> float | None:
+    """The resident memory of this process's `company-ai mcp` child (Linux /proc)."""
+    for task in Path(f"/proc/{parent}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            if b"mcp" in cmdline:
+                for line in Path(f"/proc/{child}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+    return None
+
+
+async def measure(data: Path, calls: int) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "company_ai.cli", "--data-dir", str(data), "mcp"],
+        env={"PYTHONPATH": str(PACKAGE.parent)},
+    )
+    questions = [
+        json.loads(line)["question"]
+        for line in (PACKAGE / "sample_vault_questions.jsonl").read_text().splitlines()
+    ]
+    people = emails(data, calls)
+    started = time.perf_counter()
+    async with Client(params, read_timeout_seconds=120) as client:
+        print(
+            f"start (process start to initialize answered): {time.perf_counter() - started:.2f} s"
+        )
+        cases = {
+            "recall": [{"question": questions[i % len(questions)]} for i in range(calls)],
+            "timeline": [{"email": e} for e in people],
+            "dossier": [{"email": e} for e in people],
+            "page": [{"title": "Dev Patel"}] * calls,
+            "stale": [{}] * calls,
+        }
+        first = time.perf_counter()
+        await client.call_tool("recall", {"question": "warm up"})  # loads the model
+        print(f"first recall (loads the embedder): {(time.perf_counter() - first) * 1000:.0f} ms")
+        for name, arguments in cases.items():
+            timings = []
+            for args in arguments:
+                t0 = time.perf_counter()
+                result = await client.call_tool(name, args)
+                timings.append(time.perf_counter() - t0)
+                assert not result.is_error, result.content[0].text
+            print(f"{name} through the session, warm: {percentiles(timings)}")
+        rss = server_rss_mib(os.getpid())
+        print(f"server resident memory after the calls: {rss:.0f} MiB" if rss else "rss: n/a")
+
+
+def whole_process(data: Path, runs: int) -> None:
+    cli = [sys.executable, "-m", "company_ai.cli", "--data-dir", str(data)]
+    env = os.environ | {"PYTHONPATH": str(PACKAGE.parent)}
+    for label, args in (
+        ("recall", ["recall", "who runs customer support?"]),
+        ("timeline", ["timeline", emails(data, 1)[0]]),
+    ):
+        timings = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([*cli, *args], check=True, stdout=subprocess.DEVNULL, env=env)
+            timings.append(time.perf_counter() - t0)
+        print(
+            f"`company-ai {label}` as a whole process: median {statistics.median(timings):.3f} s (n={runs})"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--contacts", type=int, default=156_925)
+    parser.add_argument("--density", type=float, default=1.0)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--cli-runs", type=int, default=10)
+    parser.add_argument("--keep", type=Path, help="build (or reuse) the data here")
+    args = parser.parse_args()
+    data = args.keep or Path(tempfile.mkdtemp(prefix="company-ai-bench-mcp-")) / "data"
+    if not (data / "recall.db").is_file():
+        build(data, args.contacts, args.density)
+    try:
+        asyncio.run(measure(data, args.calls))
+        whole_process(data, args.cli_runs)
+    finally:
+        if not args.keep:
+            shutil.rmtree(data.parent)
+
+
+if __name__ == "__main__":
+    main()
