@@ -18,16 +18,22 @@ import asyncio
 import json
 import os
 import random
+import secrets
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from company_ai.core.embedding import load_minilm
 from company_ai.core.recall import index_entities
@@ -68,34 +74,69 @@ def emails(data: Path, n: int) -> list[str]:
     return random.Random(1).choices(found, k=n)
 
 
-def server_rss_mib(parent: int) -> float | None:
-    """The resident memory of this process's `company-ai mcp` child (Linux /proc)."""
+@asynccontextmanager
+async def session(data: Path, transport: str) -> AsyncIterator[tuple[Client, int]]:
+    """A client session with a fresh server over `transport`, and the server's pid."""
+    command = [sys.executable, "-m", "company_ai.cli", "--data-dir", str(data), "mcp"]
+    env = {"PYTHONPATH": str(PACKAGE.parent)}
+    if transport == "stdio":
+        params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+        async with Client(params, read_timeout_seconds=120) as client:
+            yield client, child_pid(os.getpid())
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    server = subprocess.Popen(
+        [*command, "--http", "--port", str(port)],
+        env=os.environ | env | {"COMPANY_AI_MCP_TOKEN": token},
+    )
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                await asyncio.sleep(0.02)
+        headers = {"Authorization": f"Bearer {token}"}
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=120) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            yield client, server.pid
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def child_pid(parent: int) -> int:
+    """This process's `company-ai mcp` child (Linux /proc)."""
     for task in Path(f"/proc/{parent}/task").iterdir():
         for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-            if b"mcp" in cmdline:
-                for line in Path(f"/proc/{child}/status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-    return None
+            if b"mcp" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                return int(child)
+    raise LookupError("no server process")
 
 
-async def measure(data: Path, calls: int) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "company_ai.cli", "--data-dir", str(data), "mcp"],
-        env={"PYTHONPATH": str(PACKAGE.parent)},
-    )
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def measure(data: Path, calls: int, transport: str) -> None:
     questions = [
         json.loads(line)["question"]
         for line in (PACKAGE / "sample_vault_questions.jsonl").read_text().splitlines()
     ]
     people = emails(data, calls)
     started = time.perf_counter()
-    async with Client(params, read_timeout_seconds=120) as client:
-        print(
-            f"start (process start to initialize answered): {time.perf_counter() - started:.2f} s"
-        )
+    async with session(data, transport) as (client, pid):
+        took = time.perf_counter() - started
+        print(f"{transport}: start (process start to initialize answered): {took:.2f} s")
         cases = {
             "recall": [{"question": questions[i % len(questions)]} for i in range(calls)],
             "timeline": [{"email": e} for e in people],
@@ -105,7 +146,8 @@ async def measure(data: Path, calls: int) -> None:
         }
         first = time.perf_counter()
         await client.call_tool("recall", {"question": "warm up"})  # loads the model
-        print(f"first recall (loads the embedder): {(time.perf_counter() - first) * 1000:.0f} ms")
+        took = (time.perf_counter() - first) * 1000
+        print(f"{transport}: first recall (loads the embedder): {took:.0f} ms")
         for name, arguments in cases.items():
             timings = []
             for args in arguments:
@@ -113,9 +155,8 @@ async def measure(data: Path, calls: int) -> None:
                 result = await client.call_tool(name, args)
                 timings.append(time.perf_counter() - t0)
                 assert not result.is_error, result.content[0].text
-            print(f"{name} through the session, warm: {percentiles(timings)}")
-        rss = server_rss_mib(os.getpid())
-        print(f"server resident memory after the calls: {rss:.0f} MiB" if rss else "rss: n/a")
+            print(f"{transport}: {name} through the session, warm: {percentiles(timings)}")
+        print(f"{transport}: server resident memory after the calls: {rss_mib(pid):.0f} MiB")
 
 
 def whole_process(data: Path, runs: int) -> None:
@@ -130,9 +171,8 @@ def whole_process(data: Path, runs: int) -> None:
             t0 = time.perf_counter()
             subprocess.run([*cli, *args], check=True, stdout=subprocess.DEVNULL, env=env)
             timings.append(time.perf_counter() - t0)
-        print(
-            f"`company-ai {label}` as a whole process: median {statistics.median(timings):.3f} s (n={runs})"
-        )
+        median = statistics.median(timings)
+        print(f"`company-ai {label}` as a whole process: median {median:.3f} s (n={runs})")
 
 
 def main() -> None:
@@ -141,13 +181,15 @@ def main() -> None:
     parser.add_argument("--density", type=float, default=1.0)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--cli-runs", type=int, default=10)
+    parser.add_argument("--transport", choices=("stdio", "http", "both"), default="both")
     parser.add_argument("--keep", type=Path, help="build (or reuse) the data here")
     args = parser.parse_args()
     data = args.keep or Path(tempfile.mkdtemp(prefix="company-ai-bench-mcp-")) / "data"
     if not (data / "recall.db").is_file():
         build(data, args.contacts, args.density)
     try:
-        asyncio.run(measure(data, args.calls))
+        for transport in ("stdio", "http") if args.transport == "both" else (args.transport,):
+            asyncio.run(measure(data, args.calls, transport))
         whole_process(data, args.cli_runs)
     finally:
         if not args.keep:

@@ -570,3 +570,15 @@ def test_no_tool_can_write(mcp_data):
         assert t.annotations.read_only_hint is True
     with pytest.raises(TypeError, match="ReadOnlyStores only"):
         build_server(Stores(mcp_data), Settings.from_env({}))
+
+
+def test_a_postgres_memory_store_is_read_in_a_read_only_session(tmp_path, pg_url):
+    import psycopg2
+
+    with Stores(tmp_path, urls={Store.MEMORY: pg_url}).connect(Store.MEMORY):
+        pass  # a writer makes the schema
+    stores = ReadOnlyStores(tmp_path, urls={Store.MEMORY: pg_url})
+    with stores.connect(Store.MEMORY) as memory:
+        assert memory.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        with pytest.raises(psycopg2.errors.ReadOnlySqlTransaction):
+            memory.execute("DELETE FROM contact_episodes")
