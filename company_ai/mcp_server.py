@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import hmac
 import json
 import os
@@ -89,8 +90,26 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
     server = _RecallServer(stores, name=NAME, instructions=RULE, log_level="WARNING")
     vector_copy = VectorCopy(stores.data_dir)
 
-    def tool(description: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
-        return server.tool(description=description, annotations=READ_ONLY, structured_output=False)
+    def tool(description: str, *, inline: bool = False) -> Callable[[Callable[..., T]], Any]:
+        """Register a read as a tool. The SDK runs a plain function on a worker thread;
+        `inline` runs it on the event loop instead, for the reads that take a millisecond
+        or so (indexed lookups), where the hand-over to a thread would cost more than the
+        read itself."""
+        register = server.tool(
+            description=description, annotations=READ_ONLY, structured_output=False
+        )
+
+        def decorate(fn: Callable[..., T]) -> Any:
+            if not inline:
+                return register(fn)
+
+            @functools.wraps(fn)
+            async def on_the_loop(*args: Any, **kwargs: Any) -> T:
+                return fn(*args, **kwargs)
+
+            return register(on_the_loop)
+
+        return decorate
 
     @tool(
         "Search the owner's recall pages (their notes distilled: people, projects, plans, "
@@ -140,7 +159,8 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
     @tool(
         "One recall page by its exact title (case does not matter), as Markdown with its "
         "front matter: type, dates, the note it was derived from, observations, relations. "
-        "An unknown title is an error: search with `recall` first."
+        "An unknown title is an error: search with `recall` first.",
+        inline=True,
     )
     def page(title: str) -> str:
         title = _title(title)
@@ -150,7 +170,8 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
         "The vault note a recall page was derived from, as the privacy gate last let it "
         "through (its staged copy). Use it when asked how you know something, or to check "
         "a page against the note itself. A private note, or one made private since, is "
-        "never shown: that is an error."
+        "never shown: that is an error.",
+        inline=True,
     )
     def source_note(title: str) -> str:
         from company_ai.core.vault import published_note, staging_dir
@@ -164,7 +185,8 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
         "Everything known about one contact (by any of their email addresses), oldest "
         "first: episodes (with source and confidence), messages sent and mail received, "
         "each dated. Paged: pass the returned `next_offset` as `offset` for more; "
-        "`next_offset` is null at the end. An unknown email is an error."
+        "`next_offset` is null at the end. An unknown email is an error.",
+        inline=True,
     )
     def timeline(email: str, offset: int = 0, limit: int = TIMELINE_PAGE) -> str:
         email = _email(email)
@@ -183,7 +205,8 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
     @tool(
         "What a drafter is given about one contact (by email): their latest episodes, one "
         "dated receipt a line with its source and, when under 1, its confidence. An "
-        "unknown email is an error."
+        "unknown email is an error.",
+        inline=True,
     )
     def dossier(email: str) -> str:
         email = _email(email)
@@ -229,7 +252,8 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
     @tool(
         "Recall pages whose status or goal comes from a note untouched for longer than the "
         "stale limit (oldest first): things that may no longer be true. Each with its "
-        "source note, the day the note was last touched and the lines that may be stale."
+        "source note, the day the note was last touched and the lines that may be stale.",
+        inline=True,
     )
     def stale(limit: int = 50) -> str:
         limit = _within("limit", limit, 1, MAX_STALE)
@@ -252,7 +276,8 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
     @tool(
         "The latest morning brief as it was sent (what happened overnight: runs, replies, "
         "drafts waiting, the night's brain facts, stale pages, growth, the CRM audit), with "
-        "its day and when it was made."
+        "its day and when it was made.",
+        inline=True,
     )
     def brief() -> str:
         report = _read(lambda: _brief(stores))

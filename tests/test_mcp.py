@@ -471,6 +471,10 @@ def test_http_needs_the_token_and_serves_with_it(mcp_data, tmp_path):
         wrong = httpx2.post(url, json=initialize, headers=accept | {
             "Authorization": "Bearer " + TOKEN[:-1] + "x"})  # fmt: skip
         basic = httpx2.post(url, json=initialize, headers=accept | {"Authorization": TOKEN})
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        for _ in range(3):  # clients that leave before reading their answer
+            with httpx2.stream("POST", url, json=initialize, headers=accept | auth):
+                pass
 
         async def session():
             async with http_client(url) as client:
