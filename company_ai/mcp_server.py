@@ -40,7 +40,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import Resource, ToolAnnotations
 
 from company_ai.core.crm import UnknownContactError, load_dossier, load_timeline
-from company_ai.core.recall import EmptyIndexError, ask, page_markdown, stale_pages
+from company_ai.core.recall import EmptyIndexError, WarmIndex, ask, page_markdown, stale_pages
 from company_ai.core.store import ReadOnlyStores, Store, StoreError
 from company_ai.core.times import to_iso, utc_now
 from company_ai.settings import Settings
@@ -89,6 +89,7 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
 
     server = _RecallServer(stores, name=NAME, instructions=RULE, log_level="WARNING")
     vector_copy = VectorCopy(stores.data_dir)
+    warm = WarmIndex(stores.path(Store.RECALL))
 
     def tool(description: str, *, inline: bool = False) -> Callable[[Callable[..., T]], Any]:
         """Register a read as a tool. The SDK runs a plain function on a worker thread;
@@ -130,6 +131,7 @@ def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
                 max_age_days=settings.recall_stale_days,
                 ollama_host=settings.ollama_host,
                 limit=limit,
+                warm=warm,
             )
         )
         hits = [

@@ -586,3 +586,19 @@ def test_a_postgres_memory_store_is_read_in_a_read_only_session(tmp_path, pg_url
         assert memory.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
         with pytest.raises(psycopg2.errors.ReadOnlySqlTransaction):
             memory.execute("DELETE FROM contact_episodes")
+
+
+def test_the_warm_index_is_reused_until_the_recall_store_changes(mcp_data, tmp_path):
+    from company_ai.core.recall import WarmIndex
+
+    data = Path(shutil.copytree(mcp_data, tmp_path / "data"))
+    warm = WarmIndex(data / "recall.db")
+    stores = ReadOnlyStores(data)
+    with stores.connect(Store.RECALL) as conn:
+        first = warm.dense(conn)
+        assert warm.dense(conn) is first and len(first.keys) > 0
+    with Stores(data).connect(Store.RECALL) as writer:  # the vault night re-indexes
+        writer.execute("DELETE FROM search_docs WHERE id = (SELECT min(id) FROM search_docs)")
+    with stores.connect(Store.RECALL) as conn:
+        again = warm.dense(conn)
+    assert again is not first and len(again.keys) == len(first.keys) - 1

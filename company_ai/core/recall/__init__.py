@@ -17,7 +17,7 @@ from company_ai.core.recall.answers import (
     set_mark,
     stale_pages,
 )
-from company_ai.core.recall.retrieval import Searcher, index_model, replace_docs
+from company_ai.core.recall.retrieval import Searcher, WarmIndex, index_model, replace_docs
 from company_ai.core.recall.retrieval_eval import evaluate_beir, evaluate_recall, render
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "STALE_CATEGORIES",
     "EmptyIndexError",
     "Searcher",
+    "WarmIndex",
     "answer_json",
     "ask",
     "count_stale",

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from company_ai.core.recall.retrieval import (
     Doc,
     Searcher,
+    WarmIndex,
     index_model,
     replace_docs,
     update_vectors,
@@ -180,14 +181,18 @@ class EmptyIndexError(RuntimeError):
     """The recall index has not been built yet; the message says what builds it."""
 
 
-def open_searcher(conn: sqlite3.Connection, ollama_host: str) -> Searcher:
-    """A searcher over the index with the embedder it was built with."""
+def open_searcher(
+    conn: sqlite3.Connection, ollama_host: str, warm: WarmIndex | None = None
+) -> Searcher:
+    """A searcher over the index with the embedder it was built with (`warm`: the dense
+    matrix kept between calls by a long-running reader)."""
     from company_ai.core.embedding import embedder_for  # numpy and the model: only here
 
     model = index_model(conn)
     if model is None:
         raise EmptyIndexError("the recall index is empty: run the vault job (or `company-ai demo`)")
-    return Searcher(conn, embedder_for(*model, ollama_host))
+    dense = warm.dense(conn) if warm is not None else None
+    return Searcher(conn, embedder_for(*model, ollama_host), dense)
 
 
 def ask(
@@ -198,10 +203,11 @@ def ask(
     max_age_days: int,
     ollama_host: str,
     limit: int = 5,
+    warm: WarmIndex | None = None,
 ) -> Answer:
     """`recall` over the recall store, read-only (`company-ai recall`, the MCP server)."""
     with stores.connect(Store.RECALL, readonly=True) as conn:
-        searcher = open_searcher(conn, ollama_host)
+        searcher = open_searcher(conn, ollama_host, warm)
         return recall(conn, searcher, question, now=now, max_age_days=max_age_days, limit=limit)
 
 
