@@ -239,7 +239,7 @@ class WarmIndex:
 
     def _files(self) -> tuple:
         # A commit changes the -wal, a checkpoint the file itself: either reloads.
-        found = []
+        found: list[tuple[int, int, int] | None] = []
         for p in (self.path, self.path.with_name(self.path.name + "-wal")):
             try:
                 info = p.stat()
