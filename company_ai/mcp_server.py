@@ -25,6 +25,7 @@ import hmac
 import json
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -82,13 +83,13 @@ class ServerConfigError(Exception):
     """The server cannot start as asked; the message says what to do."""
 
 
-def build_server(stores: ReadOnlyStores, settings: Settings) -> MCPServer:
+def build_server(stores: ReadOnlyStores, settings: Settings) -> _RecallServer:
     """The MCP server over `stores`: tools, the recall:// resources and the rule prompt."""
     if not isinstance(stores, ReadOnlyStores):
         raise TypeError("the MCP server reads through ReadOnlyStores only")
 
     server = _RecallServer(stores, name=NAME, instructions=RULE, log_level="WARNING")
-    vector_copy = VectorCopy(stores.data_dir)
+    vector_copy = server.vector_copy
     warm = WarmIndex(stores.path(Store.RECALL))
 
     def tool(description: str, *, inline: bool = False) -> Callable[[Callable[..., T]], Any]:
@@ -327,6 +328,7 @@ class _RecallServer(MCPServer):
     def __init__(self, stores: ReadOnlyStores, **kwargs: Any):
         super().__init__(**kwargs)
         self._stores = stores
+        self.vector_copy = VectorCopy(stores.data_dir)
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
@@ -373,6 +375,13 @@ class VectorCopy:
             for p in sorted(self.source.rglob("*"))
             if p.is_file()
         )
+
+    def close(self) -> None:
+        """Remove the copy (at the server's exit)."""
+        with self._guard:
+            if self._folder is not None:
+                self._folder.cleanup()
+                self._folder = None
 
     def current(self) -> Path:
         """The copy's path, fresh: the original's as it is now."""
@@ -562,12 +571,17 @@ def serve(
             f"no data directory at {stores.data_dir}: point --data-dir or COMPANY_AI_DATA_DIR "
             "at your data (or run `company-ai demo`)"
         )
-    if http:
-        token = _token(settings)  # checked before anything is built or bound
-        server = build_server(stores, settings)
-        _serve_http(server, token, port)
-    else:
-        build_server(stores, settings).run("stdio")
+    token = _token(settings) if http else ""  # checked before anything is built or bound
+    server = build_server(stores, settings)
+    # A client stopping the server sends SIGTERM: unwind as for ^C, so the finally runs.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        if http:
+            _serve_http(server, token, port)
+        else:
+            server.run("stdio")
+    finally:
+        server.vector_copy.close()
 
 
 def _token(settings: Settings) -> str:
@@ -586,7 +600,7 @@ def _token(settings: Settings) -> str:
     return token
 
 
-def _serve_http(server: MCPServer, token: str, port: int) -> None:
+def _serve_http(server: _RecallServer, token: str, port: int) -> None:
     import uvicorn
 
     app = BearerOnly(server.streamable_http_app(host="127.0.0.1"), token)
