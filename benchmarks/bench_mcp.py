@@ -2,13 +2,15 @@
 
     .venv/bin/python benchmarks/bench_mcp.py                    # 156,925 contacts
     .venv/bin/python benchmarks/bench_mcp.py --contacts 20000   # a quicker look
+    .venv/bin/python benchmarks/bench_mcp.py --contacts 2000 --notes 2000   # more pages
 
-Builds a data directory (the sample CRM at `--contacts`, the sample vault distilled into
-recall pages and indexed), starts `company-ai mcp` as its own process over stdio and
-drives it with the SDK's client: the start time (process start to `initialize`
-answered), p50/p99 of `--calls` calls of each tool, the server's resident memory, and for
-comparison `company-ai recall` and `company-ai timeline` as whole processes. Prints one
-figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+Builds a data directory (the sample CRM at `--contacts`, the sample vault, with
+`--notes` generated notes more, distilled into recall pages and indexed), starts
+`company-ai mcp` as its own process over stdio (and HTTP) and drives it with the SDK's
+client: the start time (process start to `initialize` answered), p50/p99 of `--calls`
+calls of each tool, the server's resident memory, and for comparison `company-ai recall`
+and `company-ai timeline` as whole processes. Prints one figure a line; BENCHMARKS.md
+records a run. Nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -51,11 +53,18 @@ def percentiles(samples_s: list[float]) -> str:
     return f"p50 {statistics.median(ms):.2f} ms, p99 {p99:.2f} ms (n={len(ms)})"
 
 
-def build(data: Path, contacts: int, density: float) -> None:
+def build(data: Path, contacts: int, density: float, notes: int) -> None:
     started = time.perf_counter()
     stores = Stores(data)
     load_sample(stores, contacts=contacts, as_of=AS_OF, density=density)
-    stage_vault(PACKAGE / "sample_vault", data / "vault_staging", day="2026-11-29")
+    vault = PACKAGE / "sample_vault"
+    if notes:  # bench_vault's generated vault, beside the sample's pages
+        from bench_vault import write_vault
+
+        vault = data.parent / "vault"
+        shutil.copytree(PACKAGE / "sample_vault", vault)
+        write_vault(vault / "generated", notes)
+    stage_vault(vault, data / "vault_staging", day="2026-11-29")
     with stores.connect(Store.RECALL) as conn:
         distill_staging(
             conn, str(data / "vault_staging"), day="2026-11-29",
@@ -63,9 +72,8 @@ def build(data: Path, contacts: int, density: float) -> None:
             clock=lambda: AS_OF,
         )  # fmt: skip
         index_entities(conn, load_minilm())
-    print(
-        f"built {contacts:,} contacts and the sample vault in {time.perf_counter() - started:.1f} s"
-    )
+    took = time.perf_counter() - started
+    print(f"built {contacts:,} contacts and the sample vault (+{notes:,} notes) in {took:.1f} s")
 
 
 def emails(data: Path, n: int) -> list[str]:
@@ -180,13 +188,14 @@ def main() -> None:
     parser.add_argument("--contacts", type=int, default=156_925)
     parser.add_argument("--density", type=float, default=1.0)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--notes", type=int, default=0, help="generated vault notes to add")
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--transport", choices=("stdio", "http", "both"), default="both")
     parser.add_argument("--keep", type=Path, help="build (or reuse) the data here")
     args = parser.parse_args()
     data = args.keep or Path(tempfile.mkdtemp(prefix="company-ai-bench-mcp-")) / "data"
     if not (data / "recall.db").is_file():
-        build(data, args.contacts, args.density)
+        build(data, args.contacts, args.density, args.notes)
     try:
         for transport in ("stdio", "http") if args.transport == "both" else (args.transport,):
             asyncio.run(measure(data, args.calls, transport))

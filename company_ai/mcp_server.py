@@ -430,6 +430,8 @@ def _read(fn: Callable[[], T]) -> T:
     repeat to the owner (never a traceback, never a stored value beyond the message)."""
     try:
         return fn()
+    except (KeyError, IndexError):
+        raise  # a bug, not an answer: the SDK reports it as an unexpected error
     except (UnknownContactError, LookupError, EmptyIndexError, StoreError, ValueError) as exc:
         raise ToolError(str(exc)) from None
     except RuntimeError as exc:  # e.g. the vector store's VectorStoreError
