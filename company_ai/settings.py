@@ -4,7 +4,9 @@
 the code location (`definitions.py`), the CLI and the demo pass on; nothing reads the
 environment at import. Defaults live only in `DEFAULTS`. Stdlib only (the CLI imports
 it). Secrets never come through here: they are bound as `dg.EnvVar(...)` in
-definitions.py so they never show in the UI.
+definitions.py so they never show in the UI. Two exceptions, both kept out of `repr`:
+the memory store's URL (it may hold a password) and the MCP server's token, which no
+Dagster code ever sees.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ DEFAULTS = {
     # Whether a run may be given its clock by its tag (days.PLAYED_AT_TAG): the demo plays
     # its past nights at their own moments. Off everywhere else.
     "COMPANY_AI_PLAYED_CLOCK": "false",
+    # The bearer token `company-ai mcp --http` requires (a secret: never shown or logged);
+    # empty: HTTP mode refuses to start.
+    "COMPANY_AI_MCP_TOKEN": "",
 }
 
 
@@ -106,6 +111,8 @@ class Settings:
     vector_cap_knowledge: int
     vector_archive_ttl_days: int
     played_clock: bool = False  # a run's clock may come from its tag (the demo)
+    # The MCP server's HTTP bearer token, or "": a secret, never shown (repr) or logged.
+    mcp_token: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -173,6 +180,7 @@ class Settings:
             vector_cap_knowledge=_whole("COMPANY_AI_VECTOR_CAP_KNOWLEDGE", get, minimum=1),
             vector_archive_ttl_days=_whole("COMPANY_AI_VECTOR_ARCHIVE_TTL_DAYS", get, minimum=1),
             played_clock=_one_of("COMPANY_AI_PLAYED_CLOCK", get, ("true", "false")) == "true",
+            mcp_token=get("COMPANY_AI_MCP_TOKEN").strip(),
         )
 
     def store_urls(self) -> dict[Store, str]:

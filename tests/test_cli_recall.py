@@ -151,5 +151,6 @@ def test_every_command_is_a_read_command_or_known_to_load_more():
         "demo",
         "forget",
         "audit",  # computes the audit now when none is stored: the CRM, holds and memory
+        "mcp",  # a long-running server: the MCP SDK (pydantic) and the embedder
     }
     assert set(commands.choices) == set(READ_COMMANDS) | may_load_more

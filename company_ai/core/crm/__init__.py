@@ -12,7 +12,7 @@ from company_ai.core.crm.contacts import (
     normalize_email,
 )
 from company_ai.core.crm.contacts_csv import import_contacts_csv
-from company_ai.core.crm.dossier import build_dossier
+from company_ai.core.crm.dossier import build_dossier, load_dossier
 from company_ai.core.crm.people_sync import (
     BUDGET_S,
     MAX_DELETED_SHARE,
@@ -46,6 +46,7 @@ __all__ = [
     "Tombstones",
     "UnknownContactError",
     "build_dossier",
+    "load_dossier",
     "find_contact",
     "import_contacts_csv",
     "known_companies",

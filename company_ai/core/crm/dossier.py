@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from company_ai.core.crm.contacts import find_contact
+from company_ai.core.store import Store, Stores
+
 NO_HISTORY = "No prior research or interaction history."
 DOSSIER_EPISODES = 30
 
@@ -29,3 +32,11 @@ def _line(
     if confidence is not None and confidence < 1:
         provenance += f", confidence {confidence:.2f}"
     return f"{created_at[:10]}: {episode_type} ({provenance}): {' '.join(content.split())}"
+
+
+def load_dossier(stores: Stores, email: str) -> str:
+    """The dossier of the contact with `email` (UnknownContactError when there is none)."""
+    with stores.connect(Store.CRM, readonly=True) as crm:
+        contact = find_contact(crm, email)
+    with stores.connect(Store.MEMORY, readonly=True) as memory:
+        return build_dossier(memory, contact["id"])

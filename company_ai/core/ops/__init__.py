@@ -3,12 +3,15 @@ key state as flat JSON, the daily audit of the CRM (counts, warmth bands, what i
 enough to act on), snapshots and the restore drill, and forgetting one person
 everywhere the system put them."""
 
+from company_ai.core.ops.alerts import Report, latest_report
 from company_ai.core.ops.audit import (
     BANDS_IN_WORDS,
     WARMTH_BANDS,
     Audit,
+    AuditReport,
     StoredAudit,
     audit_crm,
+    audit_report,
     audit_stores,
     band_of,
     is_actionable,
@@ -26,8 +29,10 @@ __all__ = [
     "BANDS_IN_WORDS",
     "WARMTH_BANDS",
     "Audit",
+    "AuditReport",
     "StoredAudit",
     "audit_crm",
+    "audit_report",
     "audit_stores",
     "band_of",
     "is_actionable",
@@ -36,6 +41,8 @@ __all__ = [
     "record_audit",
     "stored_audit",
     "BriefInput",
+    "Report",
+    "latest_report",
     "MANIFEST",
     "StateExportError",
     "build_brief",

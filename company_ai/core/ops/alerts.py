@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Protocol
 
 from company_ai.core.secrets import scrub
-from company_ai.core.store import transaction
+from company_ai.core.store import table_exists, transaction
 from company_ai.core.times import to_iso
 
 
@@ -96,3 +96,26 @@ def flush(
 
 def pending_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM alerts WHERE sent_at IS NULL").fetchone()[0]
+
+
+@dataclass(frozen=True)
+class Report:
+    """One stored report (the morning brief is `brief:<day>`), as it was queued."""
+
+    key: str
+    text: str
+    created_at: str
+    sent_at: str | None
+
+
+def latest_report(conn: sqlite3.Connection | None, prefix: str) -> Report | None:
+    """The newest report whose key starts with `prefix` (e.g. "brief:"), or None."""
+    if conn is None or not table_exists(conn, "alerts"):
+        return None
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    row = conn.execute(
+        "SELECT key, text, created_at, sent_at FROM alerts WHERE key LIKE ? ESCAPE '\\'"
+        " ORDER BY created_at DESC, id DESC LIMIT 1",
+        (pattern,),
+    ).fetchone()
+    return None if row is None else Report(row[0], row[1], row[2], row[3])

@@ -226,3 +226,32 @@ def stored_audit(stores: Stores, before: str | None = None) -> StoredAudit | Non
     finally:
         if ops is not None:
             ops.close()
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What `company-ai audit` and the MCP `audit` tool show: the latest stored capture, or
+    the same numbers computed now when none is stored yet (`source` says which)."""
+
+    source: str  # "stored" or "computed now"
+    day: str | None  # the partition that took a stored capture
+    as_of: str
+    audit: Audit
+
+    def heading(self) -> str:
+        if self.source == "stored":
+            return f"CRM audit stored by crm_audit for {self.day}, as of {self.as_of}"
+        return f"CRM audit computed now (no audit stored yet), as of {self.as_of}"
+
+    def to_json(self) -> dict:
+        bands = {name: [low, high] for name, low, high in WARMTH_BANDS}
+        head = {"source": self.source, "day": self.day, "as_of": self.as_of}
+        return head | {"warmth_bands": bands} | self.audit.numbers()
+
+
+def audit_report(stores: Stores, now: str) -> AuditReport:
+    """The latest stored CRM audit, else one computed at `now` (read-only either way)."""
+    stored = stored_audit(stores)
+    if stored is not None:
+        return AuditReport("stored", stored.day, stored.recorded_at, stored.audit)
+    return AuditReport("computed now", None, now, audit_stores(stores, now))

@@ -16,11 +16,12 @@ from datetime import date, datetime, timedelta
 from company_ai.core.recall.retrieval import (
     Doc,
     Searcher,
+    WarmIndex,
     index_model,
     replace_docs,
     update_vectors,
 )
-from company_ai.core.store import transaction
+from company_ai.core.store import Store, Stores, transaction
 
 STALE_CATEGORIES = ("status", "goal")  # the lines that age: a page with one is `reviewable`
 PAGES_MARK, INDEX_MARK = "recall_pages", "recall_index"  # the steps in `sync_marks`
@@ -174,6 +175,40 @@ def recall(
     if hits:
         answer.neighbourhood = neighbourhood(conn, hits[0].title)
     return answer
+
+
+class EmptyIndexError(RuntimeError):
+    """The recall index has not been built yet; the message says what builds it."""
+
+
+def open_searcher(
+    conn: sqlite3.Connection, ollama_host: str, warm: WarmIndex | None = None
+) -> Searcher:
+    """A searcher over the index with the embedder it was built with (`warm`: the dense
+    matrix kept between calls by a long-running reader)."""
+    from company_ai.core.embedding import embedder_for  # numpy and the model: only here
+
+    model = index_model(conn)
+    if model is None:
+        raise EmptyIndexError("the recall index is empty: run the vault job (or `company-ai demo`)")
+    dense = warm.dense(conn) if warm is not None else None
+    return Searcher(conn, embedder_for(*model, ollama_host), dense)
+
+
+def ask(
+    stores: Stores,
+    question: str,
+    *,
+    now: datetime,
+    max_age_days: int,
+    ollama_host: str,
+    limit: int = 5,
+    warm: WarmIndex | None = None,
+) -> Answer:
+    """`recall` over the recall store, read-only (`company-ai recall`, the MCP server)."""
+    with stores.connect(Store.RECALL, readonly=True) as conn:
+        searcher = open_searcher(conn, ollama_host, warm)
+        return recall(conn, searcher, question, now=now, max_age_days=max_age_days, limit=limit)
 
 
 def neighbourhood(conn: sqlite3.Connection, title: str) -> list[tuple[str, str, str, bool]]:

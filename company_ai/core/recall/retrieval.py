@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -224,14 +226,45 @@ def rrf(rankings: Iterable[list[str]], k: int = RRF_K) -> list[str]:
     return sorted(scores, key=lambda key: -scores[key])
 
 
+class WarmIndex:
+    """The dense matrix of the index in one SQLite store, kept between searches while the
+    store's files are unchanged: for a long-running reader (the MCP server), which would
+    otherwise read every vector again for each question. Thread-safe."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._state: tuple | None = None
+        self._dense: DenseIndex | None = None
+
+    def _files(self) -> tuple:
+        # A commit changes the -wal, a checkpoint the file itself: either reloads.
+        found: list[tuple[int, int, int] | None] = []
+        for p in (self.path, self.path.with_name(self.path.name + "-wal")):
+            try:
+                info = p.stat()
+                found.append((info.st_ino, info.st_size, info.st_mtime_ns))
+            except FileNotFoundError:
+                found.append(None)
+        return tuple(found)
+
+    def dense(self, conn: sqlite3.Connection) -> DenseIndex:
+        """The matrix as `conn` reads it, reused while the files stay as they were."""
+        with self._lock:
+            state = self._files()  # taken before reading: a change meanwhile reloads next time
+            if self._dense is None or state != self._state:
+                self._dense, self._state = DenseIndex(conn), state
+            return self._dense
+
+
 class Searcher:
     """Keyword, dense and hybrid search over one index, with the query embedder checked
-    against the model the index was built with."""
+    against the model the index was built with. `dense`: a matrix already loaded."""
 
-    def __init__(self, conn: sqlite3.Connection, embedder):
+    def __init__(self, conn: sqlite3.Connection, embedder, dense: DenseIndex | None = None):
         self.conn = conn
         self.embedder = embedder
-        self.dense = DenseIndex(conn)
+        self.dense = dense if dense is not None else DenseIndex(conn)
         if self.dense.model and self.dense.model != (embedder.name, embedder.dim):
             raise IndexModelMismatch(
                 f"the index was built with {self.dense.model[0]}, the query embedder is "

@@ -4,6 +4,7 @@ Everything else reads and writes through `Stores`, `transaction` and `Store`."""
 
 from company_ai.core.store.db import (
     DEFAULT_BUSY_TIMEOUT_MS,
+    ReadOnlyStores,
     StoreError,
     Stores,
     dialect,
@@ -29,6 +30,7 @@ __all__ = [
     "EpisodeType",
     "MEMORY_V1",
     "RESEARCH_CAP",
+    "ReadOnlyStores",
     "Store",
     "StoreError",
     "Stores",

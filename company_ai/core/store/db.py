@@ -124,6 +124,30 @@ class Stores:
                 pass
 
 
+class ReadOnlyStores(Stores):
+    """`Stores` for readers that must never write (the MCP server): every store opens
+    read-only, SQLite files through a `mode=ro` URI with `PRAGMA query_only=ON` (so not
+    even a temporary table), a PostgreSQL store in a read-only session; asking for a
+    writer is an error."""
+
+    @contextmanager
+    def connect(self, domain: Store, *, readonly: bool = True) -> Iterator[Any]:
+        with super().connect(domain, readonly=readonly) as conn:
+            yield conn
+
+    def open(self, domain: Store, *, readonly: bool = True) -> Any:
+        if not readonly:
+            raise StoreError(f"the {domain} store is open read-only here: nothing can write it")
+        conn = super().open(domain, readonly=True)
+        if isinstance(conn, sqlite3.Connection):
+            try:
+                conn.execute("PRAGMA query_only=ON")
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+
 def _connect(target: str, busy_timeout_ms: int, *, uri: bool = False) -> sqlite3.Connection:
     try:
         # isolation_level=None: no implicit transactions; `transaction()` makes them.

@@ -56,6 +56,7 @@ WRITING = ".writing"
 DEFAULT_PRIVATE_FOLDERS = ("private", "journal")
 DEFAULT_MAX_NOTE_BYTES = 1_000_000
 NOTE_SUFFIX = ".md"
+BOM = b"\xef\xbb\xbf"
 MAX_FRONT_MATTER_DEPTH = 50
 TOO_DEEP = f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels"
 SAME_AS_PRIVATE = "the same content as a note in a private folder"
@@ -592,6 +593,30 @@ def write_manifest(staging: str | Path, manifest: dict) -> None:
 def read_staged(staging: str | Path, rel: str) -> str:
     """The text of one staged note."""
     return (Path(staging) / NOTES / rel).read_text(encoding="utf-8")
+
+
+def published_note(staging: str | Path, rel: str) -> str:
+    """The staged copy of vault note `rel`, only while the gate lets it through: listed in
+    the manifest's notes now, a regular file inside `<staging>/notes/` (no symlink, no
+    `..`), its bytes those the manifest recorded. A note that is private, was made private
+    since, was deleted or is being rewritten is a LookupError that names no content."""
+    staging = Path(staging)
+    entry = read_manifest(staging)["notes"].get(rel)
+    top = (staging / NOTES).resolve()
+    path = top / rel
+    # No `..`, no absolute path, no symlinked folder: the file is exactly top/rel.
+    if entry is None or ".." in Path(rel).parts or path.resolve() != path:
+        raise LookupError(f"no published note {_shown(rel)!r}: it is not staged by the vault gate")
+    try:
+        data = read_regular(path, Bounds(max_bytes=DEFAULT_MAX_NOTE_BYTES * 2))
+    except (OSError, ValueError):
+        raise LookupError(f"the staged copy of {_shown(rel)!r} cannot be read") from None
+    # The manifest hashes the note as read from the vault; staging drops a UTF-8 BOM.
+    if entry["sha256"] not in {hashlib.sha256(b + data).hexdigest() for b in (b"", BOM)}:
+        raise LookupError(
+            f"the staged copy of {_shown(rel)!r} is being restaged: ask again after the vault job"
+        )
+    return data.decode("utf-8")
 
 
 def staged_notes(staging: str | Path) -> dict[str, tuple[dict, str]]:

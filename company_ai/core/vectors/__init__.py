@@ -72,6 +72,7 @@ __all__ = [
     "LIVE",
     "MAX_EMBED_CHARS",
     "Signals",
+    "Similar",
     "Vector",
     "VectorStore",
     "VectorStoreError",

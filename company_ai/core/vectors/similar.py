@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -169,6 +169,7 @@ def find_similar(
     limit: int = 10,
     embedder: TextEmbedder | None = None,
     ollama_host: str = "http://127.0.0.1:11434",
+    chroma_copy: Callable[[], Path] | None = None,
 ) -> Similar:
     """The `limit` lines nearest to `text` in the vector memory of `stores`, best first.
 
@@ -177,7 +178,9 @@ def find_similar(
     model; `ollama_host` for an Ollama model); one of another model is refused
     (VectorModelMismatch, which says how to rebuild), never mixed. Raises ValueError for a
     bad filter, EmptyStore when no collection asked for exists, VectorStoreError when the
-    store cannot be read, EmbedderError when the model cannot be loaded.
+    store cannot be read, EmbedderError when the model cannot be loaded. When the store's
+    files cannot be read here, Chroma answers: on the store itself, or on the folder
+    `chroma_copy` gives (a reader that must not write: Chroma writes to what it opens).
     """
     filters.check()
     if limit < 1:
@@ -219,7 +222,9 @@ def find_similar(
                 found = None
             if found is None:
                 exact = False
-                found = _nearest_chroma(path, names, vector, window, filters)
+                found = _nearest_chroma(
+                    chroma_copy() if chroma_copy else path, names, vector, window, filters
+                )
             lines = _lines(found, _rows(stores, found, read))
             if len(lines) >= limit or len(found) < window:
                 break
