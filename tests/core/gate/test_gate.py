@@ -204,6 +204,9 @@ VERDICTS_OF_VERSION = {
     # "the first time in…" as a rank (session 22): no labelled draft pins a fact on another
     # subject or says such a rank, so the same verdicts, alone or together.
     5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # Version 6 pairs no date with a name in the co-occurrence check (issue 28): no
+    # labelled draft pins a date on another subject, so the same verdicts here.
+    6: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 

@@ -39,8 +39,6 @@ def misattributed(text: str, sources: list[str] = RIVALS, **kw) -> list[str]:
     [
         # A number on another company's name.
         ("Globex cut costs by 41%.", "Initech cut costs by 41%.", "Globex cut costs by 41%"),
-        # A date on another company's name.
-        ("Initech opened in March 2023.", "Globex opened in March 2023.", None),
         # A person tied to a person the sources tie to someone else.
         ("Ana Silva met Bob Ames.", "Carl Mendes met Bob Ames.", "Ana Silva met Bob Ames"),
         # A company tied to another company's counterpart.
@@ -52,6 +50,15 @@ def test_claims_one_sentence_ties_together_need_one_passage(fabricated, fair, pa
     assert misattributed(fair) == []
     # Each claim alone is supported: the presence gate passes both.
     assert gate.find_unsupported_claims(fabricated, RIVALS) == []
+
+
+def test_a_date_is_checked_by_presence_alone():
+    # Issue 28: on the dev parts a name-date pair caught 2 fabricated drafts and held back 6
+    # fair ones, so a date beside another company's name is no misattribution.
+    assert misattributed("Initech opened in March 2023.") == []
+    # Its presence is still checked.
+    claims = gate.find_unsupported_claims("Initech opened in May 2023.", RIVALS, together=True)
+    assert [c.text for c in claims] == ["May 2023"]
 
 
 def test_a_fact_pinned_on_no_one_may_be_anyone_s():
@@ -84,11 +91,11 @@ def test_a_fact_is_pinned_only_on_a_name_before_it_in_its_sentence():
 
 
 def test_a_place_is_where_not_who():
-    sources = ["Globex employs 9.", "It opened an office in Lyon on 4 May 2025."]
-    assert misattributed("Globex opened an office on 4 May 2025.", sources) == []
-    assert misattributed("Globex opened in Lyon on 4 May 2025.", sources) == []
-    rival = ["Globex employs 9.", "Initech opened an office in Lyon on 4 May 2025."]
-    assert misattributed("Globex opened an office on 4 May 2025.", rival) != []
+    sources = ["Globex employs 9.", "It opened an office in Lyon with 40 staff."]
+    assert misattributed("Globex opened an office with 40 staff.", sources) == []
+    assert misattributed("Globex opened in Lyon with 40 staff.", sources) == []
+    rival = ["Globex employs 9.", "Initech opened an office in Lyon with 40 staff."]
+    assert misattributed("Globex opened an office with 40 staff.", rival) != []
 
 
 def test_the_window_lets_a_pair_span_neighbouring_sentences(monkeypatch):
@@ -337,9 +344,10 @@ def test_a_name_run_may_pair_in_any_sentence_it_touches():
     apart = extract("Acme grew. Globex grew 5% and Initech too.")
     pairable = gate_context._pairable(apart, [10, 42])
     assert pairable.names == [False, True, True] and pairable.values == [True]
-    # Weekdays and times relative to the writer pair with nothing.
+    # Weekdays, times relative to the writer and dates (issue 28) pair with nothing.
     assert not gate_context._pairable(extract("Globex met on Monday."), [21])
-    assert gate_context._pairable(extract("Globex met on 3 May."), [20])
+    assert not gate_context._pairable(extract("Globex met on 3 May."), [20])
+    assert gate_context._pairable(extract("Globex met 3 buyers."), [20])
 
 
 def test_the_passages_with_a_value_are_where_the_sources_values_start():
