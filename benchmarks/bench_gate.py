@@ -171,6 +171,27 @@ def speed(cases: list, repeat: int) -> None:
     elapsed = time.process_time() - started
     print(f"speed, presence alone: {n / elapsed:,.0f} drafts/s with the sources indexed once")
     long_draft(cases[0].sources, repeat)
+    linearity(cases, repeat)
+
+
+def linearity(cases: list, repeat: int) -> None:
+    """Time per character as drafts and their sources grow: the labelled drafts' bodies
+    and sources joined 1, 4 and 16 at a time, judged as outreach judges (sources indexed
+    per draft). A flat figure is a gate linear in the text."""
+    for k in (1, 4, 16):
+        joined = [cases[i : i + k] for i in range(0, len(cases) - k + 1, k)][:40]
+        texts = [("\n".join(c.text for c in group), [s for c in group for s in c.sources])
+                 for group in joined]  # fmt: skip
+        chars = sum(len(t) + sum(map(len, s)) for t, s in texts)
+        started = time.process_time()
+        for _ in range(max(1, repeat // 4)):
+            for text, sources in texts:
+                find_unsupported_claims(text, sources, allow=ALLOW, together=True)
+        elapsed = (time.process_time() - started) / max(1, repeat // 4)
+        print(
+            f"speed, {k} draft(s) and their sources as one ({chars // len(texts):,} characters"
+            f" a text): {elapsed / chars * 1e9:,.0f} ns a character, as outreach judges"
+        )
 
 
 def per_draft(find: Callable[..., list], cases: list, repeat: int) -> float:
