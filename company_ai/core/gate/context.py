@@ -108,10 +108,19 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 # Where a sentence starts another statement: a comma and a conjunction, a colon, a dash; or
 # sets another subject beside its own ("41% against Initech's 12%").
+# A comma or a conjunction before a new subject starts another clause too: "Having run
+# clinics at Fenland, you will know…", "Octavia raised $5 million and Heatpulse installs
+# 600", "…a month after Featherstone led…" (a subject: a capitalised word or a pronoun).
 _CLAUSE_END = re.compile(
     r", +(?:and|but|while|whereas) +| (?:while|whereas|against|versus|vs\.?|unlike) +|: +"
     r"| [-–—] +| (?:compared (?:with|to)|ahead of|alongside|next to) +"
+    r"|, +(?=(?:i|you|we|they|he|she|it) )"
+    r"| (?:after|before|when|because|although|though|since|until|once|if|unless)"
+    r" +(?=(?:i|you|we|they|he|she|it) |[A-Z])"
 )
+# "and" before a capitalised word: another clause's subject unless the word before "and"
+# is capitalised too (a list of names sharing one verb: "Topshop and ASOS gave…").
+_CONJOINED = re.compile(r" (?:and|but|so) +(?=[A-Z])")
 # A relative clause ("Mews, which also serves Accor, …"): about the claim just before it.
 _RELATIVE = re.compile(r", +(?:which|who|whose|where) +")
 
@@ -199,14 +208,45 @@ class Passages:
         not tie Lumen to the 30%): tried first, only on the passages that may hold both, so
         a fair pair rarely needs all of either's passages."""
         value = a if not a.key else b if not b.key else None
+        name = b if value is a else a
         for i in sorted(set(self._candidates(a)).intersection(self._candidates(b))):
             if (
                 self.holds(a, i)
                 and self.holds(b, i)
-                and (value is None or not self._elsewhere(i, value, mine, value is b and not yours))
+                and (
+                    value is None
+                    or self._gives(i, value, name)
+                    or not self._elsewhere(i, value, mine, value is b and not yours)
+                )
             ):
                 return True
         return False
+
+    def _gives(self, i: int, value: _Item, name: _Item) -> bool:
+        """Whether the name passage i pins `value` on is `name`: the nearest name before
+        the value that is no preposition's object. Then the passage ties the two,
+        whoever else it names ("Accountancy Age ranked Marlowe & Co 48th" ties Marlowe to
+        the 48th; "worked at KPMG for 12 years" ties KPMG to no figure)."""
+        self.subjects(i, value)
+        before = self._before(i, value)
+        a = self.spans[i][0]
+        for start, words in reversed(self._subjects[i]):
+            if start < before and words:
+                if _OBJECT.search(self.joined, a, a + start):
+                    return False
+                return _same(words, tuple(name.key.split()))
+        return False
+
+    def _before(self, i: int, value: _Item) -> int:
+        """Where passage i says `value` (its first figure saying it, else its last one)."""
+        values = self.index(i).values
+        if not values.starts:
+            return self.spans[i][1] - self.spans[i][0]
+        said = value.memo[1].date if value.memo[1].kind == "date" else value.memo[1].value
+        return next(
+            (s for s, v in zip(values.starts, values.said, strict=True) if v == said),
+            values.starts[-1],
+        )
 
     def _candidates(self, item: _Item) -> Iterable[int]:
         if item.hint is None or self.lowered is None:
@@ -367,6 +407,10 @@ def _capitalised_word(text: str, word: str) -> bool:
 
 
 _A_NAME = re.compile(r"\ban?\s+$", re.IGNORECASE)
+# A preposition just before a name: its object, not who a figure after it belongs to.
+_OBJECT = re.compile(
+    r"\b(?:at|in|for|from|with|by|of|to|on|into|via|about|over|than)\s+$", re.IGNORECASE
+)
 # What a page calls a company before its name ("Grocery chain Bukka Fresh", "Logistics group
 # Hartmann & Cie"): the word opening the sentence before one of these describes the name.
 _DESCRIBED = frozenset(
@@ -618,6 +662,11 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
             continue
         first, last = inside[0].end, inside[-1].start
         breaks = [m.start() for m in _CLAUSE_END.finditer(text, first, last)]
+        breaks += [
+            m.start()
+            for m in _CONJOINED.finditer(text, first, last)
+            if _after_lower(text, m.start())
+        ]
         relatives = _relatives(text, first, end)
         for k, a in enumerate(inside):
             for j in range(k + 1, min(len(inside), k + 1 + REACH)):
@@ -634,6 +683,12 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 if not _passages(index).together(a, b, mine, yours):
                     found.append((a.start, b.end))
     return found
+
+
+def _after_lower(text: str, at: int) -> bool:
+    """Whether the word ending at `at` opens with no capital ("in 2024", "a month")."""
+    word = text[text.rfind(" ", 0, at) + 1 : at]
+    return not word[:1].isupper()
 
 
 def _relatives(text: str, start: int, end: int) -> list[tuple[int, int]]:
