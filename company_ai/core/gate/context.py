@@ -707,10 +707,37 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                     continue
                 if a.key == b.key or listed[j] <= k:
                     continue  # the same name twice, or one list ties nothing together
+                if (
+                    a.key
+                    and b.key
+                    and _object(text, start, inside, k)
+                    and _object(text, start, inside, j)
+                ):
+                    continue  # two objects: "for Hanil Energy with steel from Aceros del Norte"
                 yours = bool(_YOURS.search(text, a.end, b.start))
                 if not _passages(index).together(a, b, mine, yours):
                     found.append((a.start, b.end))
     return found
+
+
+# A short lower-case word inside one name: "Aceros del Norte", "Bank of Ireland".
+_JOINING = re.compile(r" (?:[a-z]{1,3}|&) ")
+
+
+def _object(text: str, start: int, inside: list[_Item], k: int) -> bool:
+    """Whether name k of `inside` is a preposition's object ("from Aceros del Norte"; the
+    name it continues after a connector, such as "del", counts), not a possessor
+    ("on Sundara's factory", which ties Sundara to what follows)."""
+    item = inside[k]
+    while k and _JOINING.fullmatch(text, inside[k - 1].end, item.start):
+        k -= 1  # "Aceros del Norte": "Norte" is part of the name before it
+        item = inside[k]
+    end = inside[k].end
+    while end < len(text) and text[end] not in " ,.;":
+        end += 1
+    if text[item.start : end].lower().endswith(("'s", "’s", "'", "’")):
+        return False
+    return bool(_OBJECT.search(text, start, item.start))
 
 
 def _after_lower(text: str, at: int) -> bool:
