@@ -434,6 +434,10 @@ def _capitalised_word(text: str, word: str) -> bool:
     return False
 
 
+_GERUND = re.compile(
+    r"\b(?:[A-Za-z][a-z]+ing|[Aa]t|[Ii]n|[Ff]or|[Ff]rom|[Ww]ith|[Bb]y|[Oo]f|[Tt]o|[Oo]n|[Ii]nto"
+    r"|[Vv]ia|[Aa]bout|[Oo]ver|[Tt]han)\s+$"
+)
 _A_NAME = re.compile(r"\ban?\s+$", re.IGNORECASE)
 # A preposition just before a name: its object, not who a figure after it belongs to.
 _OBJECT = re.compile(
@@ -715,6 +719,9 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                 ):
                     continue  # two objects: "for Hanil Energy with steel from Aceros del Norte"
                 yours = bool(_YOURS.search(text, a.end, b.start))
+                # A name after a preposition or an -ing verb is its object, not the subject
+                # the figure after it is said of: "Using Mews … for 11 hotels".
+                yours |= bool(a.key and _GERUND.search(text, start, a.start))
                 if not _passages(index).together(a, b, mine, yours):
                     found.append((a.start, b.end))
     return found
