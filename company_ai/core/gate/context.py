@@ -693,11 +693,12 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
         if len(inside) < 2:
             continue
         first, last = inside[0].end, inside[-1].start
-        breaks = [m.start() for m in _CLAUSE_END.finditer(text, first, last)]
+        # (to the sentence's end: a break's look-ahead reads the claim after it)
+        breaks = [m.start() for m in _CLAUSE_END.finditer(text, first, end) if m.start() < last]
         breaks += [
             m.start()
-            for m in _CONJOINED.finditer(text, first, last)
-            if _after_lower(text, m.start())
+            for m in _CONJOINED.finditer(text, first, end)
+            if m.start() < last and _after_lower(text, m.start())
         ]
         relatives = _relatives(text, first, end)
         for k, a in enumerate(inside):

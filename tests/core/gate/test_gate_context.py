@@ -442,7 +442,10 @@ def test_the_reader_and_their_company_are_present_in_every_sentence():
     crm = "CRM: Ali Karimi <ali@fathom.example>, CEO at Fathom, Southampton."
     job = "BP used Fathom drones to inspect 400 km of pipeline in 2023."
     assert misattributed("BP's 400 km of pipeline", [crm, job]) == []
-    assert misattributed("BP's 400 km of pipeline", [job]) == ["BP's 400"]  # Fathom not present
+    # BP opens the source's clause: the 400 km are BP's whoever else it names.
+    assert misattributed("BP's 400 km of pipeline", [job]) == []
+    flown = "Fathom drones inspected 400 km of pipeline for BP in 2023."
+    assert misattributed("BP's 400 km of pipeline", [flown]) == ["BP's 400"]  # Fathom's
     # A name after the figure is not given it: the reader's award stays the reader's.
     award = "Fathom won the 2024 Ocean Award from the Marine Institute."
     assert misattributed("Congratulations on the 2024 Ocean Award.", [crm, award]) == []
@@ -509,3 +512,75 @@ def test_the_crm_line_is_read_as_source_material_writes_it():
     }
     nameless = dataclasses.replace(contact, company=None)
     assert gate_context._crm("\n".join(source_material(nameless, "", []))).company is None
+
+
+# --- issue 28: who-did-what read by clause and subject ------------------------------------
+
+
+def test_a_new_subject_starts_another_clause():
+    case = [
+        "Portfolio companies include Octavia Carbon, which raised $5 million in 2024.",
+        "Heatpulse installs 600 heat pumps a month.",
+        "Featherstone led Heatpulse's Series A.",
+        "Fiona previously ran clinics at Fenland Animal Care. Yarrowby has 410 staff.",
+    ]
+    # Across clauses, each with its own subject: a fair paraphrase.
+    assert misattributed("Octavia raised $5 million in 2024 and Heatpulse grew.", case) == []
+    assert misattributed("Heatpulse installs 600 a month after Featherstone led.", case) == []
+    fenland = "Having run clinics at Fenland Animal Care, you will know what matters to 410 staff."
+    assert misattributed(fenland, case) == []
+    # Within one clause the swap is still caught.
+    assert misattributed("Octavia Carbon installs 600 heat pumps a month.", case) == [
+        "Octavia Carbon installs 600"
+    ]
+    assert misattributed("Fenland Animal Care has 410 staff.", case) == [
+        "Fenland Animal Care has 410"
+    ]
+    # A list of names sharing one verb is no new clause: "Topshop and ASOS gave…".
+    shops = ["Saltmarsh sells through Topshop.", "Kelp Co sells through ASOS. Saltmarsh grew 40%."]
+    assert misattributed("Selling through ASOS and Topshop grew Saltmarsh 40%.", shops) != []
+
+
+def test_a_figure_is_its_source_clauses_subjects_whoever_else_it_names():
+    ranked = ["Accountancy Age ranked Marlowe & Co 48th among UK firms."]
+    assert misattributed("Marlowe & Co came 48th among UK firms.", ranked) == []
+    # In a relative clause the figure is the name's before it, not the clause's subject's.
+    partner = [
+        "Quillstone announced a partnership with Docuverse, whose product is used by 9,000 firms."
+    ]
+    assert misattributed("Docuverse is used by 9,000 firms.", partner) == []
+    assert misattributed("Quillstone is used by 9,000 firms.", partner) == [
+        "Quillstone is used by 9,000"
+    ]
+    # A preposition's object is not who the figure after it belongs to.
+    kpmg = ["James Marlowe previously worked at KPMG for 12 years.", "KPMG employs 3,000."]
+    assert misattributed("KPMG kept staff for 12 years.", kpmg) == ["KPMG kept staff for 12"]
+
+
+def test_a_figure_before_a_name_as_the_source_writes_it_is_tied():
+    shares = ["Ofcom put its share at 9%, against 38% for BT and 21% for Virgin Media."]
+    assert misattributed("Against 38% for BT, there is room to grow.", shares) == []
+    assert misattributed("BT holds 21% of the market.", shares) == ["BT holds 21%"]
+
+
+def test_two_prepositions_objects_are_not_tied_to_each_other():
+    case = [
+        "Basalto is building a warehouse for Hanil Energy in Saltillo.",
+        "Basalto's steel comes from Aceros del Norte.",
+        "Grupo Cimarron buys steel from Hanil Energy.",
+    ]
+    fair = "Basalto is building a warehouse for Hanil Energy with steel from Aceros del Norte."
+    assert misattributed(fair, case) == []
+    assert misattributed("From Hanil Energy to Aceros del Norte.", case) == []
+    # A subject and its object still are: the source ties Aceros to Basalto.
+    assert misattributed("Hanil Energy buys steel from Aceros del Norte.", case) != []
+    # A possessor is no preposition's object: "on Sundara's factory in Erode" ties them.
+    erode = ["Sundara has a factory in Tiruppur.", "Kaveri Knits opened a factory in Erode."]
+    assert misattributed("Congratulations on Sundara's factory in Erode.", erode) != []
+
+
+def test_a_name_after_a_preposition_or_an_ing_verb_is_no_figures_subject():
+    crm = "CRM: Karen Doyle <karen@ridgeway.example>, COO at Ridgeway Hotels, Galway."
+    case = [crm, "Ridgeway Hotels owns 11 hotels.", "Ridgeway uses booking software from Mews."]
+    assert misattributed("Using Mews for 11 hotels gives you a base.", case) == []
+    assert misattributed("Mews runs 11 hotels.", case) == ["Mews runs 11"]
