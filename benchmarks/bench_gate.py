@@ -20,6 +20,8 @@ by a sha256 of the source article or document: `gate_eval.is_aside`). By default
 tuning part is scored; `--aside` adds the aside part and the whole set, to be run once
 after the last change to the gate (looking at the aside part while tuning spoils it).
 Prints one figure a line; BENCHMARKS.md records a run. Nothing here asserts a speed.
+Issue 28's 70/30 split of every set, each gate mode apart, is `python -m
+evals.gate_heldout` (dev; `--aside` once); its drafts' speed is printed here too.
 """
 
 from __future__ import annotations
@@ -175,6 +177,51 @@ def speed(cases: list, repeat: int) -> None:
     elapsed = time.process_time() - started
     print(f"speed, presence alone: {n / elapsed:,.0f} drafts/s with the sources indexed once")
     long_draft(cases[0].sources, repeat)
+    linearity(cases, repeat)
+    speed_on_sets()
+
+
+def speed_on_sets() -> None:
+    """Drafts a second on the dev parts of the sets written against the gate (their
+    dossiers and pages are longer, and name more companies, than the labelled drafts'),
+    judged as outreach judges them: subject and body, sources indexed per draft."""
+    from company_ai.core.gate import judge
+    from evals.gate_heldout import adversarial, fair, rivals
+
+    for name, make in (("adversarial", adversarial), ("rival", rivals), ("fair", fair)):
+        drafts = list(make("dev"))
+        chars = sum(len(" ".join(d.sources)) + sum(map(len, d.parts)) for d in drafts)
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            for d in drafts:
+                parts = {"subject": d.parts[0], "body": d.parts[1]}
+                judge(parts, d.sources, d.allow, known=d.known, together=True)
+            best = min(best, time.process_time() - started)
+        print(
+            f"speed, {name} drafts (dev, {chars // len(drafts):,} characters with their"
+            f" sources), as outreach judges: {len(drafts) / best:,.0f} drafts/s"
+        )
+
+
+def linearity(cases: list, repeat: int) -> None:
+    """Time per character as drafts and their sources grow: the labelled drafts' bodies
+    and sources joined 1, 4 and 16 at a time, judged as outreach judges (sources indexed
+    per draft). A flat figure is a gate linear in the text."""
+    for k in (1, 4, 16):
+        joined = [cases[i : i + k] for i in range(0, len(cases) - k + 1, k)][:40]
+        texts = [("\n".join(c.text for c in group), [s for c in group for s in c.sources])
+                 for group in joined]  # fmt: skip
+        chars = sum(len(t) + sum(map(len, s)) for t, s in texts)
+        started = time.process_time()
+        for _ in range(max(1, repeat // 4)):
+            for text, sources in texts:
+                find_unsupported_claims(text, sources, allow=ALLOW, together=True)
+        elapsed = (time.process_time() - started) / max(1, repeat // 4)
+        print(
+            f"speed, {k} draft(s) and their sources as one ({chars // len(texts):,} characters"
+            f" a text): {elapsed / chars * 1e9:,.0f} ns a character, as outreach judges"
+        )
 
 
 def per_draft(find: Callable[..., list], cases: list, repeat: int) -> float:

@@ -49,6 +49,10 @@ _FOLD = {
     **{ord(c): str(i) for i, c in enumerate("０１２３４５６７８９")},
     **_INVISIBLE,
 }
+# A thin, narrow or no-break space grouping digits in thousands ("7 391", as SI and
+# French write it) is a thousands separator: read as a comma (one character for one, so
+# no offset moves).
+_DIGIT_GROUP_SPACE = re.compile(r"(?<=\d)[\u00a0\u2007\u202f\u2009](?=\d{3}(?!\d))")
 # Only these characters change: a regex finds them faster than translate walks 5 MB.
 _FOLDABLE = _runs_of("".join(map(chr, _FOLD)))
 # A letter posing as a digit among digits: "l50" is 150, "4O%" is 40 %.
@@ -89,6 +93,7 @@ def _fold(text: str) -> tuple[str, tuple[int, ...] | None]:
     if not text.isascii():
         if _INVISIBLE_CHARS.search(text):
             origin = tuple(i for i, c in enumerate(text) if ord(c) not in _INVISIBLE)
+        text = _DIGIT_GROUP_SPACE.sub(",", text)
         text = _FOLDABLE.sub(lambda m: m.group().translate(_FOLD), text)
     return (_DIGITISH.sub(_as_digits, text) if _may_be_digitish(text) else text), origin
 

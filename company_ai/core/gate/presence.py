@@ -25,6 +25,7 @@ from company_ai.core.gate.words import (
     CORPORATE,
     DEMONYMS,
     ENGLISH_ENDINGS,
+    HEDGES,
     HONORIFICS,
     OPENERS,
     ORG_WORDS,
@@ -133,7 +134,8 @@ def _plain_opening(words: list[str], index: SourceIndex) -> bool:
         return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
     english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
     compound = "-" in first and first.split("-", 1)[1].islower()  # "Month-end", "Follow-up"
-    return lower in OPENERS or english or compound
+    # A hedge word the gate reads before numbers ("Almost 400 people…") names no one.
+    return lower in OPENERS or lower in HEDGES or english or compound
 
 
 # --- checking: what the sources do not support --------------------------------------------

@@ -167,6 +167,12 @@ def test_a_known_first_name_with_a_known_surname_is_not_a_known_person():
     assert claims("Smith called John.", sources) == []
 
 
+def test_a_hedge_opening_a_sentence_is_no_name():
+    # Issue 28: "Almost" opening a sentence was a false alarm on the dev drafts.
+    assert claims("Almost 810 people work there now.") == []
+    assert claims("Nearly 900 people work there now.") == [("900", "number")]  # 805 is not
+
+
 def test_an_acronym_needs_its_capitals_in_the_sources():
     assert claims("As IT Manager, you own it.", ["it is done. Product Manager"]) == [
         ("IT", "other")
@@ -263,10 +269,16 @@ VERDICTS_OF_VERSION = {
     # subject or says such a rank, so the same verdicts, alone or together.
     5: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
     # Version 6 reads the names a greeting addresses as the reader's, never claims ("Hi
-    # Dana,", "Bonjour Dana,"): every labelled draft's reader is in its sources already; and
-    # it refuses what a reader could act on (links, numbers, instructions) that is not the
-    # company's own, when `judge` is given `own` (drafts are); judged without it, the same.
+    # Dana,", "Bonjour Dana,"): every labelled draft's reader is in its sources already; it
+    # refuses what a reader could act on (links, numbers, instructions) that is not the
+    # company's own, when `judge` is given `own` (drafts are), judged without it, the same;
+    # it pairs no date with a name in the co-occurrence check and reads a hedge opening a
+    # sentence ("Almost 400…") as no name (issue 28): no labelled draft does either.
     6: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # Version 7 reads who-did-what by clause and subject in the co-occurrence check (issue
+    # 28: a new subject starts a clause, a figure is its clause's subject's, two
+    # prepositions' objects are not tied): no labelled draft is judged otherwise.
+    7: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 

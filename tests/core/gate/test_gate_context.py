@@ -39,8 +39,6 @@ def misattributed(text: str, sources: list[str] = RIVALS, **kw) -> list[str]:
     [
         # A number on another company's name.
         ("Globex cut costs by 41%.", "Initech cut costs by 41%.", "Globex cut costs by 41%"),
-        # A date on another company's name.
-        ("Initech opened in March 2023.", "Globex opened in March 2023.", None),
         # A person tied to a person the sources tie to someone else.
         ("Ana Silva met Bob Ames.", "Carl Mendes met Bob Ames.", "Ana Silva met Bob Ames"),
         # A company tied to another company's counterpart.
@@ -52,6 +50,15 @@ def test_claims_one_sentence_ties_together_need_one_passage(fabricated, fair, pa
     assert misattributed(fair) == []
     # Each claim alone is supported: the presence gate passes both.
     assert gate.find_unsupported_claims(fabricated, RIVALS) == []
+
+
+def test_a_date_is_checked_by_presence_alone():
+    # Issue 28: on the dev parts a name-date pair caught 2 fabricated drafts and held back 6
+    # fair ones, so a date beside another company's name is no misattribution.
+    assert misattributed("Initech opened in March 2023.") == []
+    # Its presence is still checked.
+    claims = gate.find_unsupported_claims("Initech opened in May 2023.", RIVALS, together=True)
+    assert [c.text for c in claims] == ["May 2023"]
 
 
 def test_a_fact_pinned_on_no_one_may_be_anyone_s():
@@ -84,11 +91,11 @@ def test_a_fact_is_pinned_only_on_a_name_before_it_in_its_sentence():
 
 
 def test_a_place_is_where_not_who():
-    sources = ["Globex employs 9.", "It opened an office in Lyon on 4 May 2025."]
-    assert misattributed("Globex opened an office on 4 May 2025.", sources) == []
-    assert misattributed("Globex opened in Lyon on 4 May 2025.", sources) == []
-    rival = ["Globex employs 9.", "Initech opened an office in Lyon on 4 May 2025."]
-    assert misattributed("Globex opened an office on 4 May 2025.", rival) != []
+    sources = ["Globex employs 9.", "It opened an office in Lyon with 40 staff."]
+    assert misattributed("Globex opened an office with 40 staff.", sources) == []
+    assert misattributed("Globex opened in Lyon with 40 staff.", sources) == []
+    rival = ["Globex employs 9.", "Initech opened an office in Lyon with 40 staff."]
+    assert misattributed("Globex opened an office with 40 staff.", rival) != []
 
 
 def test_the_window_lets_a_pair_span_neighbouring_sentences(monkeypatch):
@@ -337,9 +344,10 @@ def test_a_name_run_may_pair_in_any_sentence_it_touches():
     apart = extract("Acme grew. Globex grew 5% and Initech too.")
     pairable = gate_context._pairable(apart, [10, 42])
     assert pairable.names == [False, True, True] and pairable.values == [True]
-    # Weekdays and times relative to the writer pair with nothing.
+    # Weekdays, times relative to the writer and dates (issue 28) pair with nothing.
     assert not gate_context._pairable(extract("Globex met on Monday."), [21])
-    assert gate_context._pairable(extract("Globex met on 3 May."), [20])
+    assert not gate_context._pairable(extract("Globex met on 3 May."), [20])
+    assert gate_context._pairable(extract("Globex met 3 buyers."), [20])
 
 
 def test_the_passages_with_a_value_are_where_the_sources_values_start():
@@ -434,7 +442,10 @@ def test_the_reader_and_their_company_are_present_in_every_sentence():
     crm = "CRM: Ali Karimi <ali@fathom.example>, CEO at Fathom, Southampton."
     job = "BP used Fathom drones to inspect 400 km of pipeline in 2023."
     assert misattributed("BP's 400 km of pipeline", [crm, job]) == []
-    assert misattributed("BP's 400 km of pipeline", [job]) == ["BP's 400"]  # Fathom not present
+    # BP opens the source's clause: the 400 km are BP's whoever else it names.
+    assert misattributed("BP's 400 km of pipeline", [job]) == []
+    flown = "Fathom drones inspected 400 km of pipeline for BP in 2023."
+    assert misattributed("BP's 400 km of pipeline", [flown]) == ["BP's 400"]  # Fathom's
     # A name after the figure is not given it: the reader's award stays the reader's.
     award = "Fathom won the 2024 Ocean Award from the Marine Institute."
     assert misattributed("Congratulations on the 2024 Ocean Award.", [crm, award]) == []
@@ -501,3 +512,75 @@ def test_the_crm_line_is_read_as_source_material_writes_it():
     }
     nameless = dataclasses.replace(contact, company=None)
     assert gate_context._crm("\n".join(source_material(nameless, "", []))).company is None
+
+
+# --- issue 28: who-did-what read by clause and subject ------------------------------------
+
+
+def test_a_new_subject_starts_another_clause():
+    case = [
+        "Portfolio companies include Octavia Carbon, which raised $5 million in 2024.",
+        "Heatpulse installs 600 heat pumps a month.",
+        "Featherstone led Heatpulse's Series A.",
+        "Fiona previously ran clinics at Fenland Animal Care. Yarrowby has 410 staff.",
+    ]
+    # Across clauses, each with its own subject: a fair paraphrase.
+    assert misattributed("Octavia raised $5 million in 2024 and Heatpulse grew.", case) == []
+    assert misattributed("Heatpulse installs 600 a month after Featherstone led.", case) == []
+    fenland = "Having run clinics at Fenland Animal Care, you will know what matters to 410 staff."
+    assert misattributed(fenland, case) == []
+    # Within one clause the swap is still caught.
+    assert misattributed("Octavia Carbon installs 600 heat pumps a month.", case) == [
+        "Octavia Carbon installs 600"
+    ]
+    assert misattributed("Fenland Animal Care has 410 staff.", case) == [
+        "Fenland Animal Care has 410"
+    ]
+    # A list of names sharing one verb is no new clause: "Topshop and ASOS gave…".
+    shops = ["Saltmarsh sells through Topshop.", "Kelp Co sells through ASOS. Saltmarsh grew 40%."]
+    assert misattributed("Selling through ASOS and Topshop grew Saltmarsh 40%.", shops) != []
+
+
+def test_a_figure_is_its_source_clauses_subjects_whoever_else_it_names():
+    ranked = ["Accountancy Age ranked Marlowe & Co 48th among UK firms."]
+    assert misattributed("Marlowe & Co came 48th among UK firms.", ranked) == []
+    # In a relative clause the figure is the name's before it, not the clause's subject's.
+    partner = [
+        "Quillstone announced a partnership with Docuverse, whose product is used by 9,000 firms."
+    ]
+    assert misattributed("Docuverse is used by 9,000 firms.", partner) == []
+    assert misattributed("Quillstone is used by 9,000 firms.", partner) == [
+        "Quillstone is used by 9,000"
+    ]
+    # A preposition's object is not who the figure after it belongs to.
+    kpmg = ["James Marlowe previously worked at KPMG for 12 years.", "KPMG employs 3,000."]
+    assert misattributed("KPMG kept staff for 12 years.", kpmg) == ["KPMG kept staff for 12"]
+
+
+def test_a_figure_before_a_name_as_the_source_writes_it_is_tied():
+    shares = ["Ofcom put its share at 9%, against 38% for BT and 21% for Virgin Media."]
+    assert misattributed("Against 38% for BT, there is room to grow.", shares) == []
+    assert misattributed("BT holds 21% of the market.", shares) == ["BT holds 21%"]
+
+
+def test_two_prepositions_objects_are_not_tied_to_each_other():
+    case = [
+        "Basalto is building a warehouse for Hanil Energy in Saltillo.",
+        "Basalto's steel comes from Aceros del Norte.",
+        "Grupo Cimarron buys steel from Hanil Energy.",
+    ]
+    fair = "Basalto is building a warehouse for Hanil Energy with steel from Aceros del Norte."
+    assert misattributed(fair, case) == []
+    assert misattributed("From Hanil Energy to Aceros del Norte.", case) == []
+    # A subject and its object still are: the source ties Aceros to Basalto.
+    assert misattributed("Hanil Energy buys steel from Aceros del Norte.", case) != []
+    # A possessor is no preposition's object: "on Sundara's factory in Erode" ties them.
+    erode = ["Sundara has a factory in Tiruppur.", "Kaveri Knits opened a factory in Erode."]
+    assert misattributed("Congratulations on Sundara's factory in Erode.", erode) != []
+
+
+def test_a_name_after_a_preposition_or_an_ing_verb_is_no_figures_subject():
+    crm = "CRM: Karen Doyle <karen@ridgeway.example>, COO at Ridgeway Hotels, Galway."
+    case = [crm, "Ridgeway Hotels owns 11 hotels.", "Ridgeway uses booking software from Mews."]
+    assert misattributed("Using Mews for 11 hotels gives you a base.", case) == []
+    assert misattributed("Mews runs 11 hotels.", case) == ["Mews runs 11"]

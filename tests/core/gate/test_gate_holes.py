@@ -109,6 +109,9 @@ def test_claims_hide_nowhere_subject_salutation_signature_address():
         ("Revenue grew 4\u2075% last year.", "Revenue grew 4\u00b9\u200b% last year."),
         ("You have 1\u200b500 staff.", "You have 1\u200b200 staff."),  # zero-width space
         ("We work with Glоbex.", "We work with Rеdfern Clinics."),  # Cyrillic о, е
+        # A narrow or no-break space grouping thousands (issue 28): "1 200" is 1,200.
+        ("You have 1\u202f500 staff.", "You have 1\u202f200 staff."),
+        ("You have 1\u00a0500 staff.", "You have 1\u00a0200 staff."),
     ],
 )
 def test_look_alike_characters_are_read_as_what_they_imitate(fabricated, fair):
