@@ -12,10 +12,10 @@ class Embedder(dg.ConfigurableResource):
     """The one text embedder of the project. `offline` (the default, used by the demo and
     the tests): multilingual-e5-small, 4-bit, 384-d, about 100 languages, shipped in a PyPI
     package and loaded with no network. `use`: Google's multilingual USE v3 (512-d, 16
-    languages, far faster, weaker in English), also offline. `minilm`: the English all-MiniLM-L6-v2 as int8
-    ONNX on onnxruntime, 384-d, also offline. `ollama`: a model served by Ollama (`bge-m3`,
-    1,024-d, multilingual). Every index records the model's name and dimension; changing
-    the backend re-embeds every index once, on its next build."""
+    languages, far faster, weaker in English), also offline. `minilm`: the English
+    all-MiniLM-L6-v2 as int8 ONNX on onnxruntime, 384-d, also offline. `ollama`: a model
+    served by Ollama (`bge-m3`, 1,024-d, multilingual). Every index records the model's
+    name and dimension; changing the backend re-embeds every index once, on its next build."""
 
     backend: Literal["offline", "use", "minilm", "ollama"] = "offline"
     host: str = "http://127.0.0.1:11434"
