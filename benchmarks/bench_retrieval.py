@@ -141,6 +141,7 @@ def main() -> None:
         "dense": lambda k, d: keys(d),
         "rrf": lambda k, d: rrf([keys(k), keys(d)]),
         "hybrid": fusion(CONFIDENCE_POWER),
+        f"power {chosen:g}": fusion(chosen),
     }
     print(f"nDCG@10 with {name}: all queries (held-out half in brackets)")
     print(f"{'set':<12}" + "".join(f"{mode:>16}" for mode in modes))

