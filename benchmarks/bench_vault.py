@@ -1,6 +1,7 @@
 """Vault, recall and retrieval figures (see BENCHMARKS.md).
 
     .venv/bin/python benchmarks/bench_vault.py [--notes 10000] [--queries 200] [--stage-only]
+        [--model offline|use|minilm]
 
 Builds a synthetic vault of N public notes (plus a private folder) in a temp folder,
 times staging cold, unchanged and after one edit, distils and indexes every page with
@@ -19,7 +20,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from company_ai.core.embedding import load_minilm
+from company_ai.core.embedding import OFFLINE
 from company_ai.core.recall import Searcher, index_entities, recall
 from company_ai.core.store import Stores
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
@@ -71,14 +72,17 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--stage-only", action="store_true", help="only the staging figures")
+    parser.add_argument("--model", choices=sorted(OFFLINE), default="offline")
     parser.add_argument(
         "--keep", type=Path, help="build in this folder and keep it; if it holds a built "
         "recall store already, only time recall (e.g. again on a quieter machine)"
     )  # fmt: skip
     args = parser.parse_args()
+    name, _, load_model = OFFLINE[args.model]
+    print(f"model: {name}")
     if args.keep and (args.keep / "data" / "recall.db").is_file():
         conn = Stores(args.keep / "data").open("recall")
-        searcher, _ = timed("load model + vectors", lambda: Searcher(conn, load_minilm()))
+        searcher, _ = timed("load model + vectors", lambda: Searcher(conn, load_model()))
         time_recall(conn, searcher, args.queries)
         return
     with tempfile.TemporaryDirectory(prefix="bench-vault-") as tmp:
@@ -108,7 +112,7 @@ def main() -> None:
             ),  # fmt: skip
         )
         print(f"  {result.entities:,} pages, {took / max(result.entities, 1) * 1000:.2f} ms each")
-        model, _ = timed("load the embedding model", load_minilm)
+        model, _ = timed("load the embedding model", load_model)
         summary, took = timed(
             "index: FTS rebuild + embed every page", lambda: index_entities(conn, model)
         )

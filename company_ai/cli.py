@@ -615,8 +615,8 @@ def _similar(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.embedding import load_minilm
     from company_ai.core.recall import evaluate_beir, evaluate_recall, render
+    from company_ai.resources.embedder import Embedder
 
     if args.dir is None:
         with stores.connect(Store.RECALL, readonly=True) as conn:
@@ -624,7 +624,10 @@ def _eval_retrieval(stores: Stores, args: argparse.Namespace) -> int:
     else:
         report = progress("embedding", unit="documents")
         try:
-            results = evaluate_beir(args.dir, load_minilm(), progress=report)
+            embedder = Embedder(
+                backend=args.settings.embedder_backend, host=args.settings.ollama_host
+            ).embedder  # the configured model, as the night's index would use
+            results = evaluate_beir(args.dir, embedder, progress=report)
         except FileNotFoundError as exc:
             raise CliError(str(exc)) from None
     if args.json:

@@ -91,7 +91,7 @@ class Settings:
     llm_backend: Literal["offline", "ollama"]
     llm_model: str
     ollama_host: str
-    embedder_backend: Literal["offline", "ollama"]
+    embedder_backend: Literal["offline", "minilm", "e5", "use", "ollama"]
     mailer: Literal["outbox", "gmail"]
     sender_name: str
     sender_email: str
@@ -155,7 +155,9 @@ class Settings:
             llm_backend=_one_of("COMPANY_AI_LLM_BACKEND", get, ("offline", "ollama")),
             llm_model=get("COMPANY_AI_LLM_MODEL"),
             ollama_host=get("COMPANY_AI_OLLAMA_HOST"),
-            embedder_backend=_one_of("COMPANY_AI_EMBEDDER_BACKEND", get, ("offline", "ollama")),
+            embedder_backend=_one_of(
+                "COMPANY_AI_EMBEDDER_BACKEND", get, ("offline", "minilm", "e5", "use", "ollama")
+            ),
             mailer=_one_of("COMPANY_AI_MAILER", get, ("outbox", "gmail")),
             sender_name=get("COMPANY_AI_SENDER_NAME"),
             sender_email=get("COMPANY_AI_SENDER_EMAIL"),

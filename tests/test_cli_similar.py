@@ -19,8 +19,7 @@ from company_ai.core.vectors import (
 )
 from company_ai.core.vectors import similar as similar_module
 from company_ai.core.vectors.reader import Snapshot, UnreadableStore
-from company_ai.core.vectors.similar import Filters, find_similar, line_key
-from company_ai.core.vectors.store import VectorModelMismatch
+from company_ai.core.vectors.similar import Filters, VectorModelMismatch, find_similar, line_key
 from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.fakes import WordEmbedder

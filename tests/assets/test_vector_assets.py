@@ -77,21 +77,21 @@ def test_a_day_of_vectors_then_a_replay_that_embeds_nothing(small):
         assert again["embedded"] == 0 and again["unchanged"] == upserted["embedded"]
 
 
-def test_another_models_store_is_refused_until_a_rebuild_is_asked_for(small):
+def test_another_models_store_is_rebuilt_by_the_next_run_and_says_so(small):
     words = WordEmbedder()
     with open_store(vectors_dir(small), words.name, words.dim):
         pass
     with dg.instance_for_test() as instance:
-        refused = run([episode_vectors], small, "2026-11-29", instance)
-        assert not refused.success
-        error = refused.get_step_failure_events()[0].event_specific_data.error.message
-        assert "test:words-16 (16-d)" in error and "rebuild: true" in error
+        night = run([episode_vectors], small, "2026-11-29", instance)
+        assert night.success
+        rebuilt = meta(night, "episode_vectors")["rebuilt"]
+        assert "held test:words-16 (16-d) vectors, not all-MiniLM-L6-v2-onnx-int8" in rebuilt
+        assert meta(night, "episode_vectors")["full_build"] is True
         config = {"ops": {"episode_vectors": {"config": {"rebuild": True}}}}
-        rebuilt = run([episode_vectors], small, "2026-11-29", instance, config)
-        assert rebuilt.success
-        assert meta(rebuilt, "episode_vectors")["rebuilt"] == "a rebuild was asked for"
+        asked = run([episode_vectors], small, "2026-11-29", instance, config)
+        assert meta(asked, "episode_vectors")["rebuilt"] == "a rebuild was asked for"
     with open_existing(vectors_dir(small)) as store:
-        assert store.model(EPISODES)[1] == 384
+        assert store.model(EPISODES) == ("all-MiniLM-L6-v2-onnx-int8", 384)
 
 
 def test_aging_is_a_capture_of_its_own_night(small, clock):

@@ -31,17 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from company_ai.core.embedding import TextEmbedder, embedder_for
+from company_ai.core.embedding import TextEmbedder, embedder_for, query_vectors
 from company_ai.core.store import Store, Stores
 from company_ai.core.terminal import shorten
 from company_ai.core.vectors.reader import SCAN_MAX, StoreReader, UnreadableStore, best
-from company_ai.core.vectors.store import (
-    LIVE,
-    VectorModelMismatch,
-    day_number,
-    rebuild_hint,
-    vectors_dir,
-)
+from company_ai.core.vectors.store import LIVE, VectorStoreError, day_number, vectors_dir
 
 MAX_QUERY_CHARS = 8000  # as `memories.MAX_EMBED_CHARS`: the model reads no more
 WINDOW = 200  # nearest memories a grouping looks through, at least
@@ -53,6 +47,10 @@ _READERS: dict[Path, StoreReader] = {}  # one per store per process: a warm call
 # are unchanged: a forget erases vectors (and so drops these), and a new text is embedded.
 _KEPT_ROWS: dict[Path, tuple[tuple[Any, ...], _Rows]] = {}
 KEPT_TEXTS = 200_000
+
+
+class VectorModelMismatch(VectorStoreError):
+    """A query embedded by another model than the one that made the store."""
 
 
 @dataclass(frozen=True)
@@ -203,10 +201,10 @@ def find_similar(
         if (embedder.name, embedder.dim) != (model, dim):
             raise VectorModelMismatch(
                 f"the vector memory holds {model} ({dim}-d) vectors; a query embedded by "
-                f"{embedder.name} ({embedder.dim}-d) cannot be compared with them. "
-                + rebuild_hint(embedder.name, embedder.dim)
+                f"{embedder.name} ({embedder.dim}-d) cannot be compared with them (the next "
+                "memory run rebuilds the store with the configured model)"
             )
-        vector = np.asarray(embedder.embed([text[:MAX_QUERY_CHARS]])[0], dtype=np.float32)
+        vector = np.asarray(query_vectors(embedder, [text[:MAX_QUERY_CHARS]])[0], np.float32)
         window = max(WINDOW, WINDOW_PER_GROUP * limit)
         read = _Rows()
         exact = all(snapshot.count(present[n][0]) <= SCAN_MAX for n in names)

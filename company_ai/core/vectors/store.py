@@ -10,9 +10,10 @@ text is stored in Chroma: a reader fetches it from that row.
 Every embedding comes from the project's one embedder and is handed to Chroma explicitly
 (`embedding_function=None`): Chroma's own embedding function would download a model on
 first use. Telemetry is off. Each collection records the model and dimension it was built
-with; opening it with another refuses to mix them (`VectorModelMismatch`, which says how to
-rebuild). A store that cannot be read (deleted files, garbage in its SQLite or index files)
-is removed by `open_store` and reported, so the builders fill it again from the stores.
+with; a builder opening it with another model removes it and embeds every row again
+(`Opened.rebuilt` says so): two models are never mixed. A store that cannot be read
+(deleted files, garbage in its SQLite or index files) is removed by `open_store` and
+reported, so the builders fill it again from the stores.
 
 Chroma's local store is not safe for two processes at once (runs of the same job for
 several days go side by side, and `similar` may be asked meanwhile), so every opening
@@ -76,10 +77,6 @@ class VectorStoreError(RuntimeError):
     """The vector store cannot be used as asked; the message says why and what to do."""
 
 
-class VectorModelMismatch(VectorStoreError):
-    """A collection holds vectors from another embedding model or dimension."""
-
-
 def vectors_dir(data_dir: str | Path) -> Path:
     return Path(data_dir) / VECTORS_DIR
 
@@ -87,14 +84,6 @@ def vectors_dir(data_dir: str | Path) -> Path:
 def day_number(day: str) -> int:
     """2026-11-30 -> 20261130: Chroma compares numbers, not strings, in `$gte`/`$lte`."""
     return int(day.replace("-", ""))
-
-
-def rebuild_hint(model: str, dim: int) -> str:
-    return (
-        f"to rebuild the vector store with {model} ({dim}-d), materialise episode_vectors with "
-        "run config `ops: {episode_vectors: {config: {rebuild: true}}}`: it removes the store "
-        "and re-embeds the stores, and knowledge_vectors rebuilds its collection on its next run"
-    )
 
 
 @dataclass(frozen=True)
@@ -545,8 +534,9 @@ def open_store(
 
     `rebuild` removes the store first. A store that cannot be read is removed and recreated
     (`Opened.rebuilt` says why). Collections that do not exist yet are created (their first
-    build is then due: `Opened.created`). A collection made by another model raises
-    `VectorModelMismatch`, and nothing is changed. A store another writer holds (the first
+    build is then due: `Opened.created`). A store with a collection made by another model
+    (the embedder setting changed) is removed and made again, with `Opened.rebuilt` saying
+    so. A store another writer holds (the first
     build, run by another day's job) is waited for, and `log` told so: that wait is not a
     build of this run's own (`Opened.waited_s`).
     """
@@ -581,15 +571,29 @@ def _open_store(
         shutil.rmtree(path, ignore_errors=True)
         opened.rebuilt = f"the store at {path} could not be read ({_damage(exc)})"
         store = _attach(path)
+    other = next(
+        (
+            (name, store.model(name))
+            for name in COLLECTIONS
+            if store.has(name) and store.model(name) != (model, dim)
+        ),
+        None,
+    )
+    if other is not None:
+        # The embedder was changed on purpose (the setting): the store is made again with
+        # it, once, from the stores; two models' vectors are never mixed in it.
+        name, found = other
+        _close(path)
+        _forget_clients()
+        shutil.rmtree(path)
+        opened.rebuilt = (
+            f"the {name} collection held {found[0]} ({found[1]}-d) vectors, not {model} "
+            f"({dim}-d): every row is embedded again with {model}"
+        )
+        store = _attach(path)
     try:
         for name in COLLECTIONS:
             if store.has(name):
-                found = store.model(name)
-                if found != (model, dim):
-                    raise VectorModelMismatch(
-                        f"the {name} collection holds {found[0]} ({found[1]}-d) vectors, not "
-                        f"{model} ({dim}-d); {rebuild_hint(model, dim)}"
-                    )
                 store._tune(name)
             else:
                 store._collections[name] = store._client.create_collection(

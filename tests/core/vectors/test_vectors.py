@@ -27,7 +27,7 @@ from company_ai.core.vectors import (
     where_filter,
 )
 from company_ai.core.vectors.memories import Memory, SyncResult, embed_into
-from company_ai.core.vectors.store import ARCHIVE, VectorModelMismatch
+from company_ai.core.vectors.store import ARCHIVE
 from tests.conftest import episode
 from tests.fakes import WordEmbedder
 
@@ -145,18 +145,20 @@ def test_a_corrupted_store_is_removed_rebuilt_and_reported(memory, damage):
     assert set(found[EPISODES]) == {"episode:1", "episode:2", "episode:3"}
 
 
-def test_another_model_or_dimension_is_refused_and_nothing_changes(memory):
-    sync(memory, WordEmbedder(dim=16), "2026-11-29")
+def test_another_model_or_dimension_rebuilds_the_store_once_never_mixed(memory):
+    before = WordEmbedder(dim=16)
+    sync(memory, before, "2026-11-29")
     for other in (WordEmbedder(dim=8), WordEmbedder(dim=16, name="test:other")):
-        with pytest.raises(VectorModelMismatch) as refused:
-            sync(memory, other, "2026-11-29")
-        message = str(refused.value)
-        assert "test:words-16 (16-d)" in message and f"not {other.name} ({other.dim}-d)" in message
-        assert "rebuild: true" in message
-    with open_existing(vectors_dir(memory.data_dir)) as store:
-        assert store.count(EPISODES) == 3 and store.model(EPISODES) == ("test:words-16", 16)
-    result, opened, found = sync(memory, WordEmbedder(dim=8), "2026-11-29", rebuild=True)
-    assert opened.rebuilt == "a rebuild was asked for" and len(found[EPISODES]) == 3
+        result, opened, found = sync(memory, other, "2026-11-29")
+        assert f"held {before.name} ({before.dim}-d)" in opened.rebuilt
+        assert f"not {other.name} ({other.dim}-d)" in opened.rebuilt
+        assert result.full_build and set(found[EPISODES]) == {"episode:1", "episode:2", "episode:3"}
+        with open_existing(vectors_dir(memory.data_dir)) as store:
+            assert store.model(EPISODES) == (other.name, other.dim)
+            assert store.count(EPISODES) == 3  # the old model's vectors are gone, not mixed
+        before = other
+    _, opened, _ = sync(memory, WordEmbedder(dim=16, name="test:other"), "2026-11-29")
+    assert opened.rebuilt == ""  # the same model again: nothing is rebuilt
 
 
 def test_empty_and_enormous_texts(memory):

@@ -1,0 +1,151 @@
+"""The multilingual offline embedders (multilingual-e5-small, the default, and USE v3),
+and the recall index's handling of bad input with them."""
+
+import numpy as np
+import pytest
+
+from company_ai.core.embedding import (
+    E5_DIM,
+    E5_MAX_CHARS,
+    E5_NAME,
+    USE_DIM,
+    E5Small,
+    EmbedderError,
+    UseM3,
+    e5_file,
+    load_e5,
+    load_use,
+    query_vectors,
+)
+from company_ai.core.recall.retrieval import (
+    Doc,
+    IndexModelMismatch,
+    Searcher,
+    confident_rrf,
+    index_model,
+    rebuild_docs,
+    update_vectors,
+)
+from company_ai.core.store import Store, Stores, transaction
+from company_ai.resources.embedder import Embedder
+
+ENGLISH = [
+    "The train to Leeds leaves at nine.",
+    "We agree with you.",
+    "This mountain has an altitude of three thousand meters.",
+    "My sister reads a book every week.",
+]
+
+
+@pytest.fixture(scope="module", params=["e5", "use"])
+def model(request):
+    return load_e5() if request.param == "e5" else load_use()
+
+
+@pytest.fixture
+def index(tmp_path):
+    with Stores(tmp_path / "data").connect(Store.RECALL) as conn:
+        yield conn
+
+
+def build(conn, embedder, texts=ENGLISH):
+    with transaction(conn):
+        rebuild_docs(conn, [Doc(f"en{i}", "", t) for i, t in enumerate(texts)])
+    update_vectors(conn, embedder)
+
+
+def test_the_multilingual_embedders_are_chosen_by_the_setting():
+    assert Embedder(backend="e5").embedder is load_e5()
+    assert (load_e5().name, load_e5().dim) == (E5_NAME, E5_DIM)
+    assert load_use().dim == USE_DIM
+
+
+def test_vectors_are_unit_float32_of_the_models_dimension(model):
+    vectors = model.embed(["Bonjour tout le monde", "", "ein kurzer Satz"])
+    assert vectors.shape == (3, model.dim) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert query_vectors(model, ["une question"]).shape == (1, model.dim)
+
+
+def test_a_french_sentence_is_nearest_its_english_translation(model):
+    documents = model.embed(ENGLISH)
+    for french, meant in (
+        ("Le train pour Leeds part à neuf heures.", 0),
+        ("Nous sommes de votre avis.", 1),
+        ("Ma sœur lit un livre chaque semaine.", 3),
+    ):
+        scores = documents @ query_vectors(model, [french])[0]
+        assert int(np.argmax(scores)) == meant, (french, scores)
+
+
+def test_e5_embeds_questions_and_documents_each_with_its_own_prefix():
+    e5 = load_e5()
+    text = "the invoice portal"
+    assert not np.allclose(e5.embed([text])[0], e5.embed_query([text])[0], atol=1e-3)
+    assert np.allclose(e5.embed([text])[0], e5.embed(["x", text])[1], atol=1e-4)
+
+
+def test_weights_other_than_the_pinned_ones_are_refused(tmp_path):
+    fake = tmp_path / "e5-small-q4.bin"
+    fake.write_bytes(e5_file().read_bytes()[:1000])
+    with pytest.raises(EmbedderError, match="not the pinned multilingual-e5-small-q4"):
+        E5Small(fake)
+    with pytest.raises(EmbedderError, match="missing"):
+        E5Small(tmp_path / "absent.bin")
+    (tmp_path / "weights.npz").write_bytes(b"not the weights")
+    (tmp_path / "sp.model").write_bytes(b"not the tokenizer")
+    with pytest.raises(EmbedderError, match="not the pinned use-multilingual-v3"):
+        UseM3(tmp_path)
+
+
+def test_a_query_in_a_script_the_model_never_saw_is_answered_not_failed(index, model):
+    build(index, model)
+    searcher = Searcher(index, model)
+    for query in ("𓀀𓁐𓂀 𓃒𓄿", "᚛ᚑᚌᚐᚋ᚜ ᚁᚂᚃ", "⠓⠑⠇⠇⠕"):  # hieroglyphs, ogham, braille
+        vector = query_vectors(model, [query])[0]
+        assert np.isfinite(vector).all() and np.isclose(np.linalg.norm(vector), 1.0, atol=1e-5)
+        hits = searcher.hybrid(query, 10)
+        assert set(hits) <= {f"en{i}" for i in range(len(ENGLISH))}  # a ranking, no error
+
+
+def test_a_megabyte_query_costs_what_its_first_two_thousand_characters_do(index):
+    e5 = load_e5()
+    build(index, e5)
+    huge = "Le train pour Leeds part à neuf heures. " * 26_000  # about 1 MB
+    assert len(huge.encode()) > 1_000_000
+    head = huge[:E5_MAX_CHARS]
+    assert np.allclose(query_vectors(e5, [huge])[0], query_vectors(e5, [head])[0], atol=1e-6)
+    assert Searcher(index, e5).hybrid(huge, 3)[0] == "en0"
+
+
+def test_an_empty_index_answers_nothing(index, model):
+    searcher = Searcher(index, model)
+    assert index_model(index) is None
+    assert searcher.dense_only("anything", 10) == [] and searcher.hybrid("anything", 10) == []
+
+
+def test_an_index_of_another_models_vectors_is_refused_then_rebuilt_not_mixed(index):
+    build(index, load_use())
+    with pytest.raises(IndexModelMismatch, match="built with use-multilingual-v3.*same model"):
+        Searcher(index, load_e5())
+    said = []
+    embedded = update_vectors(index, load_e5(), log=said.append)
+    assert embedded == len(ENGLISH) and "not multilingual-e5-small-q4" in said[0]
+    assert index_model(index) == (E5_NAME, E5_DIM)
+    sizes = {len(row[0]) for row in index.execute("SELECT vector FROM search_vectors")}
+    assert sizes == {E5_DIM * 4}  # every vector is the new model's, none of the old one's
+    assert Searcher(index, load_e5()).hybrid("Nous sommes de votre avis.", 1) == ["en1"]
+
+
+def test_fusion_follows_the_ranking_whose_best_stands_out():
+    # A confident dense ranking (one clear best) and a keyword ranking of equal scores
+    # (words that match every candidate alike: no evidence) whose first is dense's second.
+    dense = [("right", 0.9), ("k0", 0.35)] + [(f"d{i}", 0.30 - i * 1e-3) for i in range(30)]
+    keyword = [(f"k{i}", 2.0) for i in range(30)]
+    assert confident_rrf([keyword, dense])[:2] == ["right", "k0"]
+    # Plain RRF (power 0) lets the noise pull its first above the right answer.
+    assert confident_rrf([keyword, dense], power=0)[:2] == ["k0", "right"]
+    # Where the keyword ranking is the one that stands out, it leads.
+    sharp = [("exact", 12.0)] + [(f"k{i}", 2.0 + i * 1e-3) for i in range(30)]
+    flat = [(f"d{i}", 0.5 - i * 1e-3) for i in range(30)] + [("exact", 0.47)]
+    assert confident_rrf([sharp, flat])[0] == "exact"
