@@ -72,8 +72,9 @@ def test_a_tokenizer_other_than_the_shipped_one_is_refused(tmp_path):
         MiniLM(model, edited)
 
 
-def test_the_resource_defaults_to_the_offline_model(minilm):
-    assert Embedder().embedder is minilm
+def test_the_english_model_is_the_minilm_backend(minilm):
+    assert Embedder(backend="minilm").embedder is minilm
+    assert Embedder().embedder is not minilm  # the default is multilingual
 
 
 def test_ollama_bge_m3_is_asked_through_api_embed_and_normalised():

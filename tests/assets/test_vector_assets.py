@@ -64,7 +64,7 @@ def test_a_day_of_vectors_then_a_replay_that_embeds_nothing(small):
         first = run([episode_vectors, knowledge_vectors], small, "2026-11-28", instance)
         assert first.success
         built = meta(first, "episode_vectors")
-        assert built["full_build"] is True and built["model"].startswith("all-MiniLM-L6-v2")
+        assert built["full_build"] is True and built["model"].startswith("multilingual-e5-small")
         assert built["embedded"] == built["dagster/row_count"] > 0
         assert "did not exist" in built["notes"]
         day = run([episode_vectors, knowledge_vectors], small, "2026-11-29", instance)
@@ -85,13 +85,13 @@ def test_another_models_store_is_rebuilt_by_the_next_run_and_says_so(small):
         night = run([episode_vectors], small, "2026-11-29", instance)
         assert night.success
         rebuilt = meta(night, "episode_vectors")["rebuilt"]
-        assert "held test:words-16 (16-d) vectors, not all-MiniLM-L6-v2-onnx-int8" in rebuilt
+        assert "held test:words-16 (16-d) vectors, not multilingual-e5-small-q4" in rebuilt
         assert meta(night, "episode_vectors")["full_build"] is True
         config = {"ops": {"episode_vectors": {"config": {"rebuild": True}}}}
         asked = run([episode_vectors], small, "2026-11-29", instance, config)
         assert meta(asked, "episode_vectors")["rebuilt"] == "a rebuild was asked for"
     with open_existing(vectors_dir(small)) as store:
-        assert store.model(EPISODES) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+        assert store.model(EPISODES) == ("multilingual-e5-small-q4", 384)
 
 
 def test_aging_is_a_capture_of_its_own_night(small, clock):
