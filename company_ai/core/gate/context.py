@@ -52,7 +52,7 @@ from __future__ import annotations
 import functools
 import re
 import weakref
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -251,7 +251,9 @@ class Passages:
         if inside:  # "Docuverse, whose product is used by 9,000 firms": Docuverse's
             ahead = [w for at, w in named if at < inside[0][0]]
             return bool(ahead) and _same(ahead[-1], mine)
-        nearest = next((w for at, w in reversed(named) if not _OBJECT.search(text, 0, at)), None)
+        nearest = next(
+            (w for at, w in reversed(named) if not _just_before(_OBJECT, text, 0, at)), None
+        )
         # The clause's subject: its first name, or the nearest to the figure that is no
         # preposition's object ("Sundara holds GOTS certification and employs 1,800").
         return _same(named[0][1], mine) or (nearest is not None and _same(nearest, mine))
@@ -356,9 +358,10 @@ class Passages:
                 if not any(w.lower() in DATE_WORDS for w in words)  # "March", "Monday"
                 and not (_sentence_start(text, start) and _plain_opening(words, index))
                 and not _is_place(key := _name_key(words))
-                and not _POSSESSED.search(text, 0, start)  # "Its Jebel Ali terminal": its
+                # "Its Jebel Ali terminal": its; "opened a Fukuoka office": what, not who
+                and not _just_before(_POSSESSED, text, 0, start)
                 and not any(a <= start < b for a, b in relatives)  # "Diageo, which owns …,"
-                and not _A_NAME.search(text, 0, start)  # "opened a Fukuoka office": what, not who
+                and not _just_before(_A_NAME, text, 0, start)
             ]
             between = text[: found[1][0]].split()[1:] if len(found) > 1 else []
             if (
@@ -439,6 +442,17 @@ _GERUND = re.compile(
     r"\b(?:[A-Za-z][a-z]+ing|[Aa]t|[Ii]n|[Ff]or|[Ff]rom|[Ww]ith|[Bb]y|[Oo]f|[Tt]o|[Oo]n|[Ii]nto"
     r"|[Vv]ia|[Aa]bout|[Oo]ver|[Tt]han)\s+$"
 )
+# The patterns below end in `\s+$`: each is asked only of the words just before a point.
+_BEFORE_CHARS = 64
+
+
+def _just_before(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
+    """`pattern` (ending in `$`) matches text[start:end] at its end. Only its last
+    `_BEFORE_CHARS` are searched, so that a long sentence costs each mention a constant,
+    not the sentence's length (a word boundary still sees the character before)."""
+    return bool(pattern.search(text, max(start, end - _BEFORE_CHARS), end))
+
+
 _A_NAME = re.compile(r"\ban?\s+$", re.IGNORECASE)
 # A preposition just before a name: its object, not who a figure after it belongs to.
 _OBJECT = re.compile(
@@ -702,13 +716,15 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
             for m in _CONJOINED.finditer(text, first, end)
             if m.start() < last and _after_lower(text, m.start())
         ]
+        breaks.sort()
         relatives = _relatives(text, first, end)
         for k, a in enumerate(inside):
             for j in range(k + 1, min(len(inside), k + 1 + REACH)):
                 b = inside[j]
                 if (a.cls, b.cls) not in PAIRS and (b.cls, a.cls) not in PAIRS:
                     continue
-                if any(a.end <= at < b.start for at in breaks):
+                after_a = bisect_left(breaks, a.end)
+                if after_a < len(breaks) and breaks[after_a] < b.start:
                     continue  # in two clauses: "…in 2023, and Initech…" ties nothing
                 if not _one_clause(a, b, inside[k + 1].start, relatives):
                     continue
@@ -721,10 +737,10 @@ def misattributed(mentions: Mentions, index: SourceIndex) -> list[tuple[int, int
                     and _object(text, start, inside, j)
                 ):
                     continue  # two objects: "for Hanil Energy with steel from Aceros del Norte"
-                yours = bool(_YOURS.search(text, a.end, b.start))
+                yours = _just_before(_YOURS, text, a.end, b.start)
                 # A name after a preposition or an -ing verb is its object, not the subject
                 # the figure after it is said of: "Using Mews … for 11 hotels".
-                yours |= bool(a.key and _GERUND.search(text, start, a.start))
+                yours |= bool(a.key) and _just_before(_GERUND, text, start, a.start)
                 if not _passages(index).together(a, b, mine, yours):
                     found.append((a.start, b.end))
     return found
@@ -747,7 +763,7 @@ def _object(text: str, start: int, inside: list[_Item], k: int) -> bool:
         end += 1
     if text[item.start : end].lower().endswith(("'s", "’s", "'", "’")):
         return False
-    return bool(_OBJECT.search(text, start, item.start))
+    return _just_before(_OBJECT, text, start, item.start)
 
 
 def _after_lower(text: str, at: int) -> bool:
