@@ -37,7 +37,7 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from company_ai.core.embedding import load_minilm
+from company_ai.core.embedding import OFFLINE
 from company_ai.core.recall import index_entities
 from company_ai.core.store import Store, Stores
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
@@ -71,7 +71,7 @@ def build(data: Path, contacts: int, density: float, notes: int) -> None:
             distill=lambda t, p, x: offline_page(p, x), source="model:offline",
             clock=lambda: AS_OF,
         )  # fmt: skip
-        index_entities(conn, load_minilm())
+        index_entities(conn, OFFLINE["offline"][2]())  # the default model, as a night builds it
     took = time.perf_counter() - started
     print(f"built {contacts:,} contacts and the sample vault (+{notes:,} notes) in {took:.1f} s")
 
