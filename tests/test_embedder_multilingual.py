@@ -211,3 +211,28 @@ def test_our_e5_engine_gives_the_package_c_engines_tokens_and_vectors():
         some = texts if not query else texts[::7]  # the C engine is slow: fewer questions
         cosines = np.sum(ours.encode(some, query) * theirs.encode(some, query), axis=1)
         assert cosines.min() >= 0.995, some[int(np.argmin(cosines))]
+
+
+def test_the_built_graph_is_kept_in_the_cache_and_a_damaged_one_is_built_again(
+    tmp_path, monkeypatch
+):
+    from company_ai.core import e5 as engine
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    texts = ["Nous sommes de votre avis.", "We agree with you."]
+    built = E5Small(e5_file())
+    [kept] = (tmp_path / "company_ai").glob("e5-*-graph-v*.onnx")
+    assert kept.parent == engine.graph_cache()
+    graph = engine._Graph
+
+    def no_build():
+        raise AssertionError("built again with a good graph in the cache")
+
+    monkeypatch.setattr(engine, "_Graph", no_build)
+    from_cache = E5Small(e5_file())
+    assert np.array_equal(built.embed(texts), from_cache.embed(texts))
+    monkeypatch.setattr(engine, "_Graph", graph)
+    kept.write_bytes(b"not a graph")
+    rebuilt = E5Small(e5_file())
+    assert np.array_equal(built.embed(texts), rebuilt.embed(texts))
+    assert kept.read_bytes() != b"not a graph"

@@ -85,7 +85,10 @@ class _Reader:
 class E5Model:
     """Tokenizer and encoder read from an `E5S1` file; `encode` returns unit vectors."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, cache_key: str | None = None):
+        """`cache_key` (the weights' pinned digest): the graph built from them is kept in
+        `graph_cache()` under it and read from there by the next process."""
+        self._cache_key = cache_key
         if data[:4] != MAGIC:
             raise E5FormatError("not an E5S1 model file")
         try:
@@ -191,30 +194,47 @@ class E5Model:
         self._pos = floats("emb.pos", self.max_pos, H)
         self._type0 = floats("emb.type", where["emb.type"][1] // H, H)[0]
         self._emb_ln = (vector("emb.ln.w", H), vector("emb.ln.b", H))
-        graph = _Graph()
-        x = graph.layer_norm("x", *self._emb_ln, self.eps)
-        for i in range(self.n_layers):
-            p = f"l{i}."
-            x = graph.encoder_layer(
-                x,
-                {s: (matrix(p + s + ".w", H, H), vector(p + s + ".b", H)) for s in "qkv"},
-                (matrix(p + "ao.w", H, H), vector(p + "ao.b", H)),
-                (vector(p + "aln.w", H), vector(p + "aln.b", H)),
-                (matrix(p + "fi.w", self.ffn, H), vector(p + "fi.b", self.ffn)),
-                (matrix(p + "fo.w", H, self.ffn), vector(p + "fo.b", H)),
-                (vector(p + "oln.w", H), vector(p + "oln.b", H)),
-                self.n_heads,
-                self.eps,
-            )
+
+        def build() -> bytes:
+            graph = _Graph()
+            x = graph.layer_norm("x", *self._emb_ln, self.eps)
+            for i in range(self.n_layers):
+                p = f"l{i}."
+                x = graph.encoder_layer(
+                    x,
+                    {s: (matrix(p + s + ".w", H, H), vector(p + s + ".b", H)) for s in "qkv"},
+                    (matrix(p + "ao.w", H, H), vector(p + "ao.b", H)),
+                    (vector(p + "aln.w", H), vector(p + "aln.b", H)),
+                    (matrix(p + "fi.w", self.ffn, H), vector(p + "fi.b", self.ffn)),
+                    (matrix(p + "fo.w", H, self.ffn), vector(p + "fo.b", H)),
+                    (vector(p + "oln.w", H), vector(p + "oln.b", H)),
+                    self.n_heads,
+                    self.eps,
+                )
+            return graph.model(x, H)
+
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(
-            graph.model(x, H), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        cached = _cache_file(self._cache_key)
+        for attempt in ("cache", "build"):
+            model = _read_cache(cached) if attempt == "cache" else build()
+            if model is None:
+                continue
+            try:
+                self._session = ort.InferenceSession(
+                    model, sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception:  # a damaged cache file: built again (never a built graph)
+                if attempt == "build":
+                    raise
+                continue
+            if attempt == "build":
+                _write_cache(cached, model)
+            break
         self.workers = len(os.sched_getaffinity(0))  # the cores this process may use
 
     # --- forward ---------------------------------------------------------------------
@@ -421,6 +441,41 @@ class _Graph:
         graph += _len(12, _value_info("y", ["batch", "length", hidden]))
         opset = _len(1, "") + _int(2, 20)  # Gelu is in opset 20
         return _int(1, 9) + _len(7, graph) + _len(8, opset)  # IR version 9
+
+
+GRAPH_VERSION = 1  # of the graph `E5Model` builds from the weights: a change builds anew
+
+
+def graph_cache() -> Path:
+    """Where built graphs are kept: `$XDG_CACHE_HOME/company_ai` (else ~/.cache). Never the
+    data directory; losing it costs the next process about 0.7 s."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "company_ai"
+
+
+def _cache_file(key: str | None) -> Path | None:
+    return graph_cache() / f"e5-{key[:16]}-graph-v{GRAPH_VERSION}.onnx" if key else None
+
+
+def _read_cache(path: Path | None) -> bytes | None:
+    try:
+        return path.read_bytes() if path else None
+    except OSError:
+        return None
+
+
+def _write_cache(path: Path | None, model: bytes) -> None:
+    """Whole or not at all (a temporary file renamed); a cache that cannot be written (a
+    read-only home) is skipped: it only saves time."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(model)
+        os.replace(temporary, path)
+    except OSError:
+        pass
 
 
 def load(path: Path) -> E5Model:

@@ -188,7 +188,7 @@ class E5Small:
         from company_ai.core.e5 import E5FormatError, E5Model
 
         try:
-            self._model = E5Model(data)
+            self._model = E5Model(data, cache_key=digest)
         except E5FormatError as exc:
             raise EmbedderError(f"{model} is not a readable {E5_NAME}: {exc}") from exc
         if self._model.hidden != E5_DIM:
