@@ -25,9 +25,9 @@ from pathlib import Path
 from company_ai.core.embedding import OFFLINE
 from company_ai.core.recall import index_entities
 from company_ai.core.recall.retrieval import (
-    CONFIDENCE_POWER,
     Searcher,
     confident_rrf,
+    fusion_power,
     index_model,
     keyword_scored,
     rebuild_docs,
@@ -134,13 +134,13 @@ def main() -> None:
     print(
         "mean tuning-half nDCG@10 by power: "
         + ", ".join(f"{p:g}: {tuning[p]:.3f}" for p in POWERS)
-        + f"; chosen {chosen:g}, shipped {CONFIDENCE_POWER:g}"
+        + f"; chosen {chosen:g}, shipped {fusion_power(name):g}"
     )
     modes = {
         "keyword": lambda k, d: keys(k),
         "dense": lambda k, d: keys(d),
         "rrf": lambda k, d: rrf([keys(k), keys(d)]),
-        "hybrid": fusion(CONFIDENCE_POWER),
+        "hybrid": fusion(fusion_power(name)),
         f"power {chosen:g}": fusion(chosen),
     }
     print(f"nDCG@10 with {name}: all queries (held-out half in brackets)")

@@ -8,6 +8,7 @@ from company_ai.core.embedding import (
     E5_DIM,
     E5_MAX_CHARS,
     E5_NAME,
+    MINILM_NAME,
     USE_DIM,
     E5Small,
     EmbedderError,
@@ -18,16 +19,22 @@ from company_ai.core.embedding import (
     query_vectors,
 )
 from company_ai.core.recall.retrieval import (
+    CANDIDATES,
+    CONFIDENCE_POWER,
     Doc,
     IndexModelMismatch,
     Searcher,
     confident_rrf,
+    fusion_power,
     index_model,
+    keyword_scored,
     rebuild_docs,
+    rrf,
     update_vectors,
 )
 from company_ai.core.store import Store, Stores, transaction
 from company_ai.resources.embedder import Embedder
+from tests.fakes import WordEmbedder
 
 ENGLISH = [
     "The train to Leeds leaves at nine.",
@@ -149,6 +156,20 @@ def test_fusion_follows_the_ranking_whose_best_stands_out():
     sharp = [("exact", 12.0)] + [(f"k{i}", 2.0 + i * 1e-3) for i in range(30)]
     flat = [(f"d{i}", 0.5 - i * 1e-3) for i in range(30)] + [("exact", 0.47)]
     assert confident_rrf([sharp, flat])[0] == "exact"
+
+
+def test_each_model_fuses_with_the_power_chosen_for_it(index):
+    # Chosen per model on the tuning halves (bench_retrieval.py): plain RRF for the
+    # English MiniLM, whose every higher power lost; the confident fusion for e5.
+    assert fusion_power(E5_NAME) == CONFIDENCE_POWER > 0
+    english = WordEmbedder()
+    english.name = MINILM_NAME  # the English model's name on a fast stand-in
+    build(index, english)
+    searcher = Searcher(index, english)
+    for question in ("a book every week", "the altitude of the mountain", "we agree"):
+        keyword = [key for key, _ in keyword_scored(index, question, CANDIDATES)]
+        plain = rrf([keyword, searcher.dense_only(question)])
+        assert searcher.hybrid(question) == plain
 
 
 SENTENCES = [
