@@ -5,8 +5,9 @@ The names load on first use (PEP 562): a reader that needs only `RULE_IMPORTANCE
 vector memory's `similar`) does not pay for the synthesis and the export, which import the
 outreach and gate code."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from company_ai.core.lazy import lazy_names
 
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from company_ai.core.brain.export import ExportError, export_day, export_growth
@@ -47,14 +48,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # found once
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

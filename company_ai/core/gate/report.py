@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from company_ai.core.gate.actionable import ACTIONABLE_KINDS, why_refused
 from company_ai.core.gate.claim import Claim
-from company_ai.core.gate.context import sentences
+from company_ai.core.gate.clauses import sentences
 from company_ai.core.gate.phrases import _noun_after
 from company_ai.core.gate.verdict import GateVerdict
 

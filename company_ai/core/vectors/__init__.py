@@ -5,8 +5,9 @@ that forgets on purpose (importance, tiers, the archive).
 The names load on first use (PEP 562): `similar` (`vectors.similar`) reads the store's
 files without chromadb, and does not pay for the builders and the aging."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from company_ai.core.lazy import lazy_names
 
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from company_ai.core.vectors.aging import Signals, age_store, read_signals
@@ -91,14 +92,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # found once
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
