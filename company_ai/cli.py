@@ -45,7 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         args.settings = Settings.from_env()  # read once; a bad variable is a clear error
-        stores = Stores(args.data_dir or args.settings.data_dir, urls=args.settings.store_urls())
+        stores = Stores(
+            args.data_dir or args.settings.data_dir, database_url=args.settings.database_url
+        )
         status = args.run(stores, args)
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
         return status
@@ -659,7 +661,7 @@ def _mcp(stores: Stores, args: argparse.Namespace) -> int:
 
     if args.port is not None and not args.http:
         raise CliError("--port is for --http only")
-    readonly = ReadOnlyStores(stores.data_dir, stores.busy_timeout_ms, stores.urls)
+    readonly = ReadOnlyStores(stores.data_dir, stores.busy_timeout_ms, stores.database_url)
     try:
         serve(readonly, args.settings, http=args.http, port=args.port or DEFAULT_PORT)
     except ServerConfigError as exc:

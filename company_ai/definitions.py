@@ -48,7 +48,7 @@ def resources(settings: Settings) -> dict:
     return {
         "stores": StoresResource(
             data_dir=str(s.data_dir),
-            memory_url=dg.EnvVar("COMPANY_AI_MEMORY_URL") if s.memory_url else "",
+            database_url=dg.EnvVar("COMPANY_AI_DATABASE_URL") if s.database_url else "",
             first_day=s.start_date,
         ),
         "notifier": Notifier(

@@ -5,7 +5,7 @@ the code location (`definitions.py`), the CLI and the demo pass on; nothing read
 environment at import. Defaults live only in `DEFAULTS`. Stdlib only (the CLI imports
 it). Secrets never come through here: they are bound as `dg.EnvVar(...)` in
 definitions.py so they never show in the UI. Two exceptions, both kept out of `repr`:
-the memory store's URL (it may hold a password) and the MCP server's token, which no
+the database URL (it may hold a password) and the MCP server's token, which no
 Dagster code ever sees.
 """
 
@@ -21,11 +21,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from company_ai.core.install import check_day, first_day
 from company_ai.core.intake import safe_url
-from company_ai.core.store import Store, pg
+from company_ai.core.store import pg
 
 DEFAULTS = {
     "COMPANY_AI_DATA_DIR": "data",
-    "COMPANY_AI_MEMORY_URL": "",  # empty: memory.db in the data dir; else postgresql://…
+    # Empty: every store a SQLite file in the data dir; else postgresql://…, every store in
+    # that one database, a schema per domain.
+    "COMPANY_AI_DATABASE_URL": "",
     "COMPANY_AI_TIMEZONE": "UTC",
     "COMPANY_AI_START_DATE": "",  # empty: the install date
     "COMPANY_AI_SNAPSHOT_DIR": "",  # empty: <data dir>/snapshots
@@ -75,9 +77,9 @@ class Settings:
     """Every non-secret setting, checked. See the README's configuration table."""
 
     data_dir: Path
-    # A PostgreSQL URL for the memory store, or "". It may hold a password: never shown
+    # A PostgreSQL URL for every store, or "". It may hold a password: never shown
     # (repr), and bound as dg.EnvVar in definitions.py, so never in the UI either.
-    memory_url: str = field(repr=False)
+    database_url: str = field(repr=False)
     timezone: str  # IANA timezone of the partitions and the timetable
     start_date: str  # the first partition: the install date unless set
     snapshot_dir: Path
@@ -133,15 +135,20 @@ class Settings:
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"COMPANY_AI_TIMEZONE must be an IANA timezone, not {tz!r}") from None
         start = get("COMPANY_AI_START_DATE")
-        memory_url = get("COMPANY_AI_MEMORY_URL").strip()
-        if memory_url:
+        if source.get("COMPANY_AI_MEMORY_URL"):
+            raise ValueError(
+                "COMPANY_AI_MEMORY_URL is gone: set COMPANY_AI_DATABASE_URL, which puts every "
+                "store in that database (docs/deploy.md says how to move a memory store)"
+            )
+        database_url = get("COMPANY_AI_DATABASE_URL").strip()
+        if database_url:
             try:
-                pg.check_url(memory_url)
+                pg.check_url(database_url)
             except pg.PgStoreError as exc:
-                raise ValueError(f"COMPANY_AI_MEMORY_URL: {exc}") from None
+                raise ValueError(f"COMPANY_AI_DATABASE_URL: {exc}") from None
         return cls(
             data_dir=data,
-            memory_url=memory_url,
+            database_url=database_url,
             timezone=tz,
             start_date=check_day(start) if start else first_day(data, tz),
             snapshot_dir=path_or("COMPANY_AI_SNAPSHOT_DIR", data / "snapshots"),
@@ -184,10 +191,6 @@ class Settings:
             played_clock=_one_of("COMPANY_AI_PLAYED_CLOCK", get, ("true", "false")) == "true",
             mcp_token=get("COMPANY_AI_MCP_TOKEN").strip(),
         )
-
-    def store_urls(self) -> dict[Store, str]:
-        """The stores that live on a database server, by URL (`db.Stores(urls=...)`)."""
-        return {Store.MEMORY: self.memory_url} if self.memory_url else {}
 
     def with_(self, **changes) -> Settings:
         """A copy with some settings changed (tests, the demo)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from company_ai.core.store import Stores
+from company_ai.core.store import DEFAULT_BUSY_TIMEOUT_MS, Stores
 from company_ai.sample_world.crm import load_sample
 
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
@@ -43,6 +43,80 @@ def clock():
     CLOCK.at = None
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--stores",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="postgres: every Stores made in this process without a database URL gets a "
+        "database of its own on the session's PostgreSQL server (one per data directory), "
+        "so the stores' own tests run on PostgreSQL; scripts/test runs them both ways",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(why): the test reads a SQLite file itself; not run on --stores=postgres",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--stores") != "postgres":
+        return
+    for item in items:
+        marker = item.get_closest_marker("sqlite_only")
+        if marker is not None:
+            why = marker.args[0] if marker.args else "it reads a SQLite file itself"
+            item.add_marker(pytest.mark.skip(reason=f"SQLite only: {why}"))
+
+
+_SERVER_DATABASES: dict[Path, str] = {}
+_STORES_SERVER: list = []  # the session's PostgreSQL server, under --stores=postgres
+
+
+def database_for(data_dir) -> str:
+    """Under --stores=postgres, the database a data directory's stores live in ("" else)."""
+    return _SERVER_DATABASES.get(Path(data_dir).resolve(), "")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stores_on_server(request):
+    """Under --stores=postgres, `Stores(data_dir)` puts the stores in a database named for
+    the data directory (the same directory, the same database, as with files)."""
+    if request.config.getoption("--stores") != "postgres":
+        yield None
+        return
+    server = request.getfixturevalue("pg_server")
+    _STORES_SERVER.append(server)
+    plain_init = Stores.__init__
+    numbers = itertools.count(1)
+
+    def init(self, data_dir, busy_timeout_ms=DEFAULT_BUSY_TIMEOUT_MS, database_url=""):
+        if not database_url:
+            key = Path(data_dir).resolve()
+            if key not in _SERVER_DATABASES:
+                _SERVER_DATABASES[key] = server.create_database(f"stores_{next(numbers)}")
+            database_url = _SERVER_DATABASES[key]
+        plain_init(self, data_dir, busy_timeout_ms, database_url)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Stores, "__init__", init)
+        yield server
+
+
+def copy_data_dir(source: Path, target: Path) -> Path:
+    """A copy of a data directory, and under --stores=postgres of its database too."""
+    shutil.copytree(source, target)
+    url = database_for(source)
+    if url:
+        name = f"copy_{len(_SERVER_DATABASES) + 1}"
+        _SERVER_DATABASES[target.resolve()] = _STORES_SERVER[0].create_database(
+            name, template=url.rsplit("/", 1)[1]
+        )
+    return target
+
+
 @pytest.fixture
 def stores(tmp_path):
     return Stores(tmp_path / "data")
@@ -59,9 +133,7 @@ def sample_dir(tmp_path_factory):
 @pytest.fixture
 def data(tmp_path, sample_dir):
     """A private copy of the sample data directory, for tests that write to it."""
-    target = tmp_path / "data"
-    shutil.copytree(sample_dir, target)
-    return target
+    return copy_data_dir(sample_dir, tmp_path / "data")
 
 
 @pytest.fixture

@@ -83,13 +83,15 @@ class PgServer:
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
-    def create_database(self, name: str) -> str:
+    def create_database(self, name: str, *, template: str = "") -> str:
+        """A new database (a copy of `template`, which no one may be connected to)."""
         import psycopg2
 
         conn = psycopg2.connect(self.url())
         conn.autocommit = True
         try:
-            conn.cursor().execute(f'CREATE DATABASE "{name}"')
+            copy = f' TEMPLATE "{template}"' if template else ""
+            conn.cursor().execute(f'CREATE DATABASE "{name}"{copy}')
         finally:
             conn.close()
         return self.url(name)

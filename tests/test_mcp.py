@@ -581,9 +581,9 @@ def test_no_tool_can_write(mcp_data):
 def test_a_postgres_memory_store_is_read_in_a_read_only_session(tmp_path, pg_url):
     import psycopg2
 
-    with Stores(tmp_path, urls={Store.MEMORY: pg_url}).connect(Store.MEMORY):
+    with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY):
         pass  # a writer makes the schema
-    stores = ReadOnlyStores(tmp_path, urls={Store.MEMORY: pg_url})
+    stores = ReadOnlyStores(tmp_path, database_url=pg_url)
     with stores.connect(Store.MEMORY) as memory:
         assert memory.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
         with pytest.raises(psycopg2.errors.ReadOnlySqlTransaction):

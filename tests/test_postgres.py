@@ -36,7 +36,7 @@ def seal_through_dagster(instance, data, memory_url=""):
         [named("contact_episodes")],
         partition_key=DAY,
         instance=instance,
-        resources={"stores": StoresResource(data_dir=str(data), memory_url=memory_url)},
+        resources={"stores": StoresResource(data_dir=str(data), database_url=memory_url)},
         raise_on_error=False,
     )
     return result
@@ -54,7 +54,7 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
         monkeypatch.setenv(f"DAGSTER_PG_{name}", value)
     memory_url = pg_server.create_database("memory")
     on_pg, on_files = tmp_path / "pg_data", tmp_path / "file_data"
-    load_sample(Stores(on_pg, urls={Store.MEMORY: memory_url}), contacts=60, as_of=AS_OF)
+    load_sample(Stores(on_pg, database_url=memory_url), contacts=60, as_of=AS_OF)
     load_sample(Stores(on_files), contacts=60, as_of=AS_OF)
 
     instance = dg.DagsterInstance.from_config(str(home))
@@ -73,7 +73,7 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
         instance.dispose()
     seal = result.get_asset_materialization_events()[0].materialization.metadata
     assert not (on_pg / "memory.db").exists(), "the memory store is the server, not a file"
-    with Stores(on_pg, urls={Store.MEMORY: memory_url}).connect(Store.MEMORY) as memory:
+    with Stores(on_pg, database_url=memory_url).connect(Store.MEMORY) as memory:
         stored = memory.execute("SELECT episodes, digest FROM day_seals WHERE day = ?", (DAY,))
         assert tuple(stored.fetchone()) == (seal["dagster/row_count"].value, seal["digest"].value)
     assert seal["dagster/row_count"].value > 0
@@ -86,7 +86,7 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
     assert same["by_type"].value == seal["by_type"].value
     # What reads the memory store reads it the same from either: the night's brain facts
     # and the Markdown export of the day.
-    pg_stores = Stores(on_pg, urls={Store.MEMORY: memory_url})
+    pg_stores = Stores(on_pg, database_url=memory_url)
     brain = synthesize_day(pg_stores, Day.of(DAY, "UTC"), [])
     from_memory = [f for f in brain.facts if "memory.contact_episodes" in " ".join(f.sources)]
     assert (
@@ -128,7 +128,7 @@ def dead_url():
 def test_postgres_down_at_start_is_a_clear_error_naming_the_url_without_its_password(tmp_path):
     url = dead_url()
     with pytest.raises(StoreError) as caught:
-        Stores(tmp_path / "data", urls={Store.MEMORY: url}).open(Store.MEMORY)
+        Stores(tmp_path / "data", database_url=url).open(Store.MEMORY)
     message = str(caught.value)
     assert url.replace(PASSWORD, "***") in message and "cannot reach the memory store" in message
     assert PASSWORD not in message and PASSWORD not in repr(caught.value.__cause__)
@@ -139,11 +139,11 @@ def test_postgres_down_fails_the_run_and_the_cli_clearly_and_the_password_goes_n
     tmp_path, sample_dir, monkeypatch
 ):
     url = dead_url()
-    monkeypatch.setenv("COMPANY_AI_MEMORY_URL", url)
+    monkeypatch.setenv("COMPANY_AI_DATABASE_URL", url)
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         result = seal_through_dagster(
-            instance, tmp_path / "data", dg.EnvVar("COMPANY_AI_MEMORY_URL")
+            instance, tmp_path / "data", dg.EnvVar("COMPANY_AI_DATABASE_URL")
         )
         assert not result.success
         failure = result.get_step_failure_events()[0].step_failure_data.error
@@ -158,13 +158,13 @@ def test_postgres_down_fails_the_run_and_the_cli_clearly_and_the_password_goes_n
         [sys.executable, "-m", "company_ai.cli", "--data-dir", str(sample_dir), "dossier", email],
         capture_output=True,
         text=True,
-        env={"COMPANY_AI_MEMORY_URL": url, "PATH": "/usr/bin:/bin"},
+        env={"COMPANY_AI_DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 1
     assert "cannot reach the memory store at postgresql://company:***@127.0.0.1" in done.stderr
     assert PASSWORD not in done.stderr + done.stdout
     assert find_canary(PASSWORD, tmp_path) == []
-    assert PASSWORD not in repr(Settings.from_env({"COMPANY_AI_MEMORY_URL": url}))
+    assert PASSWORD not in repr(Settings.from_env({"COMPANY_AI_DATABASE_URL": url}))
 
 
 @pytest.mark.parametrize(
@@ -176,13 +176,25 @@ def test_postgres_down_fails_the_run_and_the_cli_clearly_and_the_password_goes_n
 )
 def test_a_memory_url_that_is_not_postgres_is_refused_without_its_password(url, complaint):
     with pytest.raises(ValueError, match=complaint) as caught:
-        Settings.from_env({"COMPANY_AI_MEMORY_URL": url})
+        Settings.from_env({"COMPANY_AI_DATABASE_URL": url})
     assert PASSWORD not in str(caught.value)
 
 
-def test_only_a_store_with_a_postgres_schema_may_be_given_a_url(tmp_path):
-    with pytest.raises(StoreError, match="the crm store can only be a SQLite file"):
-        Stores(tmp_path, urls={Store.CRM: "postgresql://db/crm"})
+def test_the_old_memory_only_url_is_refused_with_the_setting_that_replaced_it():
+    with pytest.raises(ValueError, match="COMPANY_AI_DATABASE_URL") as caught:
+        Settings.from_env({"COMPANY_AI_MEMORY_URL": f"postgresql://u:{PASSWORD}@db/memory"})
+    assert PASSWORD not in str(caught.value)
+
+
+def test_each_domain_lives_in_a_schema_of_its_own_in_one_database(pg_url, tmp_path):
+    stores = Stores(tmp_path, database_url=pg_url)
+    with stores.connect(Store.MEMORY) as memory:
+        (schema,) = memory.execute(
+            "SELECT table_schema FROM information_schema.tables"
+            " WHERE table_name = 'contact_episodes'"
+        ).fetchone()
+    assert schema == "memory"
+    assert not (tmp_path / "memory.db").exists()
 
 
 def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_usable(
@@ -194,7 +206,7 @@ def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_us
     from company_ai.core.store import transaction
     from tests.conftest import episode
 
-    with Stores(tmp_path, urls={Store.MEMORY: pg_url}).connect(Store.MEMORY) as memory:
+    with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY) as memory:
         with pytest.raises(psycopg2.Error, match="append-only"), transaction(memory):
             memory.execute(
                 "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
@@ -205,3 +217,12 @@ def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_us
         assert not memory.in_transaction
         assert memory.execute("SELECT count(*) FROM contact_episodes").fetchone()[0] == 0
         assert append_episodes(memory, [episode()], now="2026-11-29T12:00:00Z").inserted == 1
+
+
+def test_a_quote_in_a_comment_does_not_move_a_parameter(pg_url, tmp_path):
+    with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY) as memory:
+        row = memory.execute(
+            "SELECT ? AS a, -- the contact's ? is not a parameter\n '?' AS b, ? AS c",
+            ("first", "second"),
+        ).fetchone()
+    assert tuple(row) == ("first", "?", "second")

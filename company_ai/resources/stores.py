@@ -10,16 +10,17 @@ from company_ai.core.times import utc_now
 
 
 class StoresResource(dg.ConfigurableResource):
-    """The domain SQLite stores (crm, memory, outreach, brain, recall, ops) under one data
-    directory: one file per domain, WAL mode, a busy timeout, schemas migrated on open.
-    The memory store may live in PostgreSQL instead (`COMPANY_AI_MEMORY_URL`).
+    """The domain stores (crm, memory, outreach, brain, recall, ops): one SQLite file per
+    domain under one data directory (WAL mode, a busy timeout), or every one in a
+    PostgreSQL database, a schema per domain (`COMPANY_AI_DATABASE_URL`); schemas are
+    migrated on open.
     The first run against a data directory records `first_day`, the partitions' start
     (the install date), in it."""
 
     data_dir: str
-    # A PostgreSQL URL for the memory store ("" = memory.db). Bound as dg.EnvVar, so the
-    # UI shows the variable's name, never the URL or its password.
-    memory_url: str = ""
+    # A PostgreSQL URL for every store ("" = SQLite files). Bound as dg.EnvVar, so the UI
+    # shows the variable's name, never the URL or its password.
+    database_url: str = ""
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     first_day: str = ""
 
@@ -32,8 +33,7 @@ class StoresResource(dg.ConfigurableResource):
                     context.log.warning(f"could not record the install date: {exc.strerror}")
 
     def stores(self) -> Stores:
-        urls = {Store.MEMORY: self.memory_url} if self.memory_url else None
-        return Stores(self.data_dir, self.busy_timeout_ms, urls)
+        return Stores(self.data_dir, self.busy_timeout_ms, self.database_url)
 
     @contextmanager
     def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:

@@ -1,7 +1,6 @@
-"""The domain stores: one SQLite file per domain under one data directory.
-
-The memory store may instead live in PostgreSQL (`Stores(urls={Store.MEMORY: url})`,
-`core/store/pg.py`): the same code reads and writes it through the same calls.
+"""The domain stores: one SQLite file per domain under one data directory, or every
+domain in one PostgreSQL database, a schema per domain (`Stores(database_url=...)`,
+`core/store/pg.py`): the same code reads and writes both through the same calls.
 
 Every connection runs in WAL mode with a busy timeout and foreign keys on, and every
 store is migrated to the newest schema in `schema.MIGRATIONS` when it is opened for
@@ -15,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -39,28 +38,28 @@ class StoreBusyError(StoreError):
 
 
 class Stores:
-    """The set of domain stores under `data_dir` (`crm.db`, `memory.db`, …); a store named
-    in `urls` (only those with a Postgres schema) lives at that PostgreSQL URL instead."""
+    """The set of domain stores under `data_dir` (`crm.db`, `memory.db`, …), or, with a
+    `database_url`, in that PostgreSQL database (the schema `crm`, `memory`, …); the data
+    directory then still holds what is not a store (cursors, the outbox, the vectors)."""
 
     def __init__(
         self,
         data_dir: str | Path,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-        urls: Mapping[Store, str] | None = None,
+        database_url: str = "",
     ):
         self.data_dir = Path(data_dir)
         self.busy_timeout_ms = busy_timeout_ms
-        self.urls = {Store(d): u for d, u in (urls or {}).items() if u}
-        for domain, url in self.urls.items():
-            if domain not in PG_MIGRATIONS:
-                raise StoreError(
-                    f"the {domain} store can only be a SQLite file; only "
-                    f"{', '.join(PG_MIGRATIONS)} can live in PostgreSQL"
-                )
+        self.database_url = database_url.strip()
+        if self.database_url:
             try:
-                pg.check_url(url)
+                pg.check_url(self.database_url)
             except pg.PgStoreError as exc:
                 raise StoreError(str(exc)) from None
+        # The stores on the server: every domain with a Postgres schema.
+        self.urls: dict[Store, str] = (
+            {Store(d): self.database_url for d in PG_MIGRATIONS} if self.database_url else {}
+        )
 
     def exists(self, domain: Store) -> bool:
         """Whether the store exists yet: a server store always does (reaching it may fail)."""

@@ -1,14 +1,16 @@
 """A domain store in PostgreSQL, behind the small part of sqlite3's interface the core uses.
 
-Only the memory store has a Postgres schema (`schema.PG_MIGRATIONS`): it is the one
-domain that may ever need concurrent writers on several machines. Its code is the same
-as on SQLite: `execute(sql, params)` with `?` placeholders, rows read by position or by
-name, `transaction()` from `db`. psycopg2 is imported only when a URL is configured, so
-the CLI's read path still imports no third-party package on a SQLite install.
+Every domain lives in one database (`COMPANY_AI_DATABASE_URL`), each in a schema of its
+own name (`crm`, `memory`, …) with its own versions (`schema.PG_MIGRATIONS`), so the
+domains stay as separate as their SQLite files. The code is the same as on SQLite:
+`execute(sql, params)` with `?` placeholders, rows read by position or by name,
+`transaction()` from `db`. psycopg2 is imported only when a URL is configured, so the
+CLI's read path still imports no third-party package on a SQLite install.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
@@ -94,21 +96,81 @@ class PgConnection:
         return bool(found)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=512)
 def _to_pg(sql: str) -> str:
-    """sqlite3's `?` placeholders as psycopg2's `%s`; a literal `%` escaped as `%%`.
-    Quoted text is left alone, so a `?` inside a string literal stays a question mark."""
-    out, quoted = [], False
-    for char in sql:
-        if char == "'":
-            quoted = not quoted
-        if char == "%":
-            out.append("%%")
-        elif char == "?" and not quoted:
+    """sqlite3's `?` placeholders as psycopg2's `%s`, and a literal `%` as `%%`.
+
+    The statement is read as PostgreSQL's lexer reads it: a `?` inside a string literal
+    ('…', E'…'), a quoted identifier ("…"), a dollar-quoted body ($tag$…$tag$) or a
+    comment (-- … and nested /* … */) is text, not a parameter. Anything the lexer
+    cannot close is refused rather than guessed at."""
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        char = sql[i]
+        if char == "?":
             out.append("%s")
+            i += 1
+            continue
+        if char in "'\"":
+            end = _quoted_end(sql, i, char)
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            end = n if end < 0 else end
+        elif sql.startswith("/*", i):
+            end = _comment_end(sql, i)
+        elif char == "$" and (tag := _DOLLAR_TAG.match(sql, i)) and not _in_word(sql, i):
+            close = sql.find(tag.group(), tag.end())
+            if close < 0:
+                raise PgStoreError(f"an unterminated {tag.group()} quote in: {sql[:80]!r}")
+            end = close + len(tag.group())
         else:
-            out.append(char)
+            out.append("%%" if char == "%" else char)
+            i += 1
+            continue
+        out.append(sql[i:end].replace("%", "%%"))
+        i = end
     return "".join(out)
+
+
+_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
+
+
+def _in_word(sql: str, i: int) -> bool:
+    """Whether the `$` at `i` continues an identifier (`a$b$`), where it quotes nothing."""
+    return i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")
+
+
+def _quoted_end(sql: str, start: int, quote: str) -> int:
+    """Where the literal or identifier opened at `start` ends (a doubled quote is one
+    quote; in an E'…' literal a backslash escapes the next character)."""
+    escapes = quote == "'" and start > 0 and sql[start - 1] in "eE" and not _in_word(sql, start - 1)
+    i = start + 1
+    while i < len(sql):
+        if escapes and sql[i] == "\\":
+            i += 2
+            continue
+        if sql[i] == quote:
+            if sql.startswith(quote * 2, i):
+                i += 2
+                continue
+            return i + 1
+        i += 1
+    raise PgStoreError(f"an unterminated {quote} quote in: {sql[:80]!r}")
+
+
+def _comment_end(sql: str, start: int) -> int:
+    depth, i = 0, start
+    while i < len(sql):
+        if sql.startswith("/*", i):
+            depth, i = depth + 1, i + 2
+        elif sql.startswith("*/", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    raise PgStoreError(f"an unterminated /* comment in: {sql[:80]!r}")
 
 
 def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool) -> PgConnection:
@@ -123,6 +185,8 @@ def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool
             connect_timeout=CONNECT_TIMEOUT_S,
             cursor_factory=psycopg2.extras.DictCursor,
             application_name=f"company_ai:{store}",
+            # The domain's schema first: its tables are found by their bare names.
+            options=f"-c search_path={store}",
         )
     except psycopg2.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -161,6 +225,7 @@ def migrate(conn: PgConnection, store: str, migrations: list[list[str]]) -> int:
         return len(migrations)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"company_ai:{store}",))
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {store}")
         conn.execute(
             f"CREATE TABLE IF NOT EXISTS {VERSIONS}"
             " (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"

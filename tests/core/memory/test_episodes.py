@@ -23,13 +23,11 @@ def count(conn):
 
 
 # Every test here runs on both kinds of memory store: a SQLite file and a PostgreSQL
-# database (COMPANY_AI_MEMORY_URL), through the same calls.
+# database (COMPANY_AI_DATABASE_URL), through the same calls.
 @pytest.fixture(params=["sqlite", "postgres"])
 def memory(request, tmp_path):
-    urls = {}
-    if request.param == "postgres":
-        urls = {Store.MEMORY: request.getfixturevalue("pg_url")}
-    with Stores(tmp_path / "data", urls=urls).connect(Store.MEMORY) as conn:
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    with Stores(tmp_path / "data", database_url=url).connect(Store.MEMORY) as conn:
         yield conn
 
 

@@ -276,7 +276,7 @@ def test_a_forget_reseals_its_days_so_only_a_real_tamper_changes_a_seal(stores):
 
 
 def test_a_forget_removes_episodes_from_a_postgres_memory_store(tmp_path, pg_url):
-    stores = Stores(tmp_path / "data", urls={"memory": pg_url})
+    stores = Stores(tmp_path / "data", database_url=pg_url)
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"

@@ -221,3 +221,35 @@ def test_recall_v3_marks_the_existing_pages_with_status_or_goal_lines_reviewable
     with Stores(tmp_path).connect("recall") as conn:
         rows = conn.execute("SELECT title, reviewable FROM entities ORDER BY id").fetchall()
         assert [tuple(r) for r in rows] == [("page 0", 1), ("page 1", 0), ("page 2", 1)]
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT ?, ?", "SELECT %s, %s"),
+        ("SELECT '?', ?", "SELECT '?', %s"),
+        ("SELECT 'it''s ?', ?", "SELECT 'it''s ?', %s"),
+        ("SELECT ? -- don't ? here\n, ?", "SELECT %s -- don't ? here\n, %s"),
+        (
+            "SELECT ? /* it's /* nested ? */ still ' */, ?",
+            "SELECT %s /* it's /* nested ? */ still ' */, %s",
+        ),
+        ('SELECT "who?" FROM t WHERE x = ?', 'SELECT "who?" FROM t WHERE x = %s'),
+        ("SELECT $$a ' ? b$$, ?", "SELECT $$a ' ? b$$, %s"),
+        ("SELECT $body$ ? $x$ ? $body$, ?", "SELECT $body$ ? $x$ ? $body$, %s"),
+        ("SELECT E'\\' ?', ?", "SELECT E'\\' ?', %s"),
+        ("SELECT 5 % 2, '50%', ?", "SELECT 5 %% 2, '50%%', %s"),
+    ],
+)
+def test_placeholders_are_read_as_postgres_reads_the_statement(sql, expected):
+    from company_ai.core.store.pg import _to_pg
+
+    assert _to_pg(sql) == expected
+
+
+@pytest.mark.parametrize("sql", ["SELECT 'open ?", "SELECT $$ ?", "SELECT /* ? ", 'SELECT "x ?'])
+def test_a_statement_the_lexer_cannot_close_is_refused_not_guessed(sql):
+    from company_ai.core.store.pg import PgStoreError, _to_pg
+
+    with pytest.raises(PgStoreError, match="unterminated"):
+        _to_pg(sql)
