@@ -11,7 +11,7 @@ CLI's read path still imports no third-party package on a SQLite install.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
@@ -67,6 +67,30 @@ class PgConnection:
         # Always a tuple, never None: psycopg2 then treats `%%` as the `%` we escaped.
         cursor.execute(_to_pg(sql), tuple(params))
         return cursor
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
+        """As sqlite3's: one statement, many rows (sent in pages, not one round trip each)."""
+        import psycopg2.extras
+
+        cursor = self.raw.cursor()
+        psycopg2.extras.execute_batch(
+            cursor, _to_pg(sql), [tuple(row) for row in rows], page_size=500
+        )
+        return cursor
+
+    # The DB-API's exception classes, as a sqlite3 connection also carries them: core code
+    # catches `conn.IntegrityError` and means the same refusal on either database.
+    @property
+    def IntegrityError(self) -> type[Exception]:  # noqa: N802 (the DB-API's name)
+        return self.raw.IntegrityError
+
+    @property
+    def OperationalError(self) -> type[Exception]:  # noqa: N802
+        return self.raw.OperationalError
+
+    @property
+    def DatabaseError(self) -> type[Exception]:  # noqa: N802
+        return self.raw.DatabaseError
 
     def close(self) -> None:
         self.raw.close()

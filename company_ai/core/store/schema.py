@@ -489,9 +489,9 @@ RECALL_V3 = [
     "CREATE INDEX idx_entities_reviewable ON entities(note_touched) WHERE reviewable = 1",
 ]
 
-# The memory store in PostgreSQL (`COMPANY_AI_DATABASE_URL`, schema `memory`): the same tables, columns,
-# constraints and refusals as MEMORY_V1, in Postgres' words. Version N here is version N
-# of the SQLite store (a test holds the two lists to the same length).
+# The memory store in PostgreSQL (`COMPANY_AI_DATABASE_URL`, schema `memory`): the same
+# tables, columns, constraints and refusals as MEMORY_V1, in Postgres' words. Version N
+# here is version N of the SQLite store (a test holds the two lists to the same length).
 MEMORY_PG_V1 = [
     f"""
     CREATE TABLE contact_episodes (
