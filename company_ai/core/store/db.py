@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,6 +57,7 @@ class Stores:
                 pg.check_url(self.database_url)
             except pg.PgStoreError as exc:
                 raise StoreError(str(exc)) from None
+        self._local_checked = False  # the data dir is not on a network filesystem
         # The stores on the server: every domain with a Postgres schema.
         self.urls: dict[Store, str] = (
             {Store(d): self.database_url for d in PG_MIGRATIONS} if self.database_url else {}
@@ -94,6 +96,9 @@ class Stores:
             except pg.PgStoreError as exc:
                 raise StoreError(str(exc)) from None
         path = self.path(domain)
+        if not self._local_checked:
+            refuse_network_filesystem(self.data_dir)
+            self._local_checked = True
         if readonly:
             if not path.is_file():
                 raise DataDirError(
@@ -203,6 +208,65 @@ def _open_readonly(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
         return _connect(f"{uri}?mode=ro&immutable=1", busy_timeout_ms, uri=True)
     except sqlite3.OperationalError as exc:
         raise DataDirError(f"cannot read the store {path}: {exc}") from exc
+
+
+# Filesystems reached over a network: SQLite's locks and WAL's shared-memory index are not
+# safe there (two machines can both believe they hold the write lock). FUSE types are
+# named `fuse.<name>`.
+NETWORK_FILESYSTEMS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "afs", "ncpfs", "ceph", "glusterfs", "lustre",
+     "fuse.sshfs", "fuse.glusterfs", "fuse.cephfs", "fuse.s3fs", "fuse.rclone", "fuse.gcsfuse"}
+)  # fmt: skip
+MOUNTINFO = Path("/proc/self/mountinfo")
+
+
+def filesystem_of(path: Path, mountinfo: str | None = None) -> str:
+    """The type of the filesystem `path` is on, from Linux's mount table ("" elsewhere, or
+    when the table cannot be read): the mount whose point is the longest prefix."""
+    if mountinfo is None:
+        try:
+            mountinfo = MOUNTINFO.read_text()
+        except OSError:
+            return ""
+    target = _nearest_existing(path)
+    best, best_type = "", ""
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        point = _unescape_mount(fields[4])
+        fstype = line.split(" - ", 1)[1].split()[0]
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, best_type = point, fstype
+    return best_type
+
+
+def refuse_network_filesystem(data_dir: Path, mountinfo: str | None = None) -> None:
+    """A data directory on NFS, SMB or another network filesystem is refused: SQLite there
+    can lose or corrupt commits. The stores belong in PostgreSQL then."""
+    fstype = filesystem_of(data_dir, mountinfo)
+    if fstype in NETWORK_FILESYSTEMS:
+        raise DataDirError(
+            f"the data directory {data_dir} is on a network filesystem ({fstype}), where "
+            "SQLite's locking and WAL mode are not safe: put the stores in PostgreSQL "
+            "(COMPANY_AI_DATABASE_URL) or the data directory on a local disk"
+        )
+
+
+def _nearest_existing(path: Path) -> str:
+    """`path` with its existing part resolved (links followed): a data dir not made yet is
+    on the filesystem of its nearest existing parent."""
+    path = Path(os.path.abspath(path))
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return str(candidate.resolve() / path.relative_to(candidate))
+    return str(path)
+
+
+def _unescape_mount(field: str) -> str:
+    # The kernel writes space, tab, newline and backslash in a mount point as \ooo.
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _writable(path: Path) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from company_ai.core.memory import append_episodes
-from company_ai.core.store import DOMAINS, StoreError, Stores
+from company_ai.core.store import DOMAINS, Store, StoreError, Stores
 from company_ai.core.store.db import DataDirError, StoreBusyError
 from company_ai.core.store.schema import MIGRATIONS
 from tests.conftest import episode
@@ -253,3 +253,49 @@ def test_a_statement_the_lexer_cannot_close_is_refused_not_guessed(sql):
 
     with pytest.raises(PgStoreError, match="unterminated"):
         _to_pg(sql)
+
+
+MOUNTS = """\
+22 27 0:21 / /proc rw,relatime - proc proc rw
+27 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw
+31 27 0:40 / /srv/shared rw,relatime - nfs4 files:/export rw,vers=4.2
+32 27 0:41 / /mnt/office\\040share rw,relatime - cifs //nas/office rw
+33 31 8:2 / /srv/shared/local rw,relatime - ext4 /dev/sdb1 rw
+34 27 0:42 / /home/sam/remote rw,nosuid - fuse.sshfs sam@box:/data rw
+"""
+
+
+@pytest.mark.parametrize(
+    ("data_dir", "fstype"),
+    [
+        ("/srv/shared/company/data", "nfs4"),
+        ("/srv/shared", "nfs4"),
+        ("/mnt/office share/data", "cifs"),  # the kernel's \\040 is a space
+        ("/home/sam/remote/data", "fuse.sshfs"),
+    ],
+)
+def test_a_data_dir_on_a_network_filesystem_is_refused_naming_the_database_url(data_dir, fstype):
+    from company_ai.core.store.db import DataDirError, refuse_network_filesystem
+
+    with pytest.raises(DataDirError, match=f"network filesystem \\({fstype}\\).*DATABASE_URL"):
+        refuse_network_filesystem(Path(data_dir), MOUNTS)
+
+
+@pytest.mark.parametrize(
+    "data_dir", ["/srv/shared/local/data", "/srv/sharedx/data", "/var/data", "/mnt/office"]
+)
+def test_a_local_disk_is_accepted_even_beside_or_inside_a_network_mount(data_dir):
+    from company_ai.core.store.db import refuse_network_filesystem
+
+    refuse_network_filesystem(Path(data_dir), MOUNTS)  # a local mount inside NFS is local
+
+
+def test_stores_on_a_network_filesystem_refuse_before_writing_anything(tmp_path, monkeypatch):
+    from company_ai.core.store import db
+
+    mounts = f"27 1 8:1 / / rw - ext4 /dev/sda1 rw\n40 27 0:50 / {tmp_path} rw - nfs nas:/x rw\n"
+    monkeypatch.setattr(db, "MOUNTINFO", tmp_path / "mountinfo")
+    (tmp_path / "mountinfo").write_text(mounts)
+    with pytest.raises(StoreError, match="network filesystem"):
+        Stores(tmp_path / "data").open(Store.CRM)
+    assert not (tmp_path / "data").exists()
