@@ -108,6 +108,19 @@ def capture_day(
     return day
 
 
+# A replay that writes nothing outside the house (brain facts, exports, the growth
+# analysis, the day's seal, the vector indexes) reads only what is recorded and writes in
+# transactions, so a step that failed on something passing (a store busy past its
+# timeout, a lost connection to PostgreSQL or the Chroma server) is run again, twice at
+# most, a minute and then two later. Captures, and replays that send (the digest, the
+# brief), are never retried by step: a capture's day is claimed once, and an effect in the
+# world happens once; run retries (deploy/dagster.yaml) cover a crashed worker. A
+# `dg.Failure(allow_retries=False)` (bad data, a refused input) is never retried.
+REPLAY_RETRY = dg.RetryPolicy(
+    max_retries=2, delay=60, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
+)
+
+
 def capture_asset(
     *,
     partitions_def: dg.PartitionsDefinition,

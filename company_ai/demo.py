@@ -38,7 +38,7 @@ DAGSTER_YAML = """\
 # Written by `company-ai demo`. SQLite storage under this folder; no telemetry.
 # The recommended settings for company_ai (README, "Running it"): run monitoring so
 # each job's dagster/max_runtime is enforced and a crashed run is failed, not left
-# STARTED; run retries for crashes only (steps have their own retry policies).
+# STARTED; run retries for crashes only (the replays that send nothing retry steps).
 telemetry:
   enabled: false
 run_monitoring:

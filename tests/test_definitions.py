@@ -217,3 +217,28 @@ def test_a_replay_of_a_day_before_the_install_is_refused_by_name(tmp_path):
             resources={"stores": StoresResource(data_dir=str(tmp_path / "data"))},
         )
     assert not (tmp_path / "data").exists(), "nothing was opened or made"
+
+
+# Replays that send something (a notification) are never retried by step: principle 7.
+SENDING_REPLAYS = {"daily_digest", "morning_brief"}
+
+
+def test_only_replays_that_send_nothing_retry_a_failed_step():
+    from company_ai.constants import DAY_KIND
+    from company_ai.days import REPLAY_RETRY
+
+    retried, kept = set(), set()
+    for assets_def in defs.resolve_asset_graph().assets_defs:
+        if not assets_def.is_executable:
+            continue
+        kinds = {assets_def.specs_by_key[k].metadata.get(DAY_KIND) for k in assets_def.keys}
+        names = {k.to_user_string() for k in assets_def.keys}
+        policy = assets_def.op.retry_policy
+        if kinds == {"replay"} and not names & SENDING_REPLAYS:
+            assert policy == REPLAY_RETRY, names
+            retried |= names
+        else:
+            assert policy is None, f"{names} must not retry a step: it captures or sends"
+            kept |= names
+    assert {"contact_episodes", "brain_facts", "episode_vectors"} <= retried
+    assert {"outreach_messages", "daily_digest", "crm_contacts"} <= kept

@@ -26,6 +26,7 @@ def assets(setup: Setup) -> list:
         pool="brain_db",
         deps=["contact_episodes"],
         metadata=REPLAY_META,
+        retry_policy=days.REPLAY_RETRY,
     )
     def brain_facts(
         context: dg.AssetExecutionContext, stores: StoresResource
@@ -78,6 +79,7 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         deps=[brain_facts],
         metadata=REPLAY_META,
+        retry_policy=days.REPLAY_RETRY,
     )
     def memory_export(
         context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders
@@ -116,6 +118,7 @@ def assets(setup: Setup) -> list:
         kinds={"pandas", "markdown"},
         owners=[OWNER],
         metadata=REPLAY_META,
+        retry_policy=days.REPLAY_RETRY,
     )
     def outreach_growth(
         context: dg.AssetExecutionContext, stores: StoresResource, ops_folders: OpsFolders

@@ -113,6 +113,7 @@ def assets(setup: Setup) -> list:
         owners=[OWNER],
         pool="memory_db",
         metadata=REPLAY_META,
+        retry_policy=days.REPLAY_RETRY,
         check_specs=[
             dg.AssetCheckSpec(name, asset="contact_episodes", description=text)
             for name, text in EPISODE_CHECKS.items()
@@ -168,6 +169,7 @@ def assets(setup: Setup) -> list:
         pool="vectors_db",
         deps=[contact_episodes],
         metadata=REPLAY_META,
+        retry_policy=days.REPLAY_RETRY,
     )
     def episode_vectors(
         context: dg.AssetExecutionContext,
@@ -201,6 +203,7 @@ def assets(setup: Setup) -> list:
         pool="vectors_db",
         deps=["brain_facts", "recall_pages"],
         metadata=REPLAY_META,
+        retry_policy=days.REPLAY_RETRY,
     )
     def knowledge_vectors(
         context: dg.AssetExecutionContext,
