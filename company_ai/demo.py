@@ -93,6 +93,26 @@ def _fresh(root: Path) -> tuple[Path, Path]:
     return data, home
 
 
+def _refuse_used_database(url: str) -> None:
+    """The demo starts from nothing: it wipes its folder, but never a database's schemas,
+    so a database that already holds stores is refused."""
+    if not url:
+        return
+    from company_ai.core.store import pg
+    from company_ai.core.store.schema import DOMAINS
+
+    try:
+        used = pg.stores_in(url, DOMAINS)
+    except pg.PgStoreError as exc:
+        raise SystemExit(f"company-ai: error: {exc}") from None
+    if used:
+        raise SystemExit(
+            f"company-ai: error: the database at {pg.redact(url)} already holds the "
+            f"{', '.join(used)} store(s); the demo needs an empty database: create one "
+            "and point COMPANY_AI_DATABASE_URL at it"
+        )
+
+
 @dataclass(frozen=True)
 class Played:
     """One slot of the demo's past: `job` for `partition`, run at the moment `tick`."""
@@ -117,6 +137,7 @@ def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, datetime, list[Pl
 
 def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     root = root.resolve()
+    _refuse_used_database(os.environ.get("COMPANY_AI_DATABASE_URL", "").strip())
     data, home = _fresh(root)
     # The code server the runs go through, and every run, are processes of their own that
     # read their settings from the environment they inherit from this one.
@@ -140,7 +161,7 @@ def run_demo(root: Path, *, contacts: int = 2000, days: int = 3) -> int:
     record_first_day(data, first, installed)
     settings = Settings.from_env()  # now with the install date
     _say(f"[1/3] sample CRM → {data}")
-    stores = Stores(data)
+    stores = Stores(data, database_url=settings.database_url)
     stores.create_all()
     # The world's history ends at the install; the nights after it are played below.
     summary = load_sample(

@@ -226,3 +226,35 @@ def test_a_quote_in_a_comment_does_not_move_a_parameter(pg_url, tmp_path):
             ("first", "second"),
         ).fetchone()
     assert tuple(row) == ("first", "?", "second")
+
+
+def test_a_demo_night_runs_end_to_end_with_every_store_postgres_holds(pg_server, tmp_path):
+    """The demo's first night, every run through the code location, with the stores that
+    PostgreSQL can hold there: none of them is written as a file, and a second demo on the
+    same database is refused before anything is wiped or written."""
+    from tests.demo_run import ENV, demo_args, instance_of
+
+    url = pg_server.create_database("demo_night")
+    env = ENV | {"COMPANY_AI_DATABASE_URL": url}
+    root = tmp_path / "demo"
+    done = subprocess.run(
+        demo_args(root, "--contacts", "120", "--days", "1"), capture_output=True, text=True,
+        env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = instance_of(root).get_runs()
+    assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs), [
+        (r.job_name, r.status) for r in runs if r.status != dg.DagsterRunStatus.SUCCESS
+    ]
+    assert "passed the fabrication gate" in done.stderr
+    assert "$ company-ai timeline " in done.stdout
+    stores = Stores(root / "data", database_url=url)
+    for domain in PG_MIGRATIONS:
+        assert not stores.path(Store(domain)).exists(), f"{domain} was written as a file"
+    with stores.connect(Store.MEMORY, readonly=True) as memory:
+        (episodes,) = memory.execute("SELECT count(*) FROM contact_episodes").fetchone()
+    assert episodes > 1000
+    again = subprocess.run(demo_args(tmp_path / "again"), capture_output=True, text=True, env=env)
+    assert again.returncode != 0 and "already holds the" in again.stderr
+    assert "not-checked" not in again.stderr  # the URL's password
+    assert not (tmp_path / "again").exists()

@@ -235,6 +235,26 @@ def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool
     return conn
 
 
+def stores_in(url: str, stores: Sequence[str]) -> list[str]:
+    """Which of `stores` already have a schema in the database at `url`."""
+    import psycopg2
+
+    try:
+        raw = psycopg2.connect(url, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg2.Error as exc:
+        raise PgStoreError(f"cannot reach PostgreSQL at {redact(url)}: {exc}".strip()) from None
+    try:
+        with raw.cursor() as cursor:
+            cursor.execute(
+                "SELECT schema_name FROM information_schema.schemata"
+                " WHERE schema_name = ANY(%s) ORDER BY schema_name",
+                (list(stores),),
+            )
+            return [name for (name,) in cursor.fetchall()]
+    finally:
+        raw.close()
+
+
 def current_version(conn: PgConnection, store: str) -> int:
     if not conn.table_exists(VERSIONS):
         return 0
