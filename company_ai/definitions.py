@@ -45,15 +45,17 @@ def resources(settings: Settings) -> dict:
     s = settings
     telegram = s.notifier == "telegram"
     google = s.contacts == "google"
+    database_url = dg.EnvVar("COMPANY_AI_DATABASE_URL") if s.database_url else ""
     return {
         "stores": StoresResource(
             data_dir=str(s.data_dir),
-            database_url=dg.EnvVar("COMPANY_AI_DATABASE_URL") if s.database_url else "",
+            database_url=database_url,
             first_day=s.start_date,
         ),
         "notifier": Notifier(
             backend=s.notifier,
             data_dir=str(s.data_dir),
+            database_url=database_url,
             outbox_path=str(s.outbox),
             telegram_token=dg.EnvVar("COMPANY_AI_TELEGRAM_TOKEN") if telegram else "",
             telegram_chat_id=s.telegram_chat_id,

@@ -91,6 +91,7 @@ class Notifier(dg.ConfigurableResource):
 
     backend: Literal["outbox", "telegram"] = "outbox"
     data_dir: str
+    database_url: str = ""  # a secret (its password): bind it as dg.EnvVar, as the stores'
     outbox_path: str
     telegram_token: str = ""  # a secret: bind it only as dg.EnvVar("COMPANY_AI_TELEGRAM_TOKEN")
     telegram_chat_id: str = ""
@@ -116,7 +117,7 @@ class Notifier(dg.ConfigurableResource):
         """Queue `text` under `key` (a repeat of a key is ignored) and flush the queue."""
         log = dg.get_dagster_logger()
         secrets = self._secrets()
-        with Stores(self.data_dir).connect(Store.OPS) as ops:
+        with self._stores().connect(Store.OPS) as ops:
             if alerts.enqueue(ops, key, text, secrets, now=utc_now()):
                 log.info(f"alert {key}: {scrub(text, secrets)}")
             result = alerts.flush(ops, self._deliver, secrets, clock=utc_now)
@@ -129,8 +130,12 @@ class Notifier(dg.ConfigurableResource):
 
     def flush(self) -> alerts.FlushResult:
         """Retry whatever is pending (e.g. on a sensor tick with nothing new to say)."""
-        with Stores(self.data_dir).connect(Store.OPS) as ops:
+        with self._stores().connect(Store.OPS) as ops:
             return alerts.flush(ops, self._deliver, self._secrets(), clock=utc_now)
+
+    def _stores(self) -> Stores:
+        # The alert queue lives in the ops store, wherever the stores are.
+        return Stores(self.data_dir, database_url=self.database_url)
 
     def _secrets(self) -> list[str]:
         """What `alerts` scrubs from every text and error before storing or returning it."""
