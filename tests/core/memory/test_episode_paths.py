@@ -18,6 +18,7 @@ import pytest
 from company_ai.core.memory import Episode, EpisodeError, append_episodes, episode_rows, validate
 from company_ai.core.memory.episodes import CHUNK_ROWS, _model_row, _plain_row
 from company_ai.core.store import EPISODE_TYPES
+from company_ai.core.store.db import dialect
 from company_ai.sample_world.crm import iter_sample
 from tests.conftest import AS_OF, episode
 from tests.core.memory.test_episodes import BAD_EPISODES, DROP, bad_episode
@@ -249,18 +250,30 @@ def test_a_bad_episode_anywhere_in_a_large_batch_refuses_all_of_it(memory, size,
 
 
 def test_a_failure_while_storing_a_large_batch_rolls_it_all_back(memory):
-    memory.execute(
-        "CREATE TEMP TRIGGER poison BEFORE INSERT ON contact_episodes"
-        " WHEN NEW.content = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
-    )
+    if dialect(memory) == "postgres":
+        memory.execute(
+            "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            " IF NEW.content = 'poison' THEN RAISE EXCEPTION 'poisoned row'; END IF;"
+            " RETURN NEW; END $$"
+        )
+        memory.execute(
+            "CREATE TRIGGER poison BEFORE INSERT ON contact_episodes"
+            " FOR EACH ROW EXECUTE FUNCTION poison()"
+        )
+    else:
+        memory.execute(
+            "CREATE TEMP TRIGGER poison BEFORE INSERT ON contact_episodes"
+            " WHEN NEW.content = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+        )
     batch = many(LARGE)
     batch[LARGE - 300] = batch[LARGE - 300] | {"content": "poison"}
-    with pytest.raises(sqlite3.IntegrityError, match="poisoned row"):
+    with pytest.raises(memory.DatabaseError, match="poisoned row"):
         append_episodes(memory, batch, now=NOW)
     assert stored(memory) == []
     assert checker_threads() == []
 
 
+@pytest.mark.sqlite_only("sets SQLite's own limit on parameters")
 @pytest.mark.parametrize("variables", [90, 9])
 def test_chunks_fit_sqlites_limit_on_parameters(memory, variables):
     memory.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variables)

@@ -17,6 +17,7 @@ from company_ai.core.store.schema import MIGRATIONS
 from tests.conftest import episode
 
 
+@pytest.mark.sqlite_only("reads SQLite's journal mode")
 def test_every_domain_gets_its_own_wal_file_at_the_newest_schema(stores):
     stores.create_all()
     for domain in DOMAINS:
@@ -83,12 +84,14 @@ def test_unknown_domain_is_a_clear_error(stores):
         stores.path("sales")
 
 
+@pytest.mark.sqlite_only("a missing file; on PostgreSQL an empty schema (test_postgres.py)")
 def test_reading_a_missing_store_says_what_to_do(stores):
     with pytest.raises(DataDirError, match="company-ai demo"):
         stores.open("memory", readonly=True)
     assert not stores.data_dir.exists(), "a read must never create the data directory"
 
 
+@pytest.mark.sqlite_only("the data directory holds the SQLite files")
 def test_a_data_dir_that_is_a_file_is_refused(tmp_path):
     target = tmp_path / "data"
     target.write_text("not a directory")
@@ -130,6 +133,7 @@ def test_a_read_only_data_dir_is_refused_and_nothing_is_written():
     shutil.rmtree(parent)
 
 
+@pytest.mark.sqlite_only("SQLite's file lock and busy timeout")
 def test_a_store_locked_past_the_busy_timeout_fails_cleanly(tmp_path):
     stores = Stores(tmp_path / "data", busy_timeout_ms=100)
     with stores.connect("memory"):
@@ -147,6 +151,7 @@ def test_a_store_locked_past_the_busy_timeout_fails_cleanly(tmp_path):
         assert not conn.in_transaction
 
 
+@pytest.mark.sqlite_only("upgrades a SQLite file made at version 2")
 def test_memory_v3_backfills_recorded_at_from_created_at_and_keeps_episodes_append_only(
     tmp_path,
 ):
