@@ -31,6 +31,8 @@ vectors (bos and eos included) weighted by content tokens, then L2-normalised.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import re
 import struct
@@ -82,6 +84,103 @@ class _Reader:
         return out
 
 
+# Texts up to this length are tokenized here in Python (a query, a line): building the
+# `tokenizers` Unigram model of 250,002 pieces costs ~1.2 s, more than a read path spends.
+SHORT_TEXT = 4096
+PIECES_VERSION = 1
+
+
+class Pieces:
+    """The Unigram vocabulary as a dict, with the same Viterbi as the Rust model: the best
+    total score, ties to the path found first; a character no piece starts with is one
+    `<unk>` scoring the lowest score - 10."""
+
+    def __init__(self, pieces: list[str], scores: list[float], unk: int):
+        self.pieces, self.scores, self.unk = pieces, scores, unk
+        self._ids = {p: i for i, p in enumerate(pieces) if i != unk}
+        self._longest = max(len(p) for p in pieces)
+        self._unk_score = min(scores) - 10.0
+
+    @classmethod
+    def load(
+        cls, section: bytes, n: int, unk: int, offsets, scores, blob: bytes, key: str | None
+    ) -> Pieces:
+        """From the cache of `key` when it holds this very section; else decoded and the
+        cache (re)written. A damaged or stale cache is rebuilt, never trusted."""
+        digest = hashlib.sha256(section).digest()
+        path = graph_cache() / f"e5-{key[:16]}-pieces-v{PIECES_VERSION}.bin" if key else None
+        body = _read_pieces_cache(path, digest) if path else None
+        if body is not None:
+            text = body[4 * n :].decode("utf-8")
+            pieces = text.split("\0")
+            if len(pieces) == n:
+                return cls(pieces, np.frombuffer(body[: 4 * n], "<f4").tolist(), unk)
+        pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n)]
+        if any("\0" in p for p in pieces):
+            raise E5FormatError("a tokenizer piece holds NUL")
+        if path:
+            body = scores.astype("<f4").tobytes() + "\0".join(pieces).encode("utf-8")
+            _write_pieces_cache(path, digest, body)
+        return cls(pieces, scores.astype(np.float64).tolist(), unk)
+
+    def ids(self, text: str) -> list[int]:
+        size = len(text)
+        best = [0.0] + [-math.inf] * size
+        back: list[tuple[int, int]] = [(0, 0)] * (size + 1)  # (start, id) ending here
+        found = [True] + [False] * size
+        get, scores = self._ids.get, self.scores
+        for start in range(size):
+            if not found[start]:
+                continue
+            here = best[start]
+            single = False
+            for end in range(start + 1, min(size, start + self._longest) + 1):
+                i = get(text[start:end])
+                if i is None:
+                    continue
+                single = single or end == start + 1
+                score = here + scores[i]
+                if not found[end] or best[end] < score:
+                    best[end], back[end], found[end] = score, (start, i), True
+            if not single:
+                score = here + self._unk_score
+                if not found[start + 1] or best[start + 1] < score:
+                    best[start + 1], back[start + 1], found[start + 1] = (
+                        score,
+                        (start, self.unk),
+                        True,
+                    )
+        out: list[int] = []
+        at = size
+        while at > 0:
+            at, i = back[at]
+            out.append(i)
+        return out[::-1]
+
+
+def _read_pieces_cache(path: Path, digest: bytes) -> bytes | None:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    if len(raw) < 64 or raw[:32] != digest:
+        return None
+    if hashlib.sha256(raw[:-32]).digest() != raw[-32:]:
+        return None
+    return raw[32:-32]
+
+
+def _write_pieces_cache(path: Path, digest: bytes, body: bytes) -> None:
+    head = digest + body
+    try:  # a cache only: a read-only home costs speed, never the answer
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(head + hashlib.sha256(head).digest())
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 class E5Model:
     """Tokenizer and encoder read from an `E5S1` file; `encode` returns unit vectors."""
 
@@ -110,20 +209,15 @@ class E5Model:
 
     # --- tokenizer -------------------------------------------------------------------
     def _read_tokenizer(self, r: _Reader) -> None:
-        from tokenizers import Tokenizer, models
-
+        start = r.at
         n, self.bos, self.eos, _pad, self.unk = r.take("5i")
         (blob_len,) = r.take("Q")
         offsets = np.frombuffer(r.raw(4 * (n + 1)), dtype="<u4")
         scores = np.frombuffer(r.raw(4 * n), dtype="<f4")
         blob = r.raw(blob_len)
-        pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n)]
-        # The C engine never matches "<unk>" in the text as a piece, so it is renamed to
-        # a string a text cannot hold (a NUL ends one). An unknown character scores the
-        # lowest piece score - 10 there, as in the Rust Unigram model.
-        pieces[self.unk] = "\0<unk>"
-        vocab = [(p, float(s)) for p, s in zip(pieces, scores, strict=True)]
-        self._tokenizer = Tokenizer(models.Unigram(vocab, unk_id=self.unk, byte_fallback=False))
+        section = r.data[start : r.at]
+        self._pieces = Pieces.load(section, n, self.unk, offsets, scores, blob, self._cache_key)
+        self._rust: object | None = None  # the `tokenizers` model, built for long texts only
         n_norm, norm_bytes = r.take("iI")
         end = r.at + norm_bytes
         table: dict[int, str] = {}
@@ -145,8 +239,10 @@ class E5Model:
         prefix = PREFIXES[query]
         # The engine reads a C string: a NUL ends the text.
         prepared = [self._normalise(prefix + t.split("\0", 1)[0]) for t in texts]
+        if all(len(t) <= SHORT_TEXT for t in prepared):
+            return [self._pieces.ids(t) for t in prepared]
         out = []
-        for enc in self._tokenizer.encode_batch(prepared, add_special_tokens=False):
+        for enc in self._rust_tokenizer().encode_batch(prepared, add_special_tokens=False):
             ids = enc.ids
             if self.unk in ids:  # the Rust model fuses a run of unknowns: one each here
                 expanded: list[int] = []
@@ -155,6 +251,18 @@ class E5Model:
                 ids = expanded
             out.append(ids)
         return out
+
+    def _rust_tokenizer(self):
+        if self._rust is None:
+            from tokenizers import Tokenizer, models
+
+            # The C engine never matches "<unk>" in the text as a piece, so it is renamed
+            # to a string a text cannot hold (a NUL ends one). An unknown character scores
+            # the lowest piece score - 10 there, as in the Rust Unigram model.
+            vocab = [(p, s) for p, s in zip(self._pieces.pieces, self._pieces.scores, strict=True)]
+            vocab[self.unk] = ("\0<unk>", vocab[self.unk][1])
+            self._rust = Tokenizer(models.Unigram(vocab, unk_id=self.unk, byte_fallback=False))
+        return self._rust
 
     # --- weights ---------------------------------------------------------------------
     def _read_tensors(self, r: _Reader) -> None:

@@ -212,7 +212,7 @@ def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
     from company_ai.core.recall import count_stale, stale_pages
 
-    if not brief.stores.path(Store.RECALL).is_file():
+    if not brief.stores.exists(Store.RECALL):
         return None
     with brief.stores.connect(Store.RECALL, readonly=True) as conn:
         if not table_exists(conn, "entities"):

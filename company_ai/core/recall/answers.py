@@ -22,6 +22,7 @@ from company_ai.core.recall.retrieval import (
     update_vectors,
 )
 from company_ai.core.store import Store, Stores, transaction
+from company_ai.core.store.db import indexed_by
 
 STALE_CATEGORIES = ("status", "goal")  # the lines that age: a page with one is `reviewable`
 PAGES_MARK, INDEX_MARK = "recall_pages", "recall_index"  # the steps in `sync_marks`
@@ -92,12 +93,13 @@ def index_entities(
     if mark and read_mark(conn, INDEX_MARK) == mark:
         summary["documents"] = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
         return summary
+    by_source = indexed_by(conn, "idx_search_docs_source")
     with transaction(conn):
         set_mark(conn, INDEX_MARK, None)  # a run stopped midway leaves no mark behind
         digests = dict(
             conn.execute(
-                "SELECT e.title, e.digest FROM entities e LEFT JOIN search_docs d"
-                " INDEXED BY idx_search_docs_source ON d.key = e.title"
+                f"SELECT e.title, e.digest FROM entities e LEFT JOIN search_docs d{by_source}"
+                " ON d.key = e.title"
                 " WHERE d.id IS NULL OR d.source != e.digest OR e.digest = '' ORDER BY e.title"
             ).fetchall()
         )
@@ -251,7 +253,9 @@ def render_answer(answer: Answer) -> str:
 
 def page_markdown(conn: sqlite3.Connection, title: str) -> str:
     row = conn.execute(
-        "SELECT markdown FROM entities WHERE title = ? COLLATE NOCASE", (title,)
+        # lower(): ASCII on SQLite as NOCASE was, every script on PostgreSQL.
+        "SELECT markdown FROM entities WHERE lower(title) = lower(?)",
+        (title,),
     ).fetchone()
     if row is None:
         raise LookupError(f"no recall page titled {title!r}")
@@ -294,8 +298,8 @@ def stale_pages(
     found = []
     for row in conn.execute(
         f"SELECT e.id, e.title, e.derived_from, e.note_touched {_STALE}{only}"
-        " ORDER BY e.note_touched, e.title LIMIT ?",
-        (cutoff, *(titles or []), -1 if limit is None else limit),
+        f" ORDER BY e.note_touched, e.title{'' if limit is None else ' LIMIT ?'}",
+        (cutoff, *(titles or []), *([] if limit is None else [limit])),
     ):
         age = (today - date.fromisoformat(row["note_touched"])).days
         marks = conn.execute(

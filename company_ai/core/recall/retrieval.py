@@ -1,4 +1,5 @@
-"""Hybrid retrieval over a store's `search_*` tables: full text (FTS5, bm25) and dense
+"""Hybrid retrieval over a store's `search_*` tables: full text (FTS5's bm25; on
+PostgreSQL the same formula over a tsvector, `PG_BM25`) and dense
 vectors, fused by reciprocal rank fusion (k = 60) in which each ranking counts by how
 far its best score stands out (`confident_rrf`).
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from company_ai.core.embedding import MINILM_NAME, query_vectors
 from company_ai.core.store import transaction
+from company_ai.core.store.db import dialect
 
 RRF_K = 60
 CANDIDATES = 100  # taken from each ranking before fusion
@@ -80,7 +82,8 @@ def rebuild_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
         "INSERT INTO search_docs (key, title, body, text_hash) VALUES (?, ?, ?, ?)",
         ((d.key, d.title, d.body, d.text_hash) for d in docs),
     )
-    conn.execute("INSERT INTO search_fts (search_fts) VALUES ('rebuild')")
+    if dialect(conn) == "sqlite":  # on Postgres a trigger keeps each row's tsvector
+        conn.execute("INSERT INTO search_fts (search_fts) VALUES ('rebuild')")
     return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
 
 
@@ -94,27 +97,32 @@ def replace_docs(
     changed = 0
     dropped: set[str] = set()
     docs = list(docs)
+    fts = dialect(conn) == "sqlite"  # FTS5's rows follow by hand; Postgres' by trigger
     for key in [*remove, *(doc.key for doc, _ in docs)]:
         old = conn.execute(
             "SELECT id, title, body, text_hash FROM search_docs WHERE key = ?", (key,)
         ).fetchone()
         if old is None:
             continue
-        conn.execute(
-            "INSERT INTO search_fts (search_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)",
-            (old["id"], old["title"], old["body"]),
-        )
+        if fts:
+            conn.execute(
+                "INSERT INTO search_fts (search_fts, rowid, title, body)"
+                " VALUES ('delete', ?, ?, ?)",
+                (old["id"], old["title"], old["body"]),
+            )
         conn.execute("DELETE FROM search_docs WHERE id = ?", (old["id"],))
         dropped.add(old["text_hash"])
     for doc, source in docs:
-        doc_id = conn.execute(
-            "INSERT INTO search_docs (key, title, body, text_hash, source) VALUES (?, ?, ?, ?, ?)",
+        (doc_id,) = conn.execute(
+            "INSERT INTO search_docs (key, title, body, text_hash, source)"
+            " VALUES (?, ?, ?, ?, ?) RETURNING id",
             (doc.key, doc.title, doc.body, doc.text_hash, source),
-        ).lastrowid
-        conn.execute(
-            "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)",
-            (doc_id, doc.title, doc.body),
-        )
+        ).fetchone()
+        if fts:
+            conn.execute(
+                "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)",
+                (doc_id, doc.title, doc.body),
+            )
         changed += doc.text_hash not in dropped
     conn.executemany(
         "DELETE FROM search_vectors WHERE text_hash = ?"
@@ -156,7 +164,8 @@ def update_vectors(
         with transaction(conn):
             conn.execute("DELETE FROM search_vectors")
             conn.executemany(
-                "INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)",
+                "INSERT INTO search_meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [("model", model[0]), ("dim", str(model[1]))],
             )
     wanted = [
@@ -178,7 +187,8 @@ def update_vectors(
         vectors = embedder.embed([Doc("", r["title"], r["body"]).text for r in rows])
         with transaction(conn):
             conn.executemany(
-                "INSERT OR REPLACE INTO search_vectors (text_hash, vector) VALUES (?, ?)",
+                "INSERT INTO search_vectors (text_hash, vector) VALUES (?, ?)"
+                " ON CONFLICT (text_hash) DO UPDATE SET vector = excluded.vector",
                 [
                     (r["text_hash"], v.astype(np.float32).tobytes())
                     for r, v in zip(rows, vectors, strict=True)
@@ -209,6 +219,8 @@ def keyword_scored(
     terms = [w for w in words if w not in STOPWORDS] or words
     if not terms:
         return []
+    if dialect(conn) == "postgres":
+        return [(row[0], float(row[1])) for row in conn.execute(PG_BM25, (terms, limit))]
     match = " OR ".join(f'"{t}"' for t in terms)
     return [
         (row[0], -row[1])
@@ -219,6 +231,35 @@ def keyword_scored(
             (match, limit),
         )
     ]
+
+
+# FTS5's bm25 (k1 1.2, b 0.75, title weighted 2, idf floored at 1e-6) over the tsvector
+# of `search_docs` (RECALL_PG_V1). The terms come as one array parameter and each becomes
+# a tsquery through plainto_tsquery, which reads no operators: any text is a clean query.
+# A tsvector keeps at most 256 positions of a lexeme, so a very long document's counts
+# are capped there (FTS5 counts them all).
+PG_BM25 = """
+WITH q AS (
+    SELECT any_term(plainto_tsquery('recall.recall_text', t)) AS query,
+           array_agg(DISTINCT l) AS lexemes
+    FROM unnest(?::text[]) AS t,
+         unnest(tsvector_to_array(to_tsvector('recall.recall_text', t))) AS l
+),
+stats AS (SELECT count(*) AS n, avg(doc_len) AS avgdl FROM search_docs),
+hits AS (SELECT d.id, d.key, d.doc_len, d.tsv FROM search_docs d, q WHERE d.tsv @@ q.query),
+tf AS (
+    SELECT h.id, u.lexeme, sum(CASE WHEN w = 'A' THEN 2.0 ELSE 1.0 END) AS f
+    FROM hits h, q, unnest(h.tsv) AS u, unnest(u.weights) AS w
+    WHERE u.lexeme = ANY(q.lexemes) GROUP BY h.id, u.lexeme
+),
+df AS (SELECT lexeme, count(*) AS n FROM tf GROUP BY lexeme)
+SELECT h.key, sum(
+    greatest(ln((s.n - df.n + 0.5) / (df.n + 0.5)), 1e-6)
+    * tf.f * 2.2 / (tf.f + 1.2 * (0.25 + 0.75 * h.doc_len / greatest(s.avgdl, 1)))
+) AS score
+FROM tf JOIN df USING (lexeme) JOIN hits h ON h.id = tf.id, stats s
+GROUP BY h.id, h.key ORDER BY score DESC, h.id LIMIT ?
+"""
 
 
 class DenseIndex:

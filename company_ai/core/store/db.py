@@ -317,6 +317,12 @@ def dialect(conn: Any) -> str:
     return getattr(conn, "dialect", "sqlite")
 
 
+def indexed_by(conn: Any, index: str) -> str:
+    """SQLite's `INDEXED BY` hint (it holds the planner to a covering index); nothing on
+    PostgreSQL, which has no hints."""
+    return f" INDEXED BY {index}" if dialect(conn) == "sqlite" else ""
+
+
 def max_parameters(conn: Any) -> int:
     """How many `?` parameters one statement may have on this connection."""
     if dialect(conn) == "postgres":

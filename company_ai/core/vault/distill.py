@@ -32,6 +32,7 @@ from company_ai.core.bulk import cycle_collector_paused
 from company_ai.core.gate import GateVerdict, judge
 from company_ai.core.recall import PAGES_MARK, STALE_CATEGORIES, read_mark, set_mark
 from company_ai.core.store import transaction
+from company_ai.core.store.db import indexed_by
 from company_ai.core.times import to_iso
 from company_ai.core.vault.staging import (
     FrontMatterError,
@@ -551,8 +552,8 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
     ).fetchall()
     # The digest covers the whole page, its note's path and hash included.
     differ = conn.execute(
-        "SELECT p.title FROM pages p LEFT JOIN entities e INDEXED BY idx_entities_sync"
-        " ON e.title = p.title"
+        "SELECT p.title FROM pages p LEFT JOIN entities e"
+        f"{indexed_by(conn, 'idx_entities_sync')} ON e.title = p.title"
         " WHERE p.published = 1 AND (e.digest IS NULL OR e.digest != p.digest OR p.digest = '')"
     ).fetchall()
     changed = [
@@ -571,20 +572,22 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
         page = Page.model_validate(
             {k: v for k, v in json.loads(row["page"]).items() if k[0] != "_"}
         )
-        entity_id = conn.execute(
+        (entity_id,) = conn.execute(
             "INSERT INTO entities (title, type, tags, derived_from, note_touched, distilled,"
-            " recall, markdown, digest, reviewable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " recall, markdown, digest, reviewable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
             (row["title"], page.type, json.dumps(page.tags), row["note_path"],
              entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"],
              row["digest"] or _digest(row["markdown"]),
-             any(o.category in STALE_CATEGORIES for o in page.observations)),
-        ).lastrowid  # fmt: skip
+             int(any(o.category in STALE_CATEGORIES for o in page.observations))),
+        ).fetchone()  # fmt: skip
         conn.executemany(
             "INSERT INTO observations (entity_id, position, category, text) VALUES (?, ?, ?, ?)",
             [(entity_id, i, o.category, o.text) for i, o in enumerate(page.observations)],
         )
         conn.executemany(
-            "INSERT OR IGNORE INTO relations (entity_id, relation, target) VALUES (?, ?, ?)",
+            "INSERT INTO relations (entity_id, relation, target) VALUES (?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
             [(entity_id, r.relation, r.target) for r in page.relations],
         )
     redated = [

@@ -18,21 +18,30 @@ NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def recall_conn(tmp_path_factory, minilm):
-    """The sample vault staged, distilled offline and indexed once for this module."""
+def recall_data(tmp_path_factory, minilm):
+    """The data directory of the sample vault staged, distilled offline and indexed once
+    for this module."""
     from company_ai.core.store import Stores
     from tests.conftest import SAMPLE_VAULT, fixed_clock
 
     root = tmp_path_factory.mktemp("recall")
     stage_vault(SAMPLE_VAULT, root / "staging", day="2026-11-29")
-    conn = Stores(root / "data").open("recall")
-    distill_staging(
-        conn, str(root / "staging"), day="2026-11-29",
-        distill=lambda t, p, x: offline_page(p, x), source="model:offline", clock=fixed_clock(),
-    )  # fmt: skip
-    index_entities(conn, minilm)
-    yield conn
-    conn.close()
+    with Stores(root / "data").connect("recall") as conn:
+        distill_staging(
+            conn, str(root / "staging"), day="2026-11-29",
+            distill=lambda t, p, x: offline_page(p, x), source="model:offline",
+            clock=fixed_clock(),
+        )  # fmt: skip
+        index_entities(conn, minilm)
+    return root / "data"
+
+
+@pytest.fixture(scope="module")
+def recall_conn(recall_data):
+    from company_ai.core.store import Stores
+
+    with Stores(recall_data).connect("recall") as conn:
+        yield conn
 
 
 def ask(conn, minilm, question, **kw):
@@ -87,14 +96,13 @@ def test_hybrid_beats_keyword_on_the_sample_vault_questions(recall_conn, minilm)
     assert results["hybrid"]["ndcg@10"] > results["keyword"]["ndcg@10"]
 
 
-def test_the_morning_brief_lists_the_stale_pages_for_review(recall_conn):
+def test_the_morning_brief_lists_the_stale_pages_for_review(recall_conn, recall_data):
     from datetime import timedelta
-    from pathlib import Path
 
     from company_ai.core.ops import BriefInput, build_brief
     from company_ai.core.store import Stores
 
-    data = Path(recall_conn.execute("PRAGMA database_list").fetchone()[2]).parent
+    data = recall_data
     stale = stale_pages(recall_conn, NOW, 90)
     assert stale, "the sample vault has status lines older than 90 days"
     brief = build_brief(BriefInput(Stores(data), NOW - timedelta(days=1), NOW, [], 90))
