@@ -70,6 +70,13 @@ class Stores:
     def reader(self, domain: Store) -> Any:
         """A read-only connection to the store (the caller closes it), or None when the
         store does not exist yet."""
+        if domain in self.urls:
+            try:
+                return pg.connect(self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=True)
+            except pg.PgNoSchemaError:
+                return None
+            except pg.PgStoreError as exc:
+                raise StoreError(str(exc)) from None
         return self.open(domain, readonly=True) if self.exists(domain) else None
 
     def path(self, domain: Store) -> Path:

@@ -28,6 +28,10 @@ class PgStoreError(Exception):
     """Raised as db.StoreError by `db.Stores` (this module does not import db)."""
 
 
+class PgNoSchemaError(PgStoreError):
+    """A read-only connection found the store's schema not made yet."""
+
+
 def redact(url: str) -> str:
     """`url` without its password (in the user part or a `password=` parameter)."""
     try:
@@ -223,7 +227,7 @@ def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool
     try:
         if readonly:
             if current_version(conn, store) == 0:
-                raise PgStoreError(
+                raise PgNoSchemaError(
                     f"the {store} store at {conn.url} has no schema yet: run a job that "
                     "writes it (or `company-ai demo`) first"
                 )

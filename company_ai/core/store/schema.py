@@ -828,6 +828,9 @@ PG_MIGRATIONS: dict[str, list[list[str]]] = {
     Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2, MEMORY_PG_V3]
 }
 PG_MIGRATIONS[Store.RECALL] = [RECALL_PG_V1]
+# A store ported to Postgres after it had several SQLite versions starts there with one
+# version that holds them all: how many SQLite versions each first Postgres version covers.
+PG_FIRST_COVERS: dict[str, int] = {Store.MEMORY: 1, Store.RECALL: 4}
 
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1, CRM_V2, CRM_V3, CRM_V4],

@@ -177,6 +177,7 @@ def test_memory_v3_backfills_recorded_at_from_created_at_and_keeps_episodes_appe
             conn.execute("UPDATE contact_episodes SET recorded_at = 'x'")
 
 
+@pytest.mark.sqlite_only("upgrades a SQLite recall file made at an earlier version")
 def test_recall_v4_logs_the_existing_pages_once_at_the_day_they_were_distilled(tmp_path):
     from company_ai.core.store.schema import RECALL_V1, RECALL_V2, RECALL_V3
 
@@ -203,6 +204,7 @@ def test_recall_v4_logs_the_existing_pages_once_at_the_day_they_were_distilled(t
             conn.execute("UPDATE page_log SET digest = 'x'")
 
 
+@pytest.mark.sqlite_only("upgrades a SQLite recall file made at an earlier version")
 def test_recall_v3_marks_the_existing_pages_with_status_or_goal_lines_reviewable(tmp_path):
     from company_ai.core.store.schema import RECALL_V1, RECALL_V2
 
