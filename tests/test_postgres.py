@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.execution.plan.active import ActiveExecution
 
 from company_ai.constants import LLM_ASSETS, LLM_TAG
 from company_ai.core.brain import synthesize_day
@@ -141,11 +142,21 @@ def test_postgres_down_fails_the_run_and_the_cli_clearly_and_the_password_goes_n
     url = dead_url()
     monkeypatch.setenv("COMPANY_AI_DATABASE_URL", url)
     (tmp_path / "home").mkdir()
+    waits: list[float] = []  # the step's retry policy waits a minute, then two: not here
+
+    def no_wait(active):
+        waits.append(active.sleep_interval())
+        active._waiting_to_retry = dict.fromkeys(active._waiting_to_retry, 0.0)
+
+    monkeypatch.setattr(ActiveExecution, "sleep_til_ready", no_wait)
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         result = seal_through_dagster(
             instance, tmp_path / "data", dg.EnvVar("COMPANY_AI_DATABASE_URL")
         )
         assert not result.success
+        assert len(result.filter_events(lambda e: e.is_step_up_for_retry)) == 2
+        # Two retries, each waiting (a minute, then two, with jitter) before it ran.
+        assert len(waits) == 2 and all(0 < wait <= 240 for wait in waits), waits
         failure = result.get_step_failure_events()[0].step_failure_data.error
         assert "cannot reach the memory store at postgresql://company:***@" in failure.cause.message
     email = (
