@@ -212,14 +212,17 @@ def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
     from company_ai.core.recall import count_stale, stale_pages
 
-    if not brief.stores.exists(Store.RECALL):
+    conn = brief.stores.reader(Store.RECALL)  # None: no store (on PostgreSQL: no schema) yet
+    if conn is None:
         return None
-    with brief.stores.connect(Store.RECALL, readonly=True) as conn:
+    try:
         if not table_exists(conn, "entities"):
             return None
         # Counted by index, and only the ten oldest read: not every stale page's lines.
         count = count_stale(conn, brief.until, brief.stale_after_days)
         pages = stale_pages(conn, brief.until, brief.stale_after_days, limit=10)
+    finally:
+        conn.close()
     return "Stale recall pages to review", [f"{count}"] + [
         f"{p.title} ({p.derived_from}, untouched {p.age_days} days)" for p in pages
     ]
