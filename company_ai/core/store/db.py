@@ -72,9 +72,9 @@ class Stores:
         store does not exist yet."""
         if domain in self.urls:
             try:
-                conn = pg.connect(self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=True)
-                conn.data_dir = self.data_dir
-                return conn
+                server = pg.connect(self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=True)
+                server.data_dir = self.data_dir
+                return server
             except pg.PgNoSchemaError:
                 return None
             except pg.PgStoreError as exc:
@@ -99,11 +99,11 @@ class Stores:
         """A sqlite3 connection, or for a store in `urls` a `pg.PgConnection` (same calls)."""
         if domain in self.urls:
             try:
-                conn = pg.connect(
+                server = pg.connect(
                     self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=readonly
                 )
-                conn.data_dir = self.data_dir
-                return conn
+                server.data_dir = self.data_dir
+                return server
             except pg.PgStoreError as exc:
                 raise StoreError(str(exc)) from None
         path = self.path(domain)
