@@ -211,14 +211,15 @@ def _append_history(memory, episodes: list[dict], as_of: datetime, tz: str) -> i
 
 def store_contacts(stores: Stores, rows: list[tuple]) -> int:
     with stores.connect(Store.CRM) as crm, transaction(crm):
-        before = crm.total_changes
+        # Counted, not total_changes (which PostgreSQL has not): the rows the load added.
+        (before,) = crm.execute("SELECT count(*) FROM contacts").fetchone()
         crm.executemany(
             "INSERT INTO contacts (id, email, name, company, title, city, warmth, source,"
             " external_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT (id) DO NOTHING",
             rows,
         )
-        stored = crm.total_changes - before
+        stored = crm.execute("SELECT count(*) FROM contacts").fetchone()[0] - before
         crm.execute(  # each contact's address is its primary one (core/crm/people.py)
             "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
             " SELECT email, id, 1, updated_at FROM contacts WHERE email IS NOT NULL"

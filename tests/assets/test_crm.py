@@ -161,6 +161,7 @@ def deleted(stores) -> int:
         ).fetchone()[0]
 
 
+@pytest.mark.sqlite_only("it backs up and restores the file crm.db")
 def test_a_cursor_or_a_store_restored_from_another_pass_deletes_nobody(
     stores, clock, google, monkeypatch
 ):

@@ -82,6 +82,7 @@ def test_a_snapshot_folder_that_cannot_be_written_fails_the_asset_clearly(data, 
         )
 
 
+@pytest.mark.sqlite_only("it corrupts the snapshot's copy of the file crm.db")
 def test_the_restore_drill_fails_loudly_on_a_corrupted_snapshot_and_is_alerted(data):
     defs = dg.Definitions(
         assets=[db_snapshots],

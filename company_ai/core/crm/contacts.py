@@ -57,9 +57,9 @@ def known_companies(crm: sqlite3.Connection) -> tuple[str, ...]:
     draft cannot slip one past it in lower case ("we work with globex")."""
     rows = crm.execute(
         "SELECT DISTINCT company FROM contacts WHERE company IS NOT NULL AND trim(company) != ''"
-        " ORDER BY company"
     )
-    return tuple(company for (company,) in rows)
+    # Sorted here: code point order on either database, whatever PostgreSQL's collation.
+    return tuple(sorted(company for (company,) in rows))
 
 
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # (\s: any Unicode space, as str.isspace)

@@ -16,7 +16,6 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from company_ai.core.crm.contacts import normalize_email
@@ -26,7 +25,7 @@ from company_ai.core.intake import (
     Refused,
     clean_text,
 )
-from company_ai.core.store import transaction
+from company_ai.core.store import data_dir_of, transaction
 
 BOUNDS = Bounds(max_chars=10_000)  # one text field of a person: a 1-MB name is no name
 INTAKE = "people"
@@ -198,8 +197,8 @@ def _unowned(external_id: str | None) -> bool:
 
 def _tombstones_of(crm: sqlite3.Connection) -> Tombstones | None:
     """The tombstones of the data directory the CRM file is in (none for a memory store)."""
-    path = crm.execute("PRAGMA database_list").fetchone()[2]
-    return Tombstones.load(Path(path).parent) if path else None
+    data_dir = data_dir_of(crm)
+    return Tombstones.load(data_dir) if data_dir else None
 
 
 def upsert_contacts(

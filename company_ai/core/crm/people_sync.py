@@ -241,8 +241,11 @@ def _mint(crm: sqlite3.Connection, source: str, now: str) -> PassState:
         ).fetchone()
         generation = f"{number}.{secrets.token_hex(8)}"
         crm.execute(
-            "INSERT OR REPLACE INTO sync_state (source, number, generation, serial, started_at,"
-            " complete_at, refused_pages) VALUES (?, ?, ?, 0, ?, NULL, 0)",
+            "INSERT INTO sync_state (source, number, generation, serial, started_at,"
+            " complete_at, refused_pages) VALUES (?, ?, ?, 0, ?, NULL, 0)"
+            " ON CONFLICT (source) DO UPDATE SET number = excluded.number,"
+            " generation = excluded.generation, serial = 0, started_at = excluded.started_at,"
+            " complete_at = NULL, refused_pages = 0",
             (source, number, generation, now),
         )
     return PassState(generation, 0, False, 0)

@@ -33,10 +33,12 @@ def load_timeline(stores: Stores, email: str) -> Timeline:
     with stores.connect(Store.CRM, readonly=True) as crm:
         contact = dict(find_contact(crm, email))
     with stores.connect(Store.MEMORY, readonly=True) as memory:
-        if not stores.path(Store.OUTREACH).is_file():
-            return read_timeline(memory, None, contact)
-        with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+        outreach = stores.reader(Store.OUTREACH)  # None: no outreach store yet
+        try:
             return read_timeline(memory, outreach, contact)
+        finally:
+            if outreach is not None:
+                outreach.close()
 
 
 def read_timeline(

@@ -27,7 +27,7 @@ from typing import Any
 
 from company_ai.core.crm import normalize_email
 from company_ai.core.outreach import hold_reason, read_holds
-from company_ai.core.store import Store, Stores, table_exists
+from company_ai.core.store import Store, Stores, dialect, table_exists
 from company_ai.core.times import canonical_utc
 
 # (band, lowest warmth, highest warmth), inclusive; together they cover 0..100 once. The
@@ -134,8 +134,7 @@ def audit_crm(
     bands = dict.fromkeys(BANDS, 0)
     contacts = actionable = with_email = deleted = 0
     if crm is not None and table_exists(crm, "contacts"):
-        has_deleted = any(r[1] == "deleted_at" for r in crm.execute("PRAGMA table_info(contacts)"))
-        column = "deleted_at" if has_deleted else "NULL"
+        column = "deleted_at" if _has_column(crm, "contacts", "deleted_at") else "NULL"
         for cid, name, email, warmth, deleted_at in crm.execute(
             f"SELECT id, name, email, warmth, {column} FROM contacts"
         ):
@@ -163,6 +162,20 @@ def audit_crm(
         engagement_rows=engagement,
         deleted=deleted,
     )
+
+
+def _has_column(conn: Any, table: str, column: str) -> bool:
+    """Whether `table` has `column` (a CRM store older than CRM_V2 has no `deleted_at`)."""
+    if dialect(conn) == "postgres":
+        return (
+            conn.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+                " AND table_name = ? AND column_name = ?",
+                (table, column),
+            ).fetchone()
+            is not None
+        )
+    return any(r[1] == column for r in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def audit_stores(stores: Stores, now: str) -> Audit:

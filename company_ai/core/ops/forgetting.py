@@ -226,23 +226,35 @@ def _marks(items: Sequence[Any]) -> str:
     return ",".join("?" * len(items)) or "NULL"
 
 
-def _mentions(conn: Any, columns: Iterable[str], needles: list[str]) -> tuple[str, list[str]]:
-    """A WHERE clause: any of `columns` holds any needle, case-insensitively. SQLite's own
-    lower() folds ASCII only, and so does Postgres' in a C-locale database: SQLite gets
-    Python's `casefold` (see `_open`), Postgres ICU's locale-free lower()."""
+def _mentions(
+    conn: Any, table: str, columns: Iterable[str], needles: list[str]
+) -> tuple[str, list[Any]]:
+    """A WHERE clause: any of `columns` of `table` holds any needle, case-insensitively, as
+    Python's casefold() folds (SQLite's lower() folds ASCII only: see `_open`). PostgreSQL
+    folds by its locale, ASCII only under C: there the rows are read and matched here, and
+    the clause names the matches by `ctid` (stable inside the caller's transaction)."""
+    columns = list(columns)
     if dialect(conn) == "postgres":
-        tests = [f'strpos(lower({c}::text COLLATE "und-x-icu"), ?) > 0' for c in columns]
-        fold = str.lower
-    else:
-        tests, fold = [f"instr(casefold({c}), ?) > 0" for c in columns], str.casefold
-    clauses = [test for test in tests for _ in needles]
-    args = [fold(n) for _ in tests for n in needles]
-    return " OR ".join(clauses) or "1 = 0", args
+        folded = [n.casefold() for n in needles]
+        matched = [
+            row[0]
+            for row in conn.execute(f"SELECT ctid::text, {', '.join(columns)} FROM {table}")
+            if any(isinstance(v, str) and _holds_text(v, folded) for v in row[1:])
+        ] if columns and needles else []  # fmt: skip
+        return "ctid = ANY(?::tid[])", [matched]
+    tests = [f"instr(casefold({c}), ?) > 0" for c in columns for _ in needles]
+    args = [n.casefold() for _ in columns for n in needles]
+    return " OR ".join(tests) or "1 = 0", args
+
+
+def _holds_text(value: str, folded: list[str]) -> bool:
+    text = value.casefold()
+    return any(n in text for n in folded)
 
 
 @contextmanager
-def _open(stores: Stores, domain: Store) -> Iterator[Any]:
-    """A store for writing (with `casefold()` for `_mentions` on SQLite), in one transaction."""
+def _open(stores: Stores, domain: Store) -> Iterator[sqlite3.Connection]:
+    """A store for writing, with `casefold()` for `_mentions`, in one transaction."""
     with stores.connect(domain) as conn, transaction(conn):
         if dialect(conn) == "sqlite":
             conn.create_function("casefold", 1, _casefold, deterministic=True)
@@ -354,7 +366,7 @@ def _brain(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
         nodes, needles = person.nodes, person.needles
         with _open(stores, Store.BRAIN) as conn:
             for table, text in (("facts", "text"), ("decisions", "what")):
-                named, args = _mentions(conn, [text, "about"], needles)
+                named, args = _mentions(conn, table, [text, "about"], needles)
                 where = f"about IN ({_marks(nodes)}) OR {named}"
                 gone = conn.execute(
                     f"SELECT day, key FROM {table} WHERE {where}", [*nodes, *args]
@@ -362,7 +374,7 @@ def _brain(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
                 result.vector_ids += [f"{table[:-1]}:{day}/{key}" for day, key in gone]
                 conn.execute(f"DELETE FROM {table} WHERE {where}", [*nodes, *args])
                 removed += len(gone)
-            named, args = _mentions(conn, ["src", "dst"], needles)
+            named, args = _mentions(conn, "edges", ["src", "dst"], needles)
             where = f"src IN ({_marks(nodes)}) OR dst IN ({_marks(nodes)}) OR {named}"
             removed += conn.execute(
                 f"DELETE FROM edges WHERE {where}", [*nodes, *nodes, *args]
@@ -376,28 +388,30 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
     titles: list[str] = []
     if stores.exists(Store.RECALL):
         with _open(stores, Store.RECALL) as conn:
-            named, args = _mentions(conn, ["title", "markdown", "page"], person.needles)
+            named, args = _mentions(conn, "pages", ["title", "markdown", "page"], person.needles)
             rows = conn.execute(f"SELECT title, note_path FROM pages WHERE {named}", args)
             found = rows.fetchall()
             titles = [t for t, _ in found]
             result.vault_notes += sorted({p for _, p in found})
             conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in titles])
             if table_exists(conn, "page_log"):  # the log of distillations names them too
-                named, args = _mentions(conn, ["title", "page", "problems"], person.needles)
+                named, args = _mentions(
+                    conn, "page_log", ["title", "page", "problems"], person.needles
+                )
                 logged = [
                     r[0] for r in conn.execute(f"SELECT title FROM page_log WHERE {named}", args)
                 ]
                 marks = [(t,) for t in sorted({*titles, *logged})]
                 conn.executemany("DELETE FROM page_log WHERE title = ?", marks)
-            named, args = _mentions(conn, ["title", "markdown"], person.needles)
+            named, args = _mentions(conn, "entities", ["title", "markdown"], person.needles)
             entities = [
                 r[0] for r in conn.execute(f"SELECT title FROM entities WHERE {named}", args)
             ]
             conn.executemany("DELETE FROM entities WHERE title = ?", [(t,) for t in entities])
-            named, args = _mentions(conn, ["target"], person.needles)
+            named, args = _mentions(conn, "relations", ["target"], person.needles)
             conn.execute(f"DELETE FROM relations WHERE {named}", args)
             gone = sorted({*titles, *entities})
-            named, args = _mentions(conn, ["title", "body"], person.needles)
+            named, args = _mentions(conn, "search_docs", ["title", "body"], person.needles)
             keys = [r[0] for r in conn.execute(f"SELECT key FROM search_docs WHERE {named}", args)]
             replace_docs(conn, [], remove=sorted({*gone, *keys}))
             # The vault night compares everything again (it would skip an unchanged one).
@@ -405,8 +419,9 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
             titles = gone
             result.vector_ids += [f"page:{t}" for t in gone]
         with stores.connect(Store.RECALL) as conn:
+            # Merge the full-text index's segments: a deleted row's terms leave its pages
+            # (SQLite's FTS5; on PostgreSQL a row's tsvector goes with it).
             if dialect(conn) == "sqlite":
-                # Merge the full-text index's segments: a deleted row's terms leave its pages.
                 conn.execute("INSERT INTO search_fts (search_fts) VALUES ('optimize')")
     return {"recall_pages": len(titles)}
 
@@ -563,55 +578,48 @@ def _theirs(value: Any, person: Person) -> bool:
 
 
 def _rows(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[str, int]:
-    """Whatever text still names them in the other stores (an alert's text, a draft of
-    someone else's that mentions them), redacted in place."""
+    """Whatever text still names them in the stores (an alert's text, a draft of someone
+    else's that mentions them), redacted in place."""
     redacted = 0
     for domain in (Store.OUTREACH, Store.BRAIN, Store.OPS):
         if not stores.exists(domain):
             continue
         with _open(stores, domain) as conn:
-            # A row's own address: SQLite's rowid, Postgres' ctid.
-            row_id, by_id = (
-                ("ctid", "ctid = ?::tid") if dialect(conn) == "postgres" else ("rowid", "rowid = ?")
-            )
-            for table, columns in _text_columns(conn):
-                named, args = _mentions(conn, columns, person.needles)
+            # A row's own address: SQLite's rowid, PostgreSQL's ctid (in this transaction).
+            row_id = "ctid" if dialect(conn) == "postgres" else "rowid"
+            by_id = "ctid = ?::tid" if row_id == "ctid" else "rowid = ?"
+            for table, columns in _text_columns(conn).items():
+                named, args = _mentions(conn, table, columns, person.needles)
                 for row in conn.execute(
                     f"SELECT {row_id}, {', '.join(columns)} FROM {table} WHERE {named}", args
                 ).fetchall():
                     sets = {c: _redact(row[c], person.needles) for c in columns if row[c]}
                     conn.execute(
                         f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in sets)} WHERE {by_id}",
-                        [*sets.values(), str(row[0]) if row_id == "ctid" else row[0]],
+                        [*sets.values(), row[0] if row_id == "rowid" else str(row[0])],
                     )
                     redacted += 1
     return {"rows_redacted": redacted}
 
 
-def _text_columns(conn: Any) -> list[tuple[str, list[str]]]:
-    """Each table of the store with its text columns."""
+def _text_columns(conn: Any) -> dict[str, list[str]]:
+    """Each table of the store and its TEXT columns (the schema version table left out)."""
+    tables: dict[str, list[str]] = {}
     if dialect(conn) == "postgres":
-        rows = conn.execute(
+        for table, column in conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns"
             " WHERE table_schema = current_schema() AND data_type = 'text'"
-            " AND table_name IN (SELECT table_name FROM information_schema.tables"
-            "   WHERE table_schema = current_schema() AND table_type = 'BASE TABLE')"
-            " ORDER BY table_name, ordinal_position"
-        ).fetchall()
-        tables: dict[str, list[str]] = {}
-        for table, column in rows:
+            " AND table_name != 'company_ai_schema' ORDER BY table_name, ordinal_position"
+        ):
             tables.setdefault(table, []).append(column)
-        return list(tables.items())
-    found = []
+        return tables
     for (table,) in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     ).fetchall():
-        columns = [
+        tables[table] = [
             c[1] for c in conn.execute(f"PRAGMA table_info({table})") if c[2].upper() == "TEXT"
         ]
-        if columns:
-            found.append((table, columns))
-    return found
+    return tables
 
 
 def _crm(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[str, int]:
@@ -643,13 +651,13 @@ PLACES: list[tuple[str, Callable[[Stores, Person, Forgotten, str], dict[str, int
 
 def _compact(stores: Stores) -> None:
     """Deleted rows' bytes out of every store: each SQLite file vacuumed, then an empty WAL;
-    each Postgres table of the stores rewritten (VACUUM FULL frees the pages that held
-    the dead rows; the server's WAL and its backups are the operator's: docs/deploy.md)."""
+    each table of the stores on PostgreSQL rewritten (VACUUM FULL frees the pages that held
+    dead rows; the server's WAL and backups are the operator's: docs/deploy.md)."""
     from company_ai.core.vectors import vectors_dir
 
     for domain in stores.urls:
         with stores.connect(domain) as conn:
-            for table, _ in _text_columns(conn):
+            for table in _text_columns(conn):
                 conn.execute(f"VACUUM FULL {table}")
     paths = [stores.path(d) for d in Store if d not in stores.urls and stores.exists(d)]
     chroma = vectors_dir(stores.data_dir) / "chroma.sqlite3"

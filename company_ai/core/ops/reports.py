@@ -8,6 +8,7 @@ exist yet, so a store added later joins the brief with one line.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from datetime import datetime
 
 from company_ai.core.ops.audit import stored_audit
 from company_ai.core.runs import FAILED, RunInfo
-from company_ai.core.store import Store, StoreError, Stores, table_exists
+from company_ai.core.store import Store, StoreError, Stores, dialect, table_exists
 from company_ai.core.times import Day, to_iso
 from company_ai.core.timetable import Due
 
@@ -131,16 +132,33 @@ def runs_section(brief: BriefInput) -> tuple[str, list[str]] | None:
 
 
 def query(stores: Stores, domain: Store, sql: str, params: dict) -> list[sqlite3.Row] | None:
-    """Rows from a store, or None when the store, table or column does not exist (yet)."""
+    """Rows from a store, or None when the store, table or column does not exist (yet).
+    `sql` names its parameters (`:since`); PostgreSQL's are given by position."""
     try:
-        with stores.connect(domain, readonly=True) as conn:
-            return conn.execute(sql, params).fetchall()
+        conn = stores.reader(domain)
     except StoreError:
         return None
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc) or "no such column" in str(exc):
+    if conn is None:
+        return None
+    try:
+        if dialect(conn) == "postgres":
+            names = _NAMED.findall(sql)
+            return conn.execute(_NAMED.sub("?", sql), [params[n] for n in names]).fetchall()
+        return conn.execute(sql, params).fetchall()
+    except conn.DatabaseError as exc:
+        message = str(exc)
+        # SQLite's words, and PostgreSQL's codes undefined_table and undefined_column.
+        if "no such table" in message or "no such column" in message:
+            return None
+        if getattr(exc, "pgcode", None) in ("42P01", "42703"):
             return None
         raise
+    finally:
+        conn.close()
+
+
+# A named parameter: a colon not after a word character or a colon (a time, a `::` cast).
+_NAMED = re.compile(r"(?<![\w:]):([A-Za-z_]\w*)")
 
 
 def count_section(title: str, domain: Store, table: str, where: str = "1") -> Section:
@@ -178,10 +196,15 @@ def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """The night's most important facts and decisions (brain.db, the day it covered)."""
     from company_ai.core.brain import top_items
 
-    if brief.brain_day is None or not brief.stores.path(Store.BRAIN).is_file():
+    if brief.brain_day is None:
         return None
-    with brief.stores.connect(Store.BRAIN, readonly=True) as conn:
+    conn = brief.stores.reader(Store.BRAIN)  # None: no store (on PostgreSQL: no schema) yet
+    if conn is None:
+        return None
+    try:
         items = top_items(conn, brief.brain_day, BRAIN_ITEMS)
+    finally:
+        conn.close()
     title = f"The night's brain ({brief.brain_day}), most important first"
     if not items:
         return title, ["no facts: the brain job has not covered that day"]
@@ -212,14 +235,17 @@ def stale_pages_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """Recall pages to review: status or goal lines from notes untouched too long."""
     from company_ai.core.recall import count_stale, stale_pages
 
-    if not brief.stores.exists(Store.RECALL):
+    conn = brief.stores.reader(Store.RECALL)  # None: no store (on PostgreSQL: no schema) yet
+    if conn is None:
         return None
-    with brief.stores.connect(Store.RECALL, readonly=True) as conn:
+    try:
         if not table_exists(conn, "entities"):
             return None
         # Counted by index, and only the ten oldest read: not every stale page's lines.
         count = count_stale(conn, brief.until, brief.stale_after_days)
         pages = stale_pages(conn, brief.until, brief.stale_after_days, limit=10)
+    finally:
+        conn.close()
     return "Stale recall pages to review", [f"{count}"] + [
         f"{p.title} ({p.derived_from}, untouched {p.age_days} days)" for p in pages
     ]

@@ -18,7 +18,7 @@ from company_ai.core.files import write_atomic
 from company_ai.core.ops.audit import stored_audit
 from company_ai.core.ops.reports import query
 from company_ai.core.ops.snapshots import explain_os_error, load_manifest, row_counts, snapshot_days
-from company_ai.core.store import DOMAINS, Store
+from company_ai.core.store import DOMAINS, Store, pg
 from company_ai.core.times import Day
 
 
@@ -37,11 +37,7 @@ def collect_state(
     `growth_day`: the growth analysis' last window before `as_of` (None: no growth)."""
     from company_ai.core.outreach import count_growth
 
-    tables = {
-        domain: row_counts(stores.path(domain))
-        for domain in DOMAINS
-        if stores.path(domain).is_file()
-    }
+    tables = {domain: counts for domain in DOMAINS if (counts := store_row_counts(stores, domain))}
     state: dict[str, dict] = {"stores.json": {"as_of": as_of, **tables}}
 
     by_type = query(
@@ -61,7 +57,8 @@ def collect_state(
     messages = query(
         stores,
         Store.OUTREACH,
-        "SELECT count(*), count(replied_at), sum(bounce_status != 'none') FROM messages",
+        "SELECT count(*), count(replied_at),"
+        " sum(CASE WHEN bounce_status != 'none' THEN 1 ELSE 0 END) FROM messages",
         {},
     )
     if messages is not None:
@@ -94,6 +91,30 @@ def collect_state(
         "snapshots_kept": len(days),
     }
     return state
+
+
+def store_row_counts(stores, domain: Store) -> dict[str, int] | None:
+    """Rows per table of a store (its file's, or its schema's on PostgreSQL); None when it
+    does not exist yet."""
+    if domain not in stores.urls:
+        path = stores.path(domain)
+        return row_counts(path) if path.is_file() else None
+    conn = stores.reader(domain)
+    if conn is None:
+        return None
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+                " AND table_name != ? ORDER BY table_name",
+                (pg.VERSIONS,),
+            )
+        ]
+        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        conn.close()
 
 
 def export_state(

@@ -127,10 +127,13 @@ def own(sender: Sender) -> Own:
 
 def _known(stores: Stores) -> tuple[str, ...]:
     """The CRM's companies, for the gate (`known_companies`); none before the CRM exists."""
-    if not stores.path(Store.CRM).is_file():
+    crm = stores.reader(Store.CRM)  # None: no CRM (on PostgreSQL: no schema) yet
+    if crm is None:
         return ()
-    with stores.connect(Store.CRM, readonly=True) as crm:
+    try:
         return known_companies(crm)
+    finally:
+        crm.close()
 
 
 def _quiet(_: str) -> None:
@@ -469,13 +472,16 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
 
 def _contact_labels(stores: Stores, ids: set[int]) -> dict[int, str]:
     """Contact id -> "Name <email>", for the contacts the CRM still has."""
-    if not ids or not stores.path(Store.CRM).is_file():
+    crm = stores.reader(Store.CRM) if ids else None  # None: no CRM yet
+    if crm is None:
         return {}
-    with stores.connect(Store.CRM, readonly=True) as crm:
+    try:
         found = (load_contact(crm, contact_id) for contact_id in sorted(ids))
         return {
             c.id: f"{c.name} <{c.email}>" if c.email else c.name for c in found if c is not None
         }
+    finally:
+        crm.close()
 
 
 # --- sending -------------------------------------------------------------------------------

@@ -72,7 +72,9 @@ class Stores:
         store does not exist yet."""
         if domain in self.urls:
             try:
-                return pg.connect(self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=True)
+                server = pg.connect(self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=True)
+                server.data_dir = self.data_dir
+                return server
             except pg.PgNoSchemaError:
                 return None
             except pg.PgStoreError as exc:
@@ -97,9 +99,11 @@ class Stores:
         """A sqlite3 connection, or for a store in `urls` a `pg.PgConnection` (same calls)."""
         if domain in self.urls:
             try:
-                return pg.connect(
+                server = pg.connect(
                     self.urls[domain], domain, PG_MIGRATIONS[domain], readonly=readonly
                 )
+                server.data_dir = self.data_dir
+                return server
             except pg.PgStoreError as exc:
                 raise StoreError(str(exc)) from None
         path = self.path(domain)
@@ -322,6 +326,15 @@ def migrate(conn: sqlite3.Connection, domain: str) -> int:
 def dialect(conn: Any) -> str:
     """`sqlite` or `postgres`: for the few statements the two spell differently."""
     return getattr(conn, "dialect", "sqlite")
+
+
+def data_dir_of(conn: Any) -> Path | None:
+    """The data directory of a store's connection (what is not a store lives there: the
+    tombstones, the cursors); None for an in-memory SQLite store."""
+    if dialect(conn) == "postgres":
+        return conn.data_dir
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    return Path(path).parent if path else None
 
 
 def indexed_by(conn: Any, index: str) -> str:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -65,6 +66,8 @@ class PgConnection:
     def __init__(self, raw: Any, url: str):
         self.raw = raw
         self.url = redact(url)
+        # The data directory of the `db.Stores` that opened it (`db.data_dir_of`).
+        self.data_dir: Path | None = None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         cursor = self.raw.cursor()

@@ -620,6 +620,98 @@ OPS_V2 = [
     "CREATE INDEX idx_crm_audits_recorded_at ON crm_audits(recorded_at)",
 ]
 
+# The CRM store in PostgreSQL (schema `crm`): CRM_V1..V4 in one version, in Postgres' words.
+# A contact's id is as SQLite's INTEGER PRIMARY KEY: the writers give it (max + 1), and a
+# row inserted without one gets max + 1 from a trigger, so the two never collide.
+CRM_PG_V1 = [
+    """
+    CREATE TABLE contacts (
+        id            BIGINT PRIMARY KEY,
+        email         TEXT UNIQUE,
+        name          TEXT NOT NULL,
+        company       TEXT,
+        title         TEXT,
+        city          TEXT,
+        warmth        INTEGER NOT NULL DEFAULT 0 CHECK (warmth BETWEEN 0 AND 100),
+        source        TEXT NOT NULL,
+        external_id   TEXT UNIQUE,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL,
+        deleted_at    TEXT,
+        synced_from   TEXT,
+        seen_in       TEXT,
+        synced_digest TEXT
+    )
+    """,
+    "CREATE INDEX idx_contacts_warmth ON contacts(warmth)",
+    """
+    CREATE FUNCTION contacts_next_id() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.id := (SELECT coalesce(max(id), 0) + 1 FROM contacts);
+        RETURN NEW;
+    END $$
+    """,
+    """
+    CREATE TRIGGER contacts_next_id BEFORE INSERT ON contacts
+    FOR EACH ROW WHEN (NEW.id IS NULL) EXECUTE FUNCTION contacts_next_id()
+    """,
+    """
+    CREATE TABLE contact_emails (
+        email       TEXT PRIMARY KEY,
+        contact_id  BIGINT NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        is_primary  INTEGER NOT NULL DEFAULT 0 CHECK (is_primary IN (0, 1)),
+        added_at    TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_contact_emails_contact ON contact_emails(contact_id)",
+    """CREATE UNIQUE INDEX idx_contact_emails_one_primary ON contact_emails(contact_id)
+    WHERE is_primary = 1""",
+    # As CRM_V2's trigger; the refusal is a unique violation (an IntegrityError, as there).
+    """
+    CREATE FUNCTION contacts_primary_email_update() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF EXISTS (
+            SELECT 1 FROM contact_emails WHERE email = NEW.email AND contact_id != NEW.id
+        ) THEN
+            RAISE EXCEPTION 'that address already belongs to another contact'
+                USING ERRCODE = 'unique_violation';
+        END IF;
+        UPDATE contact_emails SET is_primary = 0 WHERE contact_id = NEW.id AND is_primary = 1;
+        IF NEW.email IS NOT NULL THEN
+            INSERT INTO contact_emails (email, contact_id, is_primary, added_at)
+            VALUES (NEW.email, NEW.id, 1, NEW.updated_at)
+            ON CONFLICT (email) DO UPDATE SET is_primary = 1;
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    """
+    CREATE TRIGGER contacts_primary_email_update AFTER UPDATE OF email ON contacts
+    FOR EACH ROW WHEN (NEW.email IS DISTINCT FROM OLD.email)
+    EXECUTE FUNCTION contacts_primary_email_update()
+    """,
+    REFUSALS_TABLE,
+    CRM_V4[0],
+]
+
+# The ops store in PostgreSQL (schema `ops`): OPS_V1..V2 in one version.
+OPS_PG_V1 = [
+    """
+    CREATE TABLE alerts (
+        id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        key         TEXT NOT NULL UNIQUE,
+        text        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        sent_at     TEXT,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        last_error  TEXT
+    )
+    """,
+    "CREATE INDEX idx_alerts_pending ON alerts(sent_at, id)",
+    OPS_V2[0],
+    OPS_V2[1],
+]
+
 # Recorded time (issue 26): when this system recorded each episode, beside the time it
 # describes (`created_at`: a reply's own date, a signal's stamp). Replays select by it, so a
 # late arrival belongs to the night it arrived and an old night never changes. Rows from
@@ -828,9 +920,13 @@ PG_MIGRATIONS: dict[str, list[list[str]]] = {
     Store.MEMORY: [MEMORY_PG_V1, MEMORY_PG_V2, MEMORY_PG_V3]
 }
 PG_MIGRATIONS[Store.RECALL] = [RECALL_PG_V1]
+PG_MIGRATIONS[Store.CRM] = [CRM_PG_V1]
+PG_MIGRATIONS[Store.OPS] = [OPS_PG_V1]
 # A store ported to Postgres after it had several SQLite versions starts there with one
 # version that holds them all: how many SQLite versions each first Postgres version covers.
 PG_FIRST_COVERS: dict[str, int] = {Store.MEMORY: 1, Store.RECALL: 4}
+PG_FIRST_COVERS[Store.CRM] = 4
+PG_FIRST_COVERS[Store.OPS] = 2
 
 MIGRATIONS: dict[str, list[list[str]]] = {
     Store.CRM: [CRM_V1, CRM_V2, CRM_V3, CRM_V4],

@@ -1,7 +1,5 @@
 """`company-ai import contacts.csv` and the contact identity rules it shares with the sync."""
 
-import sqlite3
-
 import pytest
 
 from company_ai.cli import main
@@ -33,7 +31,9 @@ def write(tmp_path, text: str | bytes, name="contacts.csv"):
 def rows(crm) -> list[tuple]:
     return [
         tuple(r)
-        for r in crm.execute("SELECT name, email, company, title, city, source FROM contacts")
+        for r in crm.execute(
+            "SELECT name, email, company, title, city, source FROM contacts ORDER BY id"
+        )
     ]
 
 
@@ -159,7 +159,7 @@ def test_an_address_belongs_to_one_contact_and_the_store_refuses_a_second_owner(
         ("imp@acme.example", 1),
         ("o@acme.example", 2),
     ]
-    with pytest.raises(sqlite3.IntegrityError, match="another contact"):
+    with pytest.raises(crm.IntegrityError, match="another contact"):
         crm.execute("UPDATE contacts SET email = 'imp@acme.example' WHERE id = 2")
 
 

@@ -111,6 +111,23 @@ def test_a_count_section_counts_in_the_window(sample_stores):
     assert 0 < in_window < everything, "the where clause must narrow the count"
 
 
+def test_a_count_section_reads_any_store_by_named_window_and_skips_a_missing_table(stores):
+    # The ops store: on PostgreSQL under --stores=postgres, where parameters go by position.
+    with stores.connect("ops") as ops:
+        for key, at in (("a", SINCE), ("b", UNTIL), ("c", datetime(2026, 11, 30, tzinfo=UTC))):
+            alerts.enqueue(ops, key, f"alert {key}::{at:%H:%M}", now=at)
+    where = "created_at >= :since AND created_at < :until AND text != 'x::y:z'"
+    title, lines = count_section("Alerts", "ops", "alerts", where)(
+        BriefInput(stores, SINCE, UNTIL, [])
+    )
+    assert (title, lines) == ("Alerts", ["2"])  # a and c: b is at the window's end
+    for table, where in (("no_such_table", "1 = 1"), ("alerts", "no_such_column = 1")):
+        assert (
+            count_section("Not yet", "ops", table, where)(BriefInput(stores, SINCE, UNTIL, []))
+            is None
+        )
+
+
 def test_state_files_are_written_whole(sample_stores, tmp_path):
     state = export_state(
         sample_stores, tmp_path / "state", tmp_path / "snaps", "2026-11-30T06:15:00Z"
@@ -120,6 +137,10 @@ def test_state_files_are_written_whole(sample_stores, tmp_path):
     memory = json.loads((tmp_path / "state" / "memory.json").read_text())
     assert memory["episodes"] == sum(memory["episodes_by_type"].values()) > 0
     assert sorted(p.name for p in (tmp_path / "state").iterdir()) == sorted(state)
+    # Every store the sample made is counted, a file or a server's schema.
+    tables = state["stores.json"]
+    assert tables["crm"]["contacts"] == 300 and tables["memory"]["contact_episodes"] > 0
+    assert tables["crm"]["intake_refusals"] == 0 and "company_ai_schema" not in tables["crm"]
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path):

@@ -180,7 +180,7 @@ def test_the_vault_gate_and_inbox_triage_hold_back_a_forgotten_person(data, vaul
     assert done.forgotten == 1 and done.episodes_written == 0
 
 
-@pytest.mark.sqlite_only("restores the stores by copying SQLite files from a snapshot")
+@pytest.mark.sqlite_only("it restores crm.db and memory.db from a snapshot's files")
 def test_a_restored_snapshot_brings_them_back_and_the_check_and_reapply_see_it(
     data, tmp_path, clock
 ):
@@ -219,9 +219,11 @@ def tamper(stores, episode_id):
     """Delete an episode behind the store's back (the triggers dropped and put back)."""
     with stores.connect("memory") as conn, transaction(conn):
         if dialect(conn) == "postgres":
-            conn.execute("ALTER TABLE contact_episodes DISABLE TRIGGER USER")
+            conn.execute(
+                "ALTER TABLE contact_episodes DISABLE TRIGGER contact_episodes_append_only"
+            )
             conn.execute("DELETE FROM contact_episodes WHERE id = ?", (episode_id,))
-            conn.execute("ALTER TABLE contact_episodes ENABLE TRIGGER USER")
+            conn.execute("ALTER TABLE contact_episodes ENABLE TRIGGER contact_episodes_append_only")
             return
         conn.execute("DROP TRIGGER contact_episodes_append_only_delete")
         conn.execute("DELETE FROM contact_episodes WHERE id = ?", (episode_id,))
@@ -354,6 +356,7 @@ def test_a_namesake_stays_and_the_forgotten_source_record_stays_forgotten(stores
          "emailAddresses": [{"value": f"ada@{w}.example"}]}
         for n, w in ((1, "one"), (2, "two"))
     ]}  # fmt: skip
+    data.mkdir(parents=True, exist_ok=True)  # a server's stores make no data directory
     (data / SAMPLE_PEOPLE_FILE).write_text(json.dumps(book))
     forget(stores, "ada@one.example", now=NOW, log=lambda _: None)
     left = json.loads((data / SAMPLE_PEOPLE_FILE).read_text())["connections"]
@@ -368,3 +371,22 @@ def test_a_namesake_stays_and_the_forgotten_source_record_stays_forgotten(stores
         assert [r[0] for r in crm.execute("SELECT external_id FROM contacts")] == ["people/c2"]
     for secret in ("people/c1", "ada@one.example", "Ada Quux"):
         assert find_canary(secret, data / TOMBSTONE_FILE) == []
+
+
+def test_an_alert_naming_them_is_redacted_in_the_ops_store(stores):
+    from company_ai.core.ops.alerts import enqueue
+
+    with stores.connect("crm") as crm, transaction(crm):
+        crm.execute(
+            "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"
+            " VALUES (7, 'zofia@x.example', 'Żofia Ąnder', 'sample', ?, ?)",
+            (NOW, NOW),
+        )
+    with stores.connect("ops") as ops:
+        enqueue(ops, "reply:1", "ŻOFIA ĄNDER replied (zofia@x.example)", now=AT)
+        enqueue(ops, "reply:2", "Someone Else replied", now=AT)
+    done = forget(stores, "zofia@x.example", now=NOW, log=lambda _: None)
+    assert done.removed["rows_redacted"] == 1
+    with stores.connect("ops") as ops:
+        texts = [r[0] for r in ops.execute("SELECT text FROM alerts ORDER BY id")]
+    assert texts == ["[forgotten] replied ([forgotten])", "Someone Else replied"]

@@ -14,12 +14,17 @@ from company_ai.core.store import Stores
 TAKEN = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)  # when a snapshot is taken
 
 
+# A snapshot copies the stores that are SQLite files; these tests take crm.db as theirs.
+CRM_FILE = pytest.mark.sqlite_only("it copies and damages the file crm.db")
+
+
 @pytest.fixture
 def data(data):
     """The sample copy, as its stores."""
     return Stores(data)
 
 
+@CRM_FILE
 def test_a_snapshot_copies_every_store_with_a_manifest_that_matches(data, tmp_path):
     root = tmp_path / "snaps"
     manifest = take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
@@ -46,6 +51,7 @@ def test_retention_keeps_the_newest_and_a_retake_replaces_its_day(data, tmp_path
     assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
 
 
+@CRM_FILE
 def test_the_drill_fails_loudly_on_a_corrupted_snapshot(data, tmp_path):
     root = tmp_path / "snaps"
     take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
@@ -62,6 +68,7 @@ def test_the_drill_fails_loudly_on_a_corrupted_snapshot(data, tmp_path):
     )
 
 
+@CRM_FILE
 def test_the_drill_compares_row_counts_with_the_manifest(data, tmp_path):
     root = tmp_path / "snaps"
     take_snapshot(data, root, "2026-11-29", keep=3, now=TAKEN)
@@ -91,6 +98,7 @@ def test_a_snapshot_folder_under_a_file_fails_clearly(data, tmp_path):
     assert "Nothing was published" in str(err.value)
 
 
+@CRM_FILE
 @pytest.mark.parametrize(
     ("code", "reason"),
     [(errno.ENOSPC, "the disk is full"), (errno.EROFS, "it is read-only")],
@@ -122,6 +130,7 @@ def empty_crm(data: Stores) -> None:
     empty_crm.damage(data.data_dir)
 
 
+@CRM_FILE
 def test_retention_keeps_n_days_and_always_each_stores_last_good_one(data, tmp_path):
     root = tmp_path / "snaps"
     good = take_snapshot(data, root, "2026-11-25", keep=2, now=TAKEN)
@@ -145,6 +154,7 @@ def test_retention_keeps_n_days_and_always_each_stores_last_good_one(data, tmp_p
     assert snapshot_days(root) == ["2026-11-29", "2026-11-30"]
 
 
+@CRM_FILE
 def test_a_crash_mid_snapshot_leaves_the_last_good_generations_as_they_were(
     data, tmp_path, monkeypatch
 ):
@@ -170,6 +180,7 @@ def test_a_crash_mid_snapshot_leaves_the_last_good_generations_as_they_were(
         assert {p.name: p.read_bytes() for p in (root / "2026-11-28").iterdir()} == copies
 
 
+@CRM_FILE
 def test_a_run_killed_between_the_two_renames_of_a_retake_loses_nothing(data, tmp_path):
     root = tmp_path / "snaps"
     good = take_snapshot(data, root, "2026-11-28", keep=3, now=TAKEN)
@@ -185,6 +196,7 @@ def test_a_run_killed_between_the_two_renames_of_a_retake_loses_nothing(data, tm
     assert restore_drill(root).passed
 
 
+@CRM_FILE
 def test_an_error_copying_a_store_sets_it_aside_only_when_the_store_itself_cannot_be_read(
     data, tmp_path, monkeypatch
 ):

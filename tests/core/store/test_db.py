@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from company_ai.core.memory import append_episodes
-from company_ai.core.store import DOMAINS, Store, StoreError, Stores
+from company_ai.core.store import DOMAINS, Store, StoreError, Stores, dialect, pg
 from company_ai.core.store.db import DataDirError, StoreBusyError
 from company_ai.core.store.schema import MIGRATIONS
 from tests.conftest import episode
@@ -74,7 +74,10 @@ def test_reopening_does_not_migrate_again(stores):
 
 def test_a_store_from_newer_code_is_refused(stores):
     with stores.connect("crm") as conn:
-        conn.execute("PRAGMA user_version=99")
+        if dialect(conn) == "postgres":
+            conn.execute(f"UPDATE {pg.VERSIONS} SET version = 99 WHERE store = 'crm'")
+        else:
+            conn.execute("PRAGMA user_version=99")
     with pytest.raises(StoreError, match="newer than this code knows"):
         stores.open("crm")
 
@@ -297,6 +300,7 @@ def test_a_local_disk_is_accepted_even_beside_or_inside_a_network_mount(data_dir
     refuse_network_filesystem(Path(data_dir), MOUNTS)  # a local mount inside NFS is local
 
 
+@pytest.mark.sqlite_only("the data directory holds the SQLite files")
 def test_stores_on_a_network_filesystem_refuse_before_writing_anything(tmp_path, monkeypatch):
     from company_ai.core.store import db
 
