@@ -2,7 +2,9 @@
 # each run worker (Docker and Kubernetes launchers start runs from it) and `chroma run`.
 # Built from requirements.lock, so the image has exactly the tested versions.
 #   docker build -t company-ai:0.1.0 .        (docs/deploy.md)
-FROM python:3.11-slim-bookworm
+# Any Debian bookworm with Python 3.11 and python3-venv will do (the lock is for 3.11).
+ARG BASE=python:3.11-slim-bookworm
+FROM ${BASE}
 
 # Bytecode is compiled once at build time (uv --compile-bytecode), as scripts/setup does.
 ENV PYTHONUNBUFFERED=1 \
@@ -13,7 +15,7 @@ ENV PYTHONUNBUFFERED=1 \
 
 # The lock first: this layer is rebuilt only when the lock changes, not on every code edit.
 COPY requirements.lock /tmp/requirements.lock
-RUN python -m venv /opt/venv \
+RUN python3 -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check "uv==0.13.9" \
     && /opt/venv/bin/uv pip sync --no-cache --compile-bytecode --python /opt/venv/bin/python \
         /tmp/requirements.lock \
