@@ -71,6 +71,13 @@ DEFAULTS = {
     "COMPANY_AI_MCP_TOKEN": "",
 }
 
+# The secrets that never pass through Settings: definitions.py binds each as dg.EnvVar, so
+# its value never shows in the UI. deploy/ puts these, DAGSTER_PG_PASSWORD and the
+# secret-valued settings below in a Secret, every other setting in a ConfigMap.
+SECRETS = ("COMPANY_AI_TELEGRAM_TOKEN", "COMPANY_AI_GOOGLE_PEOPLE_TOKEN", "COMPANY_AI_GMAIL_TOKEN")
+# Settings with a default whose value may still be a secret (a password in a URL, a token).
+SECRET_SETTINGS = ("COMPANY_AI_DATABASE_URL", "COMPANY_AI_RESEARCH_URL", "COMPANY_AI_MCP_TOKEN")
+
 
 @dataclass(frozen=True)
 class Settings:
