@@ -173,9 +173,11 @@ def run_env(env, *args):
 def test_a_server_that_is_down_is_a_clear_error_that_names_it(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     path = vectors_dir(tmp_path / "data")
-    opening = open_store(path, "test:words-16", 16, url=url)
-    with pytest.raises(VectorStoreError, match=re.escape(f"Chroma server at {url}")) as caught:
-        opening.__enter__()
+    with (
+        pytest.raises(VectorStoreError, match=re.escape(f"Chroma server at {url}")) as caught,
+        open_store(path, "test:words-16", 16, url=url),
+    ):
+        pass
     assert "chroma run" in str(caught.value) and "nothing was written" in str(caught.value).lower()
     assert not (path / "chroma.sqlite3").exists()
     stores = Stores(tmp_path / "data", chroma_url=url)
@@ -194,9 +196,11 @@ def test_a_server_that_never_answers_times_out_in_bounded_time(tmp_path):
         hung.listen(8)
         url = f"http://127.0.0.1:{hung.getsockname()[1]}"
         started = time.monotonic()
-        opening = open_store(vectors_dir(tmp_path / "data"), "test:words-16", 16, url=url)
-        with pytest.raises(VectorStoreError, match="did not answer within"):
-            opening.__enter__()
+        with (
+            pytest.raises(VectorStoreError, match="did not answer within"),
+            open_store(vectors_dir(tmp_path / "data"), "test:words-16", 16, url=url),
+        ):
+            pass
         took = time.monotonic() - started
     assert server_module.CONNECT_TIMEOUT_S <= took < server_module.CONNECT_TIMEOUT_S + 10
 
