@@ -52,3 +52,45 @@ class ChromaServer:
                 self._process.wait()
         self._process = None
         self._log.close()
+
+
+class HangingProxy:
+    """A TCP proxy to a server that, once `hang` is set, passes requests on and never
+    passes the answers back: a server that stopped answering in the middle of a run."""
+
+    def __init__(self, port: int):
+        import socket
+        import threading
+
+        self.hang = False
+        self._target = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._sockets: list = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            upstream = socket.create_connection(("127.0.0.1", self._target))
+            self._sockets += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+
+    def _pipe(self, source, sink, answers: bool) -> None:
+        try:
+            while chunk := source.recv(65536):
+                if not (answers and self.hang):
+                    sink.sendall(chunk)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        for sock in self._sockets:
+            sock.close()

@@ -27,7 +27,9 @@ from company_ai.core.vectors.similar import Filters, find_similar
 from company_ai.core.vectors.store import _layout
 from company_ai.sample_world.crm import load_sample
 from company_ai.settings import Settings
+from tests.chroma_server import ChromaServer, HangingProxy
 from tests.conftest import AS_OF
+from tests.fakes import WordEmbedder
 from tests.pg_server import free_port
 from tests.test_cli import run
 
@@ -188,6 +190,12 @@ def test_a_server_that_is_down_is_a_clear_error_that_names_it(tmp_path):
                    "similar", "budget")  # fmt: skip
     assert done.returncode == 1 and f"Chroma server at {url}" in done.stderr
     assert "Traceback" not in done.stderr
+    with stores.connect("crm", readonly=True) as crm:
+        email = crm.execute("SELECT email FROM contacts WHERE email IS NOT NULL").fetchone()[0]
+    with pytest.raises(VectorStoreError, match=re.escape(url)):
+        forget(stores, email, now="2026-11-30T08:00:00Z", log=lambda _: None)
+    progress = json.loads((stores.data_dir / "forget-progress.json").read_text())
+    assert "vectors" not in progress["done"], "the vectors are left for the rerun to finish"
 
 
 def test_a_server_that_never_answers_times_out_in_bounded_time(tmp_path):
@@ -214,3 +222,38 @@ def test_a_chroma_url_with_credentials_or_a_path_is_refused_without_showing_them
     ok = Settings.from_env(env | {"COMPANY_AI_CHROMA_URL": "https://chroma.internal:8443"})
     assert ok.chroma_url == "https://chroma.internal:8443"
     assert Settings.from_env(env).chroma_url == "", "the default: local files"
+
+
+def test_a_server_that_stops_answering_mid_run_leaves_a_build_the_next_run_finishes(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 2.0)  # not two minutes a test
+    words = WordEmbedder()
+    server = ChromaServer(tmp_path / "persist").start()  # its own: another model's vectors
+    proxy = HangingProxy(server.port)
+    try:
+        stores = Stores(tmp_path / "data", chroma_url=proxy.url)
+        load_sample(stores, contacts=10, as_of=AS_OF)
+        day, path = Day.of("2026-11-29", "UTC"), vectors_dir(stores.data_dir)
+        started = time.monotonic()
+        with (
+            pytest.raises(VectorStoreError, match="did not answer in 2 s"),
+            open_store(path, words.name, words.dim, url=proxy.url) as (store, opened),
+        ):
+            proxy.hang = True
+            sync_episodes(store, opened, stores, words, day, cap=10_000, signals=Signals())
+        assert time.monotonic() - started < 30
+        proxy.hang = False
+        with open_existing(path, url=proxy.url) as store:
+            assert not store.built(EPISODES), "cut short: marked partial, not complete"
+        with open_store(path, words.name, words.dim, url=proxy.url) as (store, opened):
+            done = sync_episodes(store, opened, stores, words, day, cap=10_000, signals=Signals())
+            assert done.full_build and store.built(EPISODES)
+            on_server = store.metadata(EPISODES)
+        local = Stores(tmp_path / "data")  # the same stores, the vectors in local files
+        with open_store(vectors_dir(local.data_dir), words.name, words.dim) as (store, opened):
+            sync_episodes(store, opened, local, words, day, cap=10_000, signals=Signals())
+            assert on_server == store.metadata(EPISODES) != {}, "as a build never cut short"
+    finally:
+        proxy.close()
+        server.stop()
