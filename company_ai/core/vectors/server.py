@@ -76,9 +76,12 @@ def connect(url: str) -> Any:
             f"cannot reach the Chroma server at {shown(url)} (COMPANY_AI_CHROMA_URL): "
             f"{type(exc).__name__}; is `chroma run` up? Nothing was written"
         ) from None
-    client: Any = chromadb.HttpClient(
-        host=host, port=port, ssl=ssl, settings=Settings(anonymized_telemetry=False)
-    )
+    try:
+        client: Any = chromadb.HttpClient(
+            host=host, port=port, ssl=ssl, settings=Settings(anonymized_telemetry=False)
+        )
+    except ValueError as exc:  # Chroma's words for a server it could not reach or use
+        raise VectorStoreError(f"the Chroma server at {shown(url)}: {exc}") from None
     client._server._session.timeout = httpx.Timeout(REQUEST_TIMEOUT_S)
     return client
 

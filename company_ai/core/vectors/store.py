@@ -720,7 +720,7 @@ def _on_server(url: str) -> Iterator[None]:
         import httpx
         from chromadb.errors import ChromaError
 
-        if not isinstance(exc, (httpx.HTTPError, ChromaError, ValueError)):
+        if not isinstance(exc, (httpx.HTTPError, ChromaError)):
             raise
         from company_ai.core.vectors.server import server_error
 
