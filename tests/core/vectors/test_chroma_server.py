@@ -123,6 +123,14 @@ def test_on_a_server_vectors_are_searched_forgotten_and_scrubbed_from_its_files(
     mine = find_similar(stores, "hello", embedder=minilm, filters=Filters(contact_id=contact_id))
     assert {m.id for g in mine.groups for m in g.members} == set(theirs)
 
+    with stores.connect("memory", readonly=True) as memory:
+        texts = [
+            r[0]
+            for r in memory.execute(
+                "SELECT content FROM contact_episodes WHERE contact_id = ?", (contact_id,)
+            )
+        ]
+    assert texts
     result = forget(stores, email, now="2026-11-30T08:00:00Z", log=lambda _: None)
     assert result.removed["vectors"] == len(theirs)
     assert their_memories(stores, url, contact_id) == {}
@@ -134,6 +142,8 @@ def test_on_a_server_vectors_are_searched_forgotten_and_scrubbed_from_its_files(
     # What the API cannot reach: the server's files still hold them (its log, SQLite's
     # free pages), so the server's host needs the scrub, with the server stopped.
     assert traces(persist, theirs, kept), "the byte search finds what a server-side delete leaves"
+    raw = b"".join(p.read_bytes() for p in persist.rglob("*") if p.is_file())
+    assert not [t for t in texts if t.encode() in raw], "no text is ever sent to Chroma"
     chroma_server.stop()
     try:
         done = run("vectors-scrub", str(persist))
