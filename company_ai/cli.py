@@ -46,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.settings = Settings.from_env()  # read once; a bad variable is a clear error
         stores = Stores(
-            args.data_dir or args.settings.data_dir, database_url=args.settings.database_url
+            args.data_dir or args.settings.data_dir,
+            database_url=args.settings.database_url,
+            chroma_url=args.settings.chroma_url,
         )
         status = args.run(stores, args)
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
@@ -212,6 +214,20 @@ def _parser() -> argparse.ArgumentParser:
         help="forget again every forgotten person found in the CRM (after a restore)",
     )
     forget.set_defaults(run=_forget)
+
+    scrub = commands.add_parser(
+        "vectors-scrub",
+        help="clear a stopped Chroma server's files of the vectors deleted on it",
+        description="With the vector memory on a Chroma server (COMPANY_AI_CHROMA_URL), a"
+        " forget deletes through its API, and the server's files keep the deleted bytes. Run"
+        " this on the server's host, with the server stopped, on its persist directory (the"
+        " --path of `chroma run`): it zeroes every deleted embedding in the index files,"
+        " removes the log rows of deleted ids and the folders of deleted collections, and"
+        " vacuums its SQLite file. Exit status 0: cleared; 1: not a Chroma directory, or an"
+        " error.",
+    )
+    scrub.add_argument("path", type=Path, metavar="PATH")
+    scrub.set_defaults(run=_vectors_scrub)
 
     google = commands.add_parser(
         "connect-google",
@@ -456,6 +472,17 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
     return 0
 
 
+def _vectors_scrub(stores: Stores, args: argparse.Namespace) -> int:
+    from company_ai.core.vectors.server import scrub_files
+
+    done = scrub_files(args.path.expanduser().resolve())
+    _out(
+        f"cleared: {done['zeroed']} deleted embeddings zeroed, {done['log_rows']} log rows "
+        f"removed, {done['folders']} folders of deleted collections removed; vacuumed"
+    )
+    return 0
+
+
 def _forget(stores: Stores, args: argparse.Namespace) -> int:
     from company_ai.core.crm import Tombstones
     from company_ai.core.ops import find_returned, forget
@@ -483,6 +510,14 @@ def _forget(stores: Stores, args: argparse.Namespace) -> int:
         else:
             state = "finished an interrupted forget: " if result.resumed else "forgotten: "
             _out(state + result.summary())
+    if stores.chroma_url and any(not r.already for r in done):
+        from company_ai.core.vectors.server import shown
+
+        notes.append(
+            f"the Chroma server at {shown(stores.chroma_url)} no longer has their vectors, but "
+            "its files keep the deleted bytes until `company-ai vectors-scrub PATH` is run on "
+            "its host with the server stopped (docs/operations.md)"
+        )
     for note in notes:
         print(escape_controls(f"company-ai: {note}"), file=sys.stderr)
     if any(not r.already for r in done):
@@ -661,7 +696,9 @@ def _mcp(stores: Stores, args: argparse.Namespace) -> int:
 
     if args.port is not None and not args.http:
         raise CliError("--port is for --http only")
-    readonly = ReadOnlyStores(stores.data_dir, stores.busy_timeout_ms, stores.database_url)
+    readonly = ReadOnlyStores(
+        stores.data_dir, stores.busy_timeout_ms, stores.database_url, stores.chroma_url
+    )
     try:
         serve(readonly, args.settings, http=args.http, port=args.port or DEFAULT_PORT)
     except ServerConfigError as exc:

@@ -50,6 +50,7 @@ def resources(settings: Settings) -> dict:
         "stores": StoresResource(
             data_dir=str(s.data_dir),
             database_url=database_url,
+            chroma_url=s.chroma_url,
             first_day=s.start_date,
         ),
         "notifier": Notifier(

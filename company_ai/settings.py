@@ -28,6 +28,9 @@ DEFAULTS = {
     # Empty: every store a SQLite file in the data dir; else postgresql://…, every store in
     # that one database, a schema per domain.
     "COMPANY_AI_DATABASE_URL": "",
+    # Empty: the vector memory is Chroma's local files in <data dir>/vectors/; else the
+    # http(s)://host:port of a Chroma server (`chroma run`) that holds it.
+    "COMPANY_AI_CHROMA_URL": "",
     "COMPANY_AI_TIMEZONE": "UTC",
     "COMPANY_AI_START_DATE": "",  # empty: the install date
     "COMPANY_AI_SNAPSHOT_DIR": "",  # empty: <data dir>/snapshots
@@ -87,6 +90,7 @@ class Settings:
     # A PostgreSQL URL for every store, or "". It may hold a password: never shown
     # (repr), and bound as dg.EnvVar in definitions.py, so never in the UI either.
     database_url: str = field(repr=False)
+    chroma_url: str  # a Chroma server's http(s)://host:port, or "": local files
     timezone: str  # IANA timezone of the partitions and the timetable
     start_date: str  # the first partition: the install date unless set
     snapshot_dir: Path
@@ -153,9 +157,18 @@ class Settings:
                 pg.check_url(database_url)
             except pg.PgStoreError as exc:
                 raise ValueError(f"COMPANY_AI_DATABASE_URL: {exc}") from None
+        chroma_url = get("COMPANY_AI_CHROMA_URL").strip()
+        if chroma_url:
+            from company_ai.core.vectors.server import check_url
+
+            try:
+                check_url(chroma_url)
+            except ValueError as exc:
+                raise ValueError(f"COMPANY_AI_CHROMA_URL: {exc}") from None
         return cls(
             data_dir=data,
             database_url=database_url,
+            chroma_url=chroma_url,
             timezone=tz,
             start_date=check_day(start) if start else first_day(data, tz),
             snapshot_dir=path_or("COMPANY_AI_SNAPSHOT_DIR", data / "snapshots"),

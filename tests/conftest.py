@@ -178,6 +178,17 @@ def pg_server():
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server (`chroma run`, tests/chroma_server.py) for one test module; its
+    persist directory is `.path`. A test that stops it starts it again before it ends."""
+    from tests.chroma_server import ChromaServer
+
+    server = ChromaServer(tmp_path_factory.mktemp("chroma") / "persist").start()
+    yield server
+    server.stop()
+
+
 _DATABASES = itertools.count(1)
 
 

@@ -71,10 +71,9 @@ def _vector_sync(context, setup: Setup, stores, embedder: Embedder, config, name
     path = vectors_dir(stores.data_dir)
     log = context.log.info
     try:
-        with open_store(path, model.name, model.dim, rebuild=config.rebuild, log=log) as (
-            store,
-            opened,
-        ):
+        with open_store(
+            path, model.name, model.dim, rebuild=config.rebuild, log=log, url=stores.chroma_url
+        ) as (store, opened):
             if opened.rebuilt:
                 context.log.warning(f"vector store rebuilt from the stores: {opened.rebuilt}")
             if not store.built(name):
@@ -253,7 +252,7 @@ def assets(setup: Setup) -> list:
             return
         today = date.fromisoformat(local_day(to_iso(days.clock(context, setup)()), setup.tz))
         path = vectors_dir(stores.data_dir)
-        if not (path / "chroma.sqlite3").is_file():
+        if not stores.chroma_url and not (path / "chroma.sqlite3").is_file():
             yield dg.MaterializeResult(
                 metadata={
                     "note": "no vector store yet: nothing to age",
@@ -264,7 +263,9 @@ def assets(setup: Setup) -> list:
         caps = {EPISODES: setup.settings.vector_cap_episodes}
         caps[KNOWLEDGE] = setup.settings.vector_cap_knowledge
         try:
-            with open_existing(path, write=True, log=context.log.info) as store:
+            with open_existing(
+                path, write=True, log=context.log.info, url=stores.chroma_url
+            ) as store:
                 result = age_store(
                     store, read_signals(stores.stores()), today=today, caps=caps,
                     ttl_days=setup.settings.vector_archive_ttl_days,

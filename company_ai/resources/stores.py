@@ -21,6 +21,8 @@ class StoresResource(dg.ConfigurableResource):
     # A PostgreSQL URL for every store ("" = SQLite files). Bound as dg.EnvVar, so the UI
     # shows the variable's name, never the URL or its password.
     database_url: str = ""
+    # The Chroma server holding the vector memory ("" = its files in <data dir>/vectors/).
+    chroma_url: str = ""
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     first_day: str = ""
 
@@ -33,7 +35,7 @@ class StoresResource(dg.ConfigurableResource):
                     context.log.warning(f"could not record the install date: {exc.strerror}")
 
     def stores(self) -> Stores:
-        return Stores(self.data_dir, self.busy_timeout_ms, self.database_url)
+        return Stores(self.data_dir, self.busy_timeout_ms, self.database_url, self.chroma_url)
 
     @contextmanager
     def connect(self, domain: Store, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:

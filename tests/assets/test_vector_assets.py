@@ -107,3 +107,34 @@ def test_aging_is_a_capture_of_its_own_night(small, clock):
         assert figures["as_of"] == "2026-11-30"
         assert figures["kept"] + figures["archived"] > 0 and figures["deleted"] == 0
         assert figures["kept_by_collection"][EPISODES] == figures["kept"]
+
+
+def test_the_assets_write_to_the_chroma_server_the_stores_resource_names(small, tmp_path):
+    from tests.chroma_server import ChromaServer
+    from tests.pg_server import free_port
+
+    server = ChromaServer(tmp_path / "persist").start()
+    try:
+        stores = StoresResource(data_dir=str(small), chroma_url=server.url)
+        with dg.instance_for_test() as instance:
+            done = dg.materialize(
+                [episode_vectors], partition_key="2026-11-28", instance=instance,
+                resources={"stores": stores, "embedder": Embedder()},
+            )  # fmt: skip
+        built = meta(done, "episode_vectors")
+        assert not (vectors_dir(small) / "chroma.sqlite3").exists(), "nothing local"
+        with open_existing(vectors_dir(small), url=server.url) as store:
+            assert store.count(EPISODES) == built["dagster/row_count"] > 0
+    finally:
+        server.stop()
+    down = f"http://127.0.0.1:{free_port()}"
+    with dg.instance_for_test() as instance:
+        failed = dg.materialize(
+            [episode_vectors], partition_key="2026-11-28", instance=instance,
+            resources={"stores": StoresResource(data_dir=str(small), chroma_url=down),
+                       "embedder": Embedder()},
+            raise_on_error=False,
+        )  # fmt: skip
+    assert not failed.success
+    [failure] = [e for e in failed.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert f"Chroma server at {down}" in failure.step_failure_data.error.message

@@ -455,8 +455,8 @@ def _vault_staging(stores: Stores, person: Person, result: Forgotten, now: str) 
 def _vectors(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[str, int]:
     from company_ai.core.vectors import COLLECTIONS, VectorStore, erase, vectors_dir
 
-    path = vectors_dir(stores.data_dir)
-    if not (path / "chroma.sqlite3").is_file():
+    path, url = vectors_dir(stores.data_dir), stores.chroma_url
+    if not url and not (path / "chroma.sqlite3").is_file():
         return {"vectors": 0}
     where = {"contact_id": {"$in": person.contact_ids}} if person.contact_ids else None
 
@@ -467,9 +467,10 @@ def _vectors(stores: Stores, person: Person, result: Forgotten, now: str) -> dic
             for name in COLLECTIONS
         }  # fmt: skip
 
-    removed = erase(path, theirs)
+    removed = erase(path, theirs, url=url)
     gone = {i for ids in removed.values() for i in ids}
-    _purge_chroma_log(path / "chroma.sqlite3", sorted(gone | set(result.vector_ids)))
+    if not url:  # a server's log is its own: `company-ai vectors-scrub` on its host
+        _purge_chroma_log(path / "chroma.sqlite3", sorted(gone | set(result.vector_ids)))
     return {"vectors": sum(map(len, removed.values()))}
 
 
@@ -661,7 +662,8 @@ def _compact(stores: Stores) -> None:
                 conn.execute(f"VACUUM FULL {table}")
     paths = [stores.path(d) for d in Store if d not in stores.urls and stores.exists(d)]
     chroma = vectors_dir(stores.data_dir) / "chroma.sqlite3"
-    for path in [*paths, *([chroma] if chroma.is_file() else [])]:
+    local = chroma.is_file() and not stores.chroma_url
+    for path in [*paths, *([chroma] if local else [])]:
         conn = sqlite3.connect(path, isolation_level=None)
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -48,8 +48,11 @@ class Stores:
         data_dir: str | Path,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         database_url: str = "",
+        chroma_url: str = "",
     ):
         self.data_dir = Path(data_dir)
+        # The Chroma server holding the vector memory ("": its files in <data dir>/vectors/).
+        self.chroma_url = chroma_url.strip()
         self.busy_timeout_ms = busy_timeout_ms
         self.database_url = database_url.strip()
         if self.database_url:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -179,14 +180,17 @@ def find_similar(
     store cannot be read, EmbedderError when the model cannot be loaded. When the store's
     files cannot be read here, Chroma answers: on the store itself, or on the folder
     `chroma_copy` gives (a reader that must not write: Chroma writes to what it opens).
+    With a Chroma server (`stores.chroma_url`) the server answers: its files are not here.
     """
     filters.check()
     if limit < 1:
         raise ValueError("limit must be at least 1")
     wanted = tuple(collections or LIVE)
     path = vectors_dir(stores.data_dir)
+    url = stores.chroma_url
     reader = _READERS.setdefault(path, StoreReader(path))
-    with reader.reading() as snapshot:
+    opening: Any = _ServerSnapshot.reading(path, url) if url else reader.reading()
+    with opening as snapshot:
         present = snapshot.collections()
         names = tuple(n for n in wanted if n in present)
         if not names:
@@ -207,7 +211,7 @@ def find_similar(
         vector = np.asarray(query_vectors(embedder, [text[:MAX_QUERY_CHARS]])[0], np.float32)
         window = max(WINDOW, WINDOW_PER_GROUP * limit)
         read = _Rows()
-        exact = all(snapshot.count(present[n][0]) <= SCAN_MAX for n in names)
+        exact = not url and all(snapshot.count(present[n][0]) <= SCAN_MAX for n in names)
         if exact:
             try:
                 read = _kept_rows(path, tuple(snapshot.load(n).signature for n in names))
@@ -221,7 +225,12 @@ def find_similar(
             if found is None:
                 exact = False
                 found = _nearest_chroma(
-                    chroma_copy() if chroma_copy else path, names, vector, window, filters
+                    chroma_copy() if chroma_copy and not url else path,
+                    names,
+                    vector,
+                    window,
+                    filters,
+                    url,
                 )
             lines = _lines(found, _rows(stores, found, read))
             if len(lines) >= limit or len(found) < window:
@@ -257,15 +266,21 @@ def _nearest_exact(
 
 
 def _nearest_chroma(
-    path: Path, names: Sequence[str], vector: np.ndarray, window: int, filters: Filters
+    path: Path,
+    names: Sequence[str],
+    vector: np.ndarray,
+    window: int,
+    filters: Filters,
+    url: str = "",
 ) -> _Found:
-    """Chroma's index answers: a collection too large to scan, or files not read here.
-    Opened without the shared lock `reading` holds already (flock: one per process)."""
+    """Chroma's index answers: a collection too large to scan, files not read here, or a
+    store on a server. Opened without the shared lock `reading` holds already (flock: one
+    per process)."""
     from company_ai.core.vectors.store import _open_existing
 
     where = filters.chroma_where()
     found: _Found = []
-    with _open_existing(path) as store:
+    with _open_existing(path, url) as store:
         for name in names:
             hits = None
             if filters.contact_id is not None:
@@ -274,6 +289,26 @@ def _nearest_chroma(
                 hits = store.query(name, vector, window, where)
             found += [(score, name, i, m) for i, score, m in hits]
     return _ordered(found, window)
+
+
+class _ServerSnapshot:
+    """What `find_similar` asks of a snapshot, answered by a Chroma server: the
+    collections and their models (the vectors are then searched on the server)."""
+
+    def __init__(self, found: dict[str, tuple[str, str, int]]):
+        self._found = found
+
+    @classmethod
+    @contextmanager
+    def reading(cls, path: Path, url: str) -> Iterator[_ServerSnapshot]:
+        from company_ai.core.vectors.store import _open_existing
+
+        with _open_existing(path, url) as store:
+            found = {n: (n, *store.model(n)) for n in store._collections}
+        yield cls(found)
+
+    def collections(self) -> dict[str, tuple[str, str, int]]:
+        return self._found
 
 
 def _ordered(found: _Found, window: int) -> _Found:

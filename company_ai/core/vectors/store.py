@@ -23,6 +23,12 @@ a reader, which waits at most `READ_WAIT_S` for a writer to finish.
 Chroma keeps one shared system per path per process; `open_store` clears that cache on the
 way in and out, so a store deleted or replaced between two runs in one process (the tests,
 the demo) is never served from memory.
+
+With a server URL (`COMPANY_AI_CHROMA_URL`, `url=` here) the same collections live on a
+Chroma server (`vectors.server`): the client talks HTTP, nothing of Chroma's is written
+under `path` (only the lock, which still orders this host's writers and readers), a server
+that cannot be reached is an error (never taken for damage: nothing is removed), and a
+`rebuild` or a change of model deletes the server's collections instead of the folder.
 """
 
 from __future__ import annotations
@@ -107,8 +113,9 @@ class Opened:
 class VectorStore:
     """An open store. Use `open_store` (writers) or `open_existing` (readers, aging)."""
 
-    def __init__(self, path: Path, client: Any):
+    def __init__(self, path: Path, client: Any, url: str = ""):
         self.path = path
+        self.url = url
         self._client = client
         self._collections: dict[str, Any] = {}
 
@@ -269,7 +276,7 @@ class VectorStore:
 
 
 def erase(
-    path: Path, select: Callable[[VectorStore], Mapping[str, Iterable[str]]]
+    path: Path, select: Callable[[VectorStore], Mapping[str, Iterable[str]]], *, url: str = ""
 ) -> dict[str, list[str]]:
     """Remove vectors for good (`forget`); `select` names them, by collection, in the open
     store. Returns what it removed.
@@ -281,6 +288,8 @@ def erase(
     the deletion goes there at once; the removed embeddings are then zeroed in the files.
     Raises VectorStoreError when the files still hold any of them.
     """
+    if url:
+        return _erase_on_server(path, url, select)
     with _locked(path, exclusive=True):
         _finish_erasing(path)
         with _open_existing(path) as store:
@@ -301,6 +310,26 @@ def erase(
         for name, ids in doomed.items():
             _zero_erased(segments[name], labels[name], ids)
         (path / ERASING).unlink()
+    return doomed
+
+
+def _erase_on_server(
+    path: Path, url: str, select: Callable[[VectorStore], Mapping[str, Iterable[str]]]
+) -> dict[str, list[str]]:
+    """`erase` on a server: deleted through its API (its files: `server.scrub_files`)."""
+    with _locked(path, exclusive=True), _open_existing(path, url) as store:
+        chosen = {name: sorted(set(ids)) for name, ids in select(store).items()}
+        doomed = {name: ids for name, ids in chosen.items() if ids}
+        try:
+            for name, ids in doomed.items():
+                store.delete(name, ids)
+        except Exception as exc:
+            from company_ai.core.vectors.server import server_error
+
+            raise VectorStoreError(
+                f"{server_error(url, exc)} while deleting vectors; run it again (a delete "
+                "of what is gone already is harmless)"
+            ) from exc
     return doomed
 
 
@@ -444,7 +473,11 @@ def _zero_erased(
     lengths.flush()
 
 
-def _client(path: Path) -> Any:
+def _client(path: Path, url: str = "") -> Any:
+    if url:
+        from company_ai.core.vectors.server import connect
+
+        return connect(url)
     import chromadb
     from chromadb.config import Settings
 
@@ -453,11 +486,12 @@ def _client(path: Path) -> Any:
     )
 
 
-def _close(path: Path) -> None:
+def _close(path: Path, url: str = "") -> None:
     """Every opening ends here: Chroma's clients dropped, then its index files cleared of
-    what hnswlib leaves past their elements (see `_scrub`)."""
+    what hnswlib leaves past their elements (see `_scrub`; a server's are not ours)."""
     _forget_clients()
-    _scrub(path)
+    if not url:
+        _scrub(path)
 
 
 def _forget_clients() -> None:
@@ -466,9 +500,22 @@ def _forget_clients() -> None:
     SharedSystemClient.clear_system_cache()
 
 
-def _attach(path: Path) -> VectorStore:
-    """Open the store and its existing collections; any Chroma error means it is damaged."""
-    store = VectorStore(path, _client(path))
+def _attach(path: Path, url: str = "") -> VectorStore:
+    """Open the store and its existing collections; any Chroma error means it is damaged
+    (locally; on a server `_on_server` says what failed)."""
+    store = VectorStore(path, _client(path, url), url)
+    if url:
+        from company_ai.core.vectors.server import close
+
+        try:
+            return _collections_of(store)
+        except BaseException:
+            close(store._client)
+            raise
+    return _collections_of(store)
+
+
+def _collections_of(store: VectorStore) -> VectorStore:
     names = {c.name for c in store._client.list_collections()}
     for name in COLLECTIONS:
         if name in names:
@@ -529,6 +576,7 @@ def open_store(
     *,
     rebuild: bool = False,
     log: Callable[[str], None] = lambda _: None,
+    url: str = "",
 ) -> Iterator[tuple[VectorStore, Opened]]:
     """The store for the builders, with every collection made by `model` (`dim`-d).
 
@@ -536,7 +584,8 @@ def open_store(
     (`Opened.rebuilt` says why). Collections that do not exist yet are created (their first
     build is then due: `Opened.created`). A store with a collection made by another model
     (the embedder setting changed) is removed and made again, with `Opened.rebuilt` saying
-    so. A store another writer holds (the first
+    so. With `url`, the store on that Chroma server (see the module's docstring). A store
+    another writer holds (the first
     build, run by another day's job) is waited for, and `log` told so: that wait is not a
     build of this run's own (`Opened.waited_s`).
     """
@@ -547,7 +596,12 @@ def open_store(
     with _locked(path, exclusive=True, waiting=waiting) as waited:
         if waited >= 1:
             log(f"waited {waited:.0f} s for the vector store; it is this run's now")
-        with _open_store(path, model, dim, rebuild) as (store, opened):
+        opening = (
+            _open_server_store(path, url, model, dim, rebuild)
+            if url
+            else _open_store(path, model, dim, rebuild)
+        )
+        with opening as (store, opened):
             opened.waited_s = round(waited, 1)
             yield store, opened
 
@@ -592,30 +646,102 @@ def _open_store(
         )
         store = _attach(path)
     try:
-        for name in COLLECTIONS:
-            if store.has(name):
-                store._tune(name)
-            else:
-                store._collections[name] = store._client.create_collection(
-                    name,
-                    embedding_function=None,
-                    metadata={"model": model, "dim": dim, "build": PARTIAL},
-                    configuration={"hnsw": HNSW},
-                )
-                opened.created.add(name)
+        _complete(store, model, dim, opened)
         yield store, opened
     finally:
         _close(path)
 
 
+def _complete(store: VectorStore, model: str, dim: int, opened: Opened) -> None:
+    """Create the collections the store lacks; bring the others' settings to ours."""
+    for name in COLLECTIONS:
+        if store.has(name):
+            store._tune(name)
+        else:
+            store._collections[name] = store._client.create_collection(
+                name,
+                embedding_function=None,
+                metadata={"model": model, "dim": dim, "build": PARTIAL},
+                configuration={"hnsw": HNSW},
+            )
+            opened.created.add(name)
+
+
+@contextmanager
+def _open_server_store(
+    path: Path, url: str, model: str, dim: int, rebuild: bool
+) -> Iterator[tuple[VectorStore, Opened]]:
+    opened = Opened()
+    with _on_server(url), _attached(path, url) as store:
+        other = next(
+            (
+                (name, store.model(name))
+                for name in COLLECTIONS
+                if store.has(name) and store.model(name) != (model, dim)
+            ),
+            None,
+        )
+        if rebuild or other is not None:
+            for name in list(store._collections):
+                store._client.delete_collection(name)
+            store._collections.clear()
+            opened.rebuilt = "a rebuild was asked for"
+            if other is not None:
+                name, found = other
+                opened.rebuilt = (
+                    f"the {name} collection held {found[0]} ({found[1]}-d) vectors, not "
+                    f"{model} ({dim}-d): every row is embedded again with {model}"
+                )
+        _complete(store, model, dim, opened)
+        yield store, opened
+
+
+@contextmanager
+def _attached(path: Path, url: str) -> Iterator[VectorStore]:
+    """The store on the server, its client's connections closed on the way out."""
+    from company_ai.core.vectors.server import close
+
+    store = _attach(path, url)
+    try:
+        yield store
+    finally:
+        close(store._client)
+
+
+@contextmanager
+def _on_server(url: str) -> Iterator[None]:
+    """Any failure talking to the server (down, hung, refusing) as a VectorStoreError: a
+    build cut short leaves its collection `partial`, and the next run resumes it."""
+    try:
+        yield
+    except VectorStoreError:
+        raise
+    except Exception as exc:
+        import httpx
+        from chromadb.errors import ChromaError
+
+        if not isinstance(exc, (httpx.HTTPError, ChromaError)):
+            raise
+        from company_ai.core.vectors.server import server_error
+
+        raise VectorStoreError(server_error(url, exc)) from exc
+    finally:
+        _forget_clients()
+
+
 @contextmanager
 def open_existing(
-    path: Path, *, write: bool = False, log: Callable[[str], None] | None = None
+    path: Path,
+    *,
+    write: bool = False,
+    log: Callable[[str], None] | None = None,
+    url: str = "",
 ) -> Iterator[VectorStore]:
     """The store as it is (for `similar`, and aging with `write`): never creates or removes
     anything, and a store that cannot be read is an error that says what rebuilds it.
-    `log` is told when another writer holds the store and this opening waits for it."""
-    if not (path / "chroma.sqlite3").is_file():
+    `log` is told when another writer holds the store and this opening waits for it.
+    With `url`, the store on that Chroma server."""
+    if not url and not (path / "chroma.sqlite3").is_file():
         raise VectorStoreError(
             f"no vector store at {path}: the memory job builds it (or run `company-ai demo`)"
         )
@@ -627,13 +753,17 @@ def open_existing(
 
     with (
         _locked(path, exclusive=write, wait_s=wait_s, waiting=waiting),
-        _open_existing(path) as store,
+        _open_existing(path, url) as store,
     ):
         yield store
 
 
 @contextmanager
-def _open_existing(path: Path) -> Iterator[VectorStore]:
+def _open_existing(path: Path, url: str = "") -> Iterator[VectorStore]:
+    if url:
+        with _on_server(url), _attached(path, url) as store:
+            yield store
+        return
     _forget_clients()
     try:
         store = _attach(path)
