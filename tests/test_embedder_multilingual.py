@@ -99,6 +99,18 @@ def test_weights_other_than_the_pinned_ones_are_refused(tmp_path):
         E5Small(fake)
     with pytest.raises(EmbedderError, match="missing"):
         E5Small(tmp_path / "absent.bin")
+    # The pinned weights once, then changed in place: the digest kept for the first file
+    # is not trusted for the second.
+    fake.write_bytes(e5_file().read_bytes())
+    E5Small(fake)
+    with fake.open("r+b") as changed:
+        changed.seek(5000)
+        changed.write(b"\xff" * 16)
+    with pytest.raises(EmbedderError, match="not the pinned multilingual-e5-small-q4"):
+        E5Small(fake)
+    fake.write_bytes(b"")
+    with pytest.raises(EmbedderError, match="not the pinned multilingual-e5-small-q4"):
+        E5Small(fake)
     (tmp_path / "weights.npz").write_bytes(b"not the weights")
     (tmp_path / "sp.model").write_bytes(b"not the tokenizer")
     with pytest.raises(EmbedderError, match="not the pinned use-multilingual-v3"):

@@ -32,6 +32,7 @@ vectors (bos and eos included) weighted by content tokens, then L2-normalised.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import math
 import os
 import re
@@ -69,7 +70,7 @@ def dequantise(blocks: np.ndarray) -> np.ndarray:
 
 
 class _Reader:
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | mmap.mmap):
         self.data = data
         self.at = 0
 
@@ -184,7 +185,7 @@ def _write_pieces_cache(path: Path, digest: bytes, body: bytes) -> None:
 class E5Model:
     """Tokenizer and encoder read from an `E5S1` file; `encode` returns unit vectors."""
 
-    def __init__(self, data: bytes, cache_key: str | None = None):
+    def __init__(self, data: bytes | mmap.mmap, cache_key: str | None = None):
         """`cache_key` (the weights' pinned digest): the graph built from them is kept in
         `graph_cache()` under it and read from there by the next process."""
         self._cache_key = cache_key
@@ -328,10 +329,20 @@ class E5Model:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         cached = _cache_file(self._cache_key)
+        # The cache keeps the graph as onnxruntime optimised it, so a later process loads
+        # it with no optimising (half the session's start; the same vectors, bit for bit).
         for attempt in ("cache", "build"):
             model = _read_cache(cached) if attempt == "cache" else build()
             if model is None:
                 continue
+            options.graph_optimization_level = (
+                ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                if attempt == "cache"
+                else ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+            )
+            optimised = _optimised_path(cached) if attempt == "build" else None
+            if optimised:
+                options.optimized_model_filepath = str(optimised)
             try:
                 self._session = ort.InferenceSession(
                     model, sess_options=options, providers=["CPUExecutionProvider"]
@@ -340,8 +351,8 @@ class E5Model:
                 if attempt == "build":
                     raise
                 continue
-            if attempt == "build":
-                _write_cache(cached, model)
+            if optimised:
+                _keep_optimised(optimised, cached)
             break
         self.workers = len(os.sched_getaffinity(0))  # the cores this process may use
 
@@ -551,7 +562,7 @@ class _Graph:
         return _int(1, 9) + _len(7, graph) + _len(8, opset)  # IR version 9
 
 
-GRAPH_VERSION = 1  # of the graph `E5Model` builds from the weights: a change builds anew
+GRAPH_VERSION = 2  # of the graph `E5Model` builds from the weights: a change builds anew
 
 
 def graph_cache() -> Path:
@@ -572,18 +583,26 @@ def _read_cache(path: Path | None) -> bytes | None:
         return None
 
 
-def _write_cache(path: Path | None, model: bytes) -> None:
-    """Whole or not at all (a temporary file renamed); a cache that cannot be written (a
-    read-only home) is skipped: it only saves time."""
-    if path is None:
-        return
+def _optimised_path(cached: Path | None) -> Path | None:
+    """Where onnxruntime writes the optimised graph, beside the cache; None when it cannot."""
+    if cached is None:
+        return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(model)
-        os.replace(temporary, path)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+
+
+def _keep_optimised(written: Path, cached: Path | None) -> None:
+    """The optimised graph into the cache, whole or not at all."""
+    try:
+        if cached is not None and written.stat().st_size > 0:
+            os.replace(written, cached)
     except OSError:
         pass
+    finally:
+        written.unlink(missing_ok=True)
 
 
 def load(path: Path) -> E5Model:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import mmap
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -181,8 +182,8 @@ class E5Small:
     def __init__(self, model: Path, batch_size: int = 256):
         if not model.is_file():
             raise EmbedderError(f"embedding model file missing: {model}")
-        data = model.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+        data = _mapped(model)
+        digest = _known_digest(model, data)
         if digest != E5_SHA256:
             raise EmbedderError(f"{model} is not the pinned {E5_NAME} (sha256 {digest})")
         from company_ai.core.e5 import E5FormatError, E5Model
@@ -221,6 +222,40 @@ class E5Small:
             if progress:
                 progress(start + len(batch), len(order))
         return normalise(out)
+
+
+def _mapped(path: Path) -> bytes | mmap.mmap:
+    """The file's bytes, mapped: a query reads only the pages it uses (the tokenizer and
+    the embedding rows), not the whole 72 MB of weights."""
+    with path.open("rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _known_digest(path: Path, data: bytes | mmap.mmap) -> str:
+    """The file's sha256, read from the user's cache while the file is the very one it was
+    computed on (same device, inode, size and modification time); else computed and kept."""
+    from company_ai.core.e5 import graph_cache
+
+    st = path.stat()
+    identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    note = graph_cache() / f"sha256-{hashlib.sha256(str(path).encode()).hexdigest()[:16]}"
+    try:
+        seen, digest = note.read_text().split()
+        if seen == identity:
+            return digest
+    except (OSError, ValueError):
+        pass
+    digest = hashlib.sha256(data).hexdigest()
+    try:  # a cache only: a read-only home costs time, never the check
+        note.parent.mkdir(parents=True, exist_ok=True)
+        temporary = note.with_name(f".{note.name}.{os.getpid()}.tmp")
+        temporary.write_text(f"{identity} {digest}\n")
+        os.replace(temporary, note)
+    except OSError:
+        pass
+    return digest
 
 
 @lru_cache(maxsize=1)
