@@ -32,8 +32,8 @@ vectors (bos and eos included) weighted by content tokens, then L2-normalised.
 from __future__ import annotations
 
 import hashlib
-import mmap
 import math
+import mmap
 import os
 import re
 import struct
