@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from company_ai.core.ops.alerts import enqueue
 from company_ai.core.recall import index_entities
-from company_ai.core.store import ReadOnlyStores, Store, StoreError, Stores
+from company_ai.core.store import ReadOnlyStores, Store, StoreError, Stores, transaction
 from company_ai.core.times import Day
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
 from company_ai.core.vectors import Signals, open_store, sync_episodes, vectors_dir
@@ -604,3 +604,33 @@ def test_the_warm_index_is_reused_until_the_recall_store_changes(mcp_data, tmp_p
     with stores.connect(Store.RECALL) as conn:
         again = warm.dense(conn)
     assert again is not first and len(again.keys) == len(first.keys) - 1
+
+
+def test_the_warm_index_on_postgres_is_reused_until_the_recall_store_changes(
+    tmp_path, pg_url, minilm
+):
+    from company_ai.core.recall import WarmIndex, replace_docs
+    from company_ai.core.recall.retrieval import Doc, update_vectors
+
+    writer = Stores(tmp_path, database_url=pg_url)
+
+    def write(docs, remove=()):
+        with writer.connect(Store.RECALL) as conn:
+            with transaction(conn):
+                replace_docs(conn, [(doc, "test") for doc in docs], remove=remove)
+            update_vectors(conn, minilm)
+
+    write([Doc(f"page:{n}", f"Page {n}", f"About topic {n}.") for n in range(3)])
+    warm = WarmIndex(tmp_path / "recall.db")  # no such file: the server's rows are watched
+    stores = ReadOnlyStores(tmp_path, database_url=pg_url)
+    with stores.connect(Store.RECALL) as conn:
+        first = warm.dense(conn)
+        assert warm.dense(conn) is first and len(first.keys) == 3
+    write([Doc("page:1", "Page 1", "Rewritten, the same key.")])
+    with stores.connect(Store.RECALL) as conn:
+        rewritten = warm.dense(conn)
+        assert rewritten is not first and sorted(rewritten.keys) == sorted(first.keys)
+        assert warm.dense(conn) is rewritten
+    write([], remove=["page:0"])
+    with stores.connect(Store.RECALL) as conn:
+        assert sorted(warm.dense(conn).keys) == ["page:1", "page:2"]

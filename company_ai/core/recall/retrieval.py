@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -322,10 +323,21 @@ class WarmIndex:
                 found.append(None)
         return tuple(found)
 
+    def _rows(self, conn: Any) -> tuple:
+        # A store on PostgreSQL has no files to watch: its rows' counts and newest row
+        # versions (a write, even of the same key, makes a row with a newer xmin).
+        return tuple(
+            conn.execute(
+                f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {table}"
+            ).fetchone()
+            for table in ("search_docs", "search_vectors", "search_meta")
+        )
+
     def dense(self, conn: sqlite3.Connection) -> DenseIndex:
-        """The matrix as `conn` reads it, reused while the files stay as they were."""
+        """The matrix as `conn` reads it, reused while the store stays as it was."""
         with self._lock:
-            state = self._files()  # taken before reading: a change meanwhile reloads next time
+            # Taken before reading: a change meanwhile reloads next time.
+            state = self._rows(conn) if dialect(conn) == "postgres" else self._files()
             if self._dense is None or state != self._state:
                 self._dense, self._state = DenseIndex(conn), state
             return self._dense
