@@ -4,6 +4,7 @@ The server is Debian's PostgreSQL, started for the session by tests/pg_server.py
 is not installed these tests are skipped and say why (scripts/setup installs it as root).
 """
 
+import asyncio
 import shutil
 import subprocess
 import sys
@@ -265,7 +266,42 @@ def test_a_demo_night_runs_end_to_end_with_every_store_postgres_holds(pg_server,
     with stores.connect(Store.MEMORY, readonly=True) as memory:
         (episodes,) = memory.execute("SELECT count(*) FROM contact_episodes").fetchone()
     assert episodes > 1000
+    with stores.connect(Store.CRM, readonly=True) as crm:
+        (email,) = crm.execute("SELECT email FROM contacts ORDER BY id LIMIT 1").fetchone()
+    reads_every_store_on_the_server(root / "data", env, email)
     again = subprocess.run(demo_args(tmp_path / "again"), capture_output=True, text=True, env=env)
     assert again.returncode != 0 and "already holds the" in again.stderr
     assert "not-checked" not in again.stderr  # the URL's password
     assert not (tmp_path / "again").exists()
+
+
+def reads_every_store_on_the_server(data, env, email):
+    """The read side on a demo whose stores are on the server: the CLI's reads and every
+    MCP tool answer, none an error."""
+    from mcp import Client, StdioServerParameters
+
+    from tests.test_mcp import call
+
+    cli = [sys.executable, "-m", "company_ai.cli", "--data-dir", str(data)]
+    # (No `similar`: a first night builds no episode vectors; tests/core/vectors covers it.)
+    for args in (["recall", "what is our pricing policy"], ["timeline", email],
+                 ["dossier", email]):  # fmt: skip
+        done = subprocess.run([*cli, *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 0 and done.stdout.strip(), (args, done.stderr[-2000:])
+    params = StdioServerParameters(command=sys.executable, args=[*cli[1:], "mcp"], env=env)
+    calls = {
+        "recall": {"question": "what is our pricing policy"},
+        "timeline": {"email": email, "limit": 3},
+        "dossier": {"email": email},
+        "stale": {},
+        "brief": {},
+        "audit": {},
+    }
+
+    async def session():
+        async with Client(params, read_timeout_seconds=60) as client:
+            return {name: await call(client, name, **args) for name, args in calls.items()}
+
+    answers = asyncio.run(session())
+    assert not [name for name, (error, _) in answers.items() if error], answers
+    assert "Pricing Policy" in answers["recall"][1]
