@@ -105,8 +105,7 @@ def _scrub(text: str, password: str) -> str:
 def _run(tool: Path, args: Sequence[str], url: str, password: str) -> None:
     """Run a client tool against the server; its error, scrubbed, as a PgSnapshotError."""
     env = {**os.environ, "PGCONNECT_TIMEOUT": str(pg.CONNECT_TIMEOUT_S)}
-    env.pop("PGPASSWORD", None)
-    if password:
+    if password:  # else the tools find it as psycopg2 does: PGPASSWORD, ~/.pgpass
         env["PGPASSWORD"] = password
     try:
         done = subprocess.run(

@@ -226,7 +226,6 @@ def test_a_store_emptied_on_the_server_is_set_aside_and_keeps_its_last_good_dump
     assert snapshots.sha256_file(root / "2026-11-28" / "crm.pgdump") == crm["sha256"]
     report = restore_drill(root, pg_stores.database_url)
     assert report.passed and "crm.pgdump (2026-11-28)" in report.restored
-    assert os.environ.get("PGPASSWORD") is None, "the password stays in the child's env"
 
 
 def test_the_tools_get_the_url_without_its_password():
@@ -239,3 +238,23 @@ def test_the_tools_get_the_url_without_its_password():
         "postgresql://db.example/drill",
         "",
     )
+
+
+def test_pg_dump_gets_the_password_in_its_environment_never_in_its_arguments(
+    pg_stores, tmp_path, monkeypatch
+):
+    # The real pg_dump, behind a script that writes down what it was given.
+    real = pg_snapshots.find_tool("pg_dump")
+    spy = tmp_path / "bin" / "pg_dump"
+    spy.parent.mkdir()
+    log = tmp_path / "argv.log"
+    spy.write_text(f'#!/bin/sh\necho "$@ PGPASSWORD=$PGPASSWORD" >> {log}\nexec {real} "$@"\n')
+    spy.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{spy.parent}:{os.environ['PATH']}")
+    take_snapshot(pg_stores, tmp_path / "snaps", DAY, keep=3, now=TAKEN)
+    calls = log.read_text().splitlines()
+    assert len(calls) == len(PG_MIGRATIONS)
+    for call in calls:
+        arguments, env = call.split(" PGPASSWORD=")
+        assert SECRET not in arguments and "--dbname=postgresql://postgres@127.0.0.1" in arguments
+        assert env == SECRET
