@@ -258,3 +258,11 @@ def test_pg_dump_gets_the_password_in_its_environment_never_in_its_arguments(
         arguments, env = call.split(" PGPASSWORD=")
         assert SECRET not in arguments and "--dbname=postgresql://postgres@127.0.0.1" in arguments
         assert env == SECRET
+
+
+def test_a_server_without_any_store_is_refused_clearly(tmp_path, pg_url):
+    stores = Stores(tmp_path / "data", database_url=with_secret(pg_url))
+    with pytest.raises(SnapshotError, match="there is no store in .* nor in postgresql") as err:
+        take_snapshot(stores, tmp_path / "snaps", DAY, keep=3, now=TAKEN)
+    assert SECRET not in str(err.value) and "Nothing was published" in str(err.value)
+    assert snapshot_days(tmp_path / "snaps") == []
