@@ -92,13 +92,15 @@ def stores_on_server(request):
     plain_init = Stores.__init__
     numbers = itertools.count(1)
 
-    def init(self, data_dir, busy_timeout_ms=DEFAULT_BUSY_TIMEOUT_MS, database_url=""):
+    def init(
+        self, data_dir, busy_timeout_ms=DEFAULT_BUSY_TIMEOUT_MS, database_url="", chroma_url=""
+    ):
         if not database_url:
             key = Path(data_dir).resolve()
             if key not in _SERVER_DATABASES:
                 _SERVER_DATABASES[key] = server.create_database(f"stores_{next(numbers)}")
             database_url = _SERVER_DATABASES[key]
-        plain_init(self, data_dir, busy_timeout_ms, database_url)
+        plain_init(self, data_dir, busy_timeout_ms, database_url, chroma_url)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Stores, "__init__", init)

@@ -224,12 +224,14 @@ def assets(setup: Setup) -> list:
         stores: StoresResource,
         ops_folders: OpsFolders,
     ) -> Iterator[dg.MaterializeResult]:
-        """Daily snapshots of every domain store, made with SQLite's online backup API.
+        """Daily snapshots of every domain store, made with SQLite's online backup API (a
+        store in PostgreSQL: a logical dump of its schema, `pg_dump --format=custom`).
 
         A capture: it copies the stores as they are when it runs, so it runs for its current
         day only; a past day is declined and recorded as not taken (a missed snapshot is
         reported, never faked).
-        Source: the `*.db` files under the data directory, copied while writers keep writing.
+        Source: the `*.db` files under the data directory, copied while writers keep writing,
+        and the stores' schemas in `COMPANY_AI_DATABASE_URL`, dumped in one consistent view.
         Grain: one folder per day, `COMPANY_AI_SNAPSHOT_DIR/<day>/`, holding the copies and
         `manifest.json` (file, size, sha256, row counts per table, and each store's last good
         day), published whole by a rename. Each store is judged alone against its last good
@@ -280,11 +282,15 @@ def assets(setup: Setup) -> list:
         )
 
     @dg.asset_check(asset=db_snapshots, blocking=False)
-    def restore_drill(ops_folders: OpsFolders) -> dg.AssetCheckResult:
+    def restore_drill(ops_folders: OpsFolders, stores: StoresResource) -> dg.AssetCheckResult:
         """Restores each store's last good generation (as the latest manifest names it) into a
-        temporary folder: checksums, integrity_check and row counts against the manifest.
+        temporary folder: checksums, integrity_check and row counts against the manifest; a
+        store's PostgreSQL dump into a scratch database on the server (row counts, the
+        append-only guards refusing), dropped afterwards.
         Monthly (restore_drill_job); a failure is alerted."""
-        report = snapshots.restore_drill(Path(ops_folders.snapshot_dir))
+        report = snapshots.restore_drill(
+            Path(ops_folders.snapshot_dir), stores.stores().database_url
+        )
         if not report.passed:
             dg.get_dagster_logger().error(
                 f"RESTORE DRILL FAILED for snapshot {report.snapshot}: {'; '.join(report.problems)}"

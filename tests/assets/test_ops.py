@@ -5,11 +5,13 @@ import dagster as dg
 import pytest
 
 from company_ai.core.ops import alerts
-from company_ai.core.store import Stores
+from company_ai.core.store import Stores, pg
+from company_ai.core.store.schema import PG_MIGRATIONS
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource
 from company_ai.sensors.alerts import check_failure_alerts
+from tests.conftest import database_for
 from tests.fakes import FakeServer, Reply
 from tests.not_taken import declined
 from tests.setup import named
@@ -64,7 +66,11 @@ def test_the_ops_assets_report_snapshot_and_export(data):
     assert (data / "snapshots" / DAY / "manifest.json").is_file()
     assert json.loads((data / "state" / "stores.json").read_text())["crm"]["contacts"] == 300
     meta = result.asset_materializations_for_node("db_snapshots")[0].metadata
-    assert meta["files"].value == len(list(data.glob("*.db")))
+    # Every store taken: its file, or (--stores=postgres) its schema on the server.
+    url = database_for(data)
+    on_server = pg.stores_in(url, list(PG_MIGRATIONS)) if url else []
+    files = [p for p in data.glob("*.db") if p.stem not in PG_MIGRATIONS or not url]
+    assert meta["files"].value == len(files) + len(on_server) > 1
 
 
 def test_a_snapshot_folder_that_cannot_be_written_fails_the_asset_clearly(data, tmp_path):
@@ -82,7 +88,6 @@ def test_a_snapshot_folder_that_cannot_be_written_fails_the_asset_clearly(data, 
         )
 
 
-@pytest.mark.sqlite_only("it corrupts the snapshot's copy of the file crm.db")
 def test_the_restore_drill_fails_loudly_on_a_corrupted_snapshot_and_is_alerted(data):
     defs = dg.Definitions(
         assets=[db_snapshots],
@@ -100,14 +105,16 @@ def test_the_restore_drill_fails_loudly_on_a_corrupted_snapshot_and_is_alerted(d
         ok = defs.resolve_job_def("drill").execute_in_process(instance=instance)
         assert [c.passed for c in ok.get_asset_check_evaluations()] == [True]
 
-        copy = data / "snapshots" / DAY / "crm.db"
+        # The CRM's copy: its file, or its dump when it lives in PostgreSQL (--stores).
+        name = "crm.pgdump" if (data / "snapshots" / DAY / "crm.pgdump").is_file() else "crm.db"
+        copy = data / "snapshots" / DAY / name
         raw = bytearray(copy.read_bytes())
         raw[len(raw) // 2 : len(raw) // 2 + 4096] = bytes(4096)
         copy.write_bytes(bytes(raw))
         bad = defs.resolve_job_def("drill").execute_in_process(instance=instance)
         [evaluation] = bad.get_asset_check_evaluations()
         assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
-        assert "crm.db: sha256 differs from the manifest" in evaluation.description
+        assert f"{name}: sha256 differs from the manifest" in evaluation.description
 
         context = dg.build_sensor_context(
             instance=instance, definitions=defs, resources=resources(data)

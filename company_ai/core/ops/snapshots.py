@@ -16,6 +16,11 @@ copies become the new last good ones. Retention keeps the newest `keep` days and
 every day that holds a store's last good generation. `restore_drill` restores each
 store's last good generation into a temporary folder and proves it: checksums,
 `PRAGMA integrity_check`, row counts against the manifest, and that it holds rows at all.
+
+A store in PostgreSQL (`Stores.urls`) is snapshotted as a logical dump of its schema,
+`<store>.pgdump`, beside the SQLite copies, with the same manifest entry, judged and kept
+the same way; the drill restores it into a scratch database on the server
+(`pg_snapshots`).
 """
 
 from __future__ import annotations
@@ -28,12 +33,16 @@ import re
 import shutil
 import sqlite3
 import tempfile
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from company_ai.core.files import write_atomic
+from company_ai.core.ops import pg_snapshots
+from company_ai.core.ops.pg_snapshots import PgSnapshotError
 from company_ai.core.store import DOMAINS, Stores
+from company_ai.core.store.pg import redact
 from company_ai.core.times import to_iso
 
 MANIFEST = "manifest.json"
@@ -149,6 +158,14 @@ def row_counts(path: Path) -> dict[str, int]:
         conn.close()
 
 
+def _user_version(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
 def _integrity(path: Path, pragma: str) -> list[str]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -188,11 +205,46 @@ def take_snapshot(
     directory holds no store at all, or when the copies cannot be written.
     """
     root = Path(root)
-    if not any(stores.path(domain).is_file() for domain in DOMAINS):
+    on_server = [domain for domain in DOMAINS if domain in stores.urls]
+    # One consistent view of the server's stores, held while they are dumped.
+    held = pg_snapshots.server_snapshot(stores.database_url) if on_server else nullcontext()
+    try:
+        with held as server:
+            found = [d for d in on_server if server and d in server.schemas] + [
+                d for d in DOMAINS if d not in on_server and stores.path(d).is_file()
+            ]
+            if not found:
+                where = f"{stores.data_dir}" + (
+                    f" nor in {redact(stores.database_url)}" if on_server else ""
+                )
+                raise SnapshotError(
+                    f"there is no store in {where} to snapshot: is COMPANY_AI_DATA_DIR "
+                    f"the right folder? {_NOTHING}"
+                )
+            files, suspect, last_good = _take_all(
+                stores, server, root, day, now=now, allow_shrink=allow_shrink
+            )
+    except PgSnapshotError as exc:  # the server or pg_dump could not be reached
         raise SnapshotError(
-            f"there is no store in {stores.data_dir} to snapshot: is COMPANY_AI_DATA_DIR "
-            "the right folder? Nothing was published"
-        )
+            f"cannot snapshot the stores in PostgreSQL: {exc}. {_NOTHING}"
+        ) from None
+    prune(root, keep)
+    return Manifest(day, root / day, files, suspect, last_good)
+
+
+_NOTHING = "Nothing was published"
+
+
+def _take_all(
+    stores: Stores,
+    server: pg_snapshots.ServerSnapshot | None,
+    root: Path,
+    day: str,
+    *,
+    now: datetime,
+    allow_shrink: bool,
+) -> tuple[list[dict], list[dict], dict[str, str]]:
+    """Take every store into a staging folder and publish it as `root/<day>`."""
     staging = root / f".{day}.partial-{os.getpid()}"
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -203,16 +255,26 @@ def take_snapshot(
         suspect: list[dict] = []
         last_good: dict[str, str] = {}
         for domain in DOMAINS:
-            source = stores.path(domain)
-            name = source.name
+            if domain in stores.urls:
+                name = pg_snapshots.dump_name(domain)
+                present = server is not None and domain in server.schemas
+                where = f"the database {redact(stores.database_url)}"
+            else:
+                name = stores.path(domain).name
+                present = stores.path(domain).is_file()
+                where = f"the data directory {stores.data_dir}"
             base = before.get(name)
-            if source.is_file():
-                entry, problems = _take(source, staging, str(domain))
+            problems: list[str] = []
+            if present:
+                if server is not None and domain in stores.urls:
+                    entry = _dump(server, staging, str(domain))
+                else:
+                    entry, problems = _take(stores.path(domain), staging, str(domain))
                 if base and not problems and not allow_shrink:
                     problems = judge(base[1], base[0], entry)
             elif base and not allow_shrink:
                 entry = {"file": name, "domain": str(domain)}
-                problems = [f"{name} is not in the data directory {stores.data_dir}"]
+                problems = [f"{name} is not in {where}"]
             else:
                 continue
             if not problems:
@@ -235,6 +297,10 @@ def take_snapshot(
         }
         write_atomic(staging / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
         _publish(staging, root / day)
+    except PgSnapshotError as exc:
+        raise SnapshotError(
+            f"cannot snapshot the stores in PostgreSQL: {exc}. {_NOTHING}"
+        ) from None
     except (OSError, sqlite3.Error) as exc:
         raise SnapshotError(
             f"cannot write the snapshot of {day} into {root}: {explain_os_error(exc)}. Nothing "
@@ -243,8 +309,14 @@ def take_snapshot(
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # whatever was not published
-    prune(root, keep)
-    return Manifest(day, root / day, files, suspect, last_good)
+    return files, suspect, last_good
+
+
+def _dump(server: pg_snapshots.ServerSnapshot, staging: Path, domain: str) -> dict:
+    """Dump one store from the server into `staging`: its manifest entry."""
+    entry = server.dump(domain, staging)
+    target = staging / entry["file"]
+    return {**entry, "bytes": target.stat().st_size, "sha256": sha256_file(target)}
 
 
 def _take(source: Path, staging: Path, domain: str) -> tuple[dict, list[str]]:
@@ -267,6 +339,7 @@ def _take(source: Path, staging: Path, domain: str) -> tuple[dict, list[str]]:
         "bytes": target.stat().st_size,
         "sha256": sha256_file(target),
         "tables": tables,
+        "schema_version": _user_version(target),
     }
     if verdict != ["ok"]:
         return entry, [f"{source.name}: quick_check says {'; '.join(verdict[:3])}"]
@@ -414,9 +487,10 @@ class DrillReport:
         return self.snapshot is not None and not self.problems
 
 
-def restore_drill(root: Path) -> DrillReport:
+def restore_drill(root: Path, database_url: str = "") -> DrillReport:
     """Restore each store's last good generation, as the latest snapshot's manifest names
-    it, into a temporary folder and check every file in it."""
+    it, into a temporary folder and check every file in it; a store dumped from PostgreSQL
+    is restored into a scratch database on the server at `database_url`, then dropped."""
     days = snapshot_days(root)
     if not days:
         return DrillReport(None, problems=[f"no snapshot in {root}"])
@@ -442,6 +516,12 @@ def restore_drill(root: Path) -> DrillReport:
     with tempfile.TemporaryDirectory(prefix="company-ai-drill-") as scratch:
         for day, entry in plan:
             name = entry["file"]
+            if entry.get("format") == pg_snapshots.FORMAT:
+                report.problems += [
+                    f"{name}: {p}" for p in _drill_dump(root, day, entry, database_url)
+                ]
+                report.restored.append(f"{name} ({day})")
+                continue
             restored = Path(scratch) / name
             try:
                 shutil.copyfile(Path(root) / day / name, restored)
@@ -468,3 +548,21 @@ def _check_restored(path: Path, entry: dict) -> list[str]:
         for table, expected in entry["tables"].items()
         if counts.get(table) != expected
     ]
+
+
+def _drill_dump(root: Path, day: str, entry: dict, database_url: str) -> list[str]:
+    """The problems of one store's dump, restored into a scratch database on the server."""
+    dump = Path(root) / day / entry["file"]
+    if not dump.is_file():
+        return ["cannot be restored: its dump is gone"]
+    problems = [] if sha256_file(dump) == entry["sha256"] else ["sha256 differs from the manifest"]
+    if not database_url:
+        return [
+            *problems,
+            "cannot be restored: it is a PostgreSQL dump, and the drill needs a server "
+            "(COMPANY_AI_DATABASE_URL) to restore it into a scratch database",
+        ]
+    try:
+        return problems + pg_snapshots.drill(dump, entry, database_url)
+    except PgSnapshotError as exc:
+        return [*problems, f"cannot be restored: {exc}"]
