@@ -13,6 +13,11 @@ ENV PYTHONUNBUFFERED=1 \
     DAGSTER_HOME=/opt/dagster/home \
     COMPANY_AI_DATA_DIR=/srv/company_ai/data
 
+# PostgreSQL's client tools (pg_dump, pg_restore) for the snapshots of stores on the
+# server: Debian bookworm's are version 15, so the server is 15 too (deploy/compose.yaml).
+RUN apt-get update && apt-get install -y --no-install-recommends postgresql-client \
+    && rm -rf /var/lib/apt/lists/*
+
 # The lock first: this layer is rebuilt only when the lock changes, not on every code edit.
 COPY requirements.lock /tmp/requirements.lock
 RUN python3 -m venv /opt/venv \
