@@ -65,7 +65,7 @@ from company_ai.core.outreach.research import (
     unsendable_reason,
 )
 from company_ai.core.outreach.send_rules import contact_timezone, next_working_moment
-from company_ai.core.store import DRAFT_CAP, Store, Stores, transaction
+from company_ai.core.store import DRAFT_CAP, Store, Stores, column_names, transaction
 from company_ai.core.times import Day, to_iso
 
 Clock = Callable[[], datetime]
@@ -127,7 +127,7 @@ def own(sender: Sender) -> Own:
 
 def _known(stores: Stores) -> tuple[str, ...]:
     """The CRM's companies, for the gate (`known_companies`); none before the CRM exists."""
-    if not stores.path(Store.CRM).is_file():
+    if not stores.exists(Store.CRM):
         return ()
     with stores.connect(Store.CRM, readonly=True) as crm:
         return known_companies(crm)
@@ -469,7 +469,7 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
 
 def _contact_labels(stores: Stores, ids: set[int]) -> dict[int, str]:
     """Contact id -> "Name <email>", for the contacts the CRM still has."""
-    if not ids or not stores.path(Store.CRM).is_file():
+    if not ids or not stores.exists(Store.CRM):
         return {}
     with stores.connect(Store.CRM, readonly=True) as crm:
         found = (load_contact(crm, contact_id) for contact_id in sorted(ids))
@@ -540,7 +540,7 @@ def send_due(
     see to it). One more than `HELD_SEND_GRACE` past its due time is skipped, not sent."""
     result = SendDay()
     now = clock()
-    if not stores.path(Store.OUTREACH).is_file():
+    if not stores.exists(Store.OUTREACH):
         return result
     with (
         stores.connect(Store.CRM) as crm,
@@ -570,10 +570,10 @@ def send_due(
 
 def due_drafts(stores: Stores, now: datetime) -> int:
     """How many held drafts are due at `now` (read only): the sensor asks before a run."""
-    if not stores.path(Store.OUTREACH).is_file():
+    if not stores.exists(Store.OUTREACH):
         return 0
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
-        columns = {row[1] for row in outreach.execute("PRAGMA table_info(drafts)")}
+        columns = column_names(outreach, "drafts")
         if "due_at" not in columns:  # a store no run has migrated yet holds nothing
             return 0
         return outreach.execute(
@@ -667,7 +667,7 @@ def _skip_draft(outreach: sqlite3.Connection, draft_id: int, reason: str, now: d
 
 def research_refusals(stores: Stores, day: str) -> dict[str, str]:
     """The day's refused research pages, by key, with their reasons (read only)."""
-    if not stores.path(Store.OUTREACH).is_file():
+    if not stores.exists(Store.OUTREACH):
         return {}
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
         return day_refusals(outreach, day)
