@@ -429,13 +429,16 @@ REFUSALS_TABLE = """
 def record_refusals(conn: sqlite3.Connection, refusals: Iterable[Refusal], at: str) -> int:
     """Record refusals (inside the caller's transaction); one already recorded stays as it
     was. Returns how many were new."""
-    before = conn.total_changes
-    conn.executemany(
-        "INSERT OR IGNORE INTO intake_refusals (intake, item_key, reason, recorded_at)"
-        " VALUES (?, ?, ?, ?)",
-        [(r.intake, r.key, r.reason, at) for r in refusals],
+    # One statement a refusal (they are few), its rowcount read: the same on PostgreSQL,
+    # which has no `total_changes`.
+    return sum(
+        conn.execute(
+            "INSERT INTO intake_refusals (intake, item_key, reason, recorded_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (intake, item_key) DO NOTHING",
+            (r.intake, r.key, r.reason, at),
+        ).rowcount
+        for r in refusals
     )
-    return conn.total_changes - before
 
 
 def refused_keys(conn: sqlite3.Connection, intake: str) -> set[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -127,9 +128,10 @@ def own(sender: Sender) -> Own:
 
 def _known(stores: Stores) -> tuple[str, ...]:
     """The CRM's companies, for the gate (`known_companies`); none before the CRM exists."""
-    if not stores.exists(Store.CRM):
+    crm = stores.reader(Store.CRM)
+    if crm is None:
         return ()
-    with stores.connect(Store.CRM, readonly=True) as crm:
+    with closing(crm):
         return known_companies(crm)
 
 
@@ -469,9 +471,10 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
 
 def _contact_labels(stores: Stores, ids: set[int]) -> dict[int, str]:
     """Contact id -> "Name <email>", for the contacts the CRM still has."""
-    if not ids or not stores.exists(Store.CRM):
+    crm = stores.reader(Store.CRM) if ids else None
+    if crm is None:
         return {}
-    with stores.connect(Store.CRM, readonly=True) as crm:
+    with closing(crm):
         found = (load_contact(crm, contact_id) for contact_id in sorted(ids))
         return {
             c.id: f"{c.name} <{c.email}>" if c.email else c.name for c in found if c is not None
@@ -570,9 +573,10 @@ def send_due(
 
 def due_drafts(stores: Stores, now: datetime) -> int:
     """How many held drafts are due at `now` (read only): the sensor asks before a run."""
-    if not stores.exists(Store.OUTREACH):
+    outreach = stores.reader(Store.OUTREACH)
+    if outreach is None:
         return 0
-    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+    with closing(outreach):
         columns = column_names(outreach, "drafts")
         if "due_at" not in columns:  # a store no run has migrated yet holds nothing
             return 0
@@ -651,7 +655,7 @@ def _hold_draft(outreach: sqlite3.Connection, draft_id: int, due: datetime, now:
     with transaction(outreach):
         outreach.execute(
             "UPDATE drafts SET due_at = ?, updated_at = ? WHERE id = ? AND status = 'ready'"
-            " AND due_at IS NOT ?",
+            " AND (due_at IS NULL OR due_at != ?)",
             (to_iso(due), to_iso(now), draft_id, to_iso(due)),
         )
     return to_iso(due)
@@ -667,7 +671,8 @@ def _skip_draft(outreach: sqlite3.Connection, draft_id: int, reason: str, now: d
 
 def research_refusals(stores: Stores, day: str) -> dict[str, str]:
     """The day's refused research pages, by key, with their reasons (read only)."""
-    if not stores.exists(Store.OUTREACH):
+    outreach = stores.reader(Store.OUTREACH)
+    if outreach is None:
         return {}
-    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+    with closing(outreach):
         return day_refusals(outreach, day)
