@@ -71,7 +71,8 @@ def seed_day(stores: Stores) -> Seeded:
             drafts[cid] = outreach.execute(
                 "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle,"
                 " dossier, sources, model, verdict, unsupported, status, reason, created_at,"
-                " updated_at) VALUES (?,?,?,0,?,?,?,'','[]','model:offline',?,?,?,?,?,?)",
+                " updated_at) VALUES (?,?,?,0,?,?,?,'','[]','model:offline',?,?,?,?,?,?)"
+                " RETURNING id",
                 (
                     DAY,
                     cid,
@@ -86,10 +87,10 @@ def seed_day(stores: Stores) -> Seeded:
                     AT,
                     AT,
                 ),
-            ).lastrowid
+            ).fetchone()[0]
         message = outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-            " opened_at, draft_id) VALUES (?,?,?,?,?,?,?,?)",
+            " opened_at, draft_id) VALUES (?,?,?,?,?,?,?,?) RETURNING id",
             (
                 a,
                 f"brain-{a}",
@@ -100,7 +101,7 @@ def seed_day(stores: Stores) -> Seeded:
                 f"{NEXT_DAY}T09:00:00Z",  # opened after the day: not known that night
                 drafts[a],
             ),
-        ).lastrowid
+        ).fetchone()[0]
         outreach.execute("UPDATE drafts SET message_id = ? WHERE id = ?", (message, drafts[a]))
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
