@@ -1,3 +1,5 @@
+import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -257,3 +259,96 @@ def test_a_draft_greets_its_own_contact_and_a_greeting_to_anyone_else_is_held():
     # The material says who the reader is: a greeting to someone else is a claim.
     wrong = judge_draft("Onboarding", "Hello Maja Thompson," + body, material, ["Sam Rivers"])
     assert [(part, c.text) for part, c in wrong.claims] == [("body", "Maja Thompson")]
+
+
+CAPPED = {
+    "research": (
+        RESEARCH_CAP,
+        "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
+        " VALUES ('2026-11-20', ?, 1, ?, ?)",
+        "research_picks",
+        f"at most {RESEARCH_CAP} contacts a day",
+    ),
+    "drafts": (
+        DRAFT_CAP,
+        "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle, dossier,"
+        " sources, model, verdict, status, created_at, updated_at) VALUES"
+        " ('2026-11-20', ?, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', ?, ?)",
+        "drafts",
+        f"at most {DRAFT_CAP} drafts a day",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CAPPED))
+def test_writers_racing_past_a_daily_cap_store_exactly_the_cap(stores, kind):
+    # Writers on connections of their own fill the same day at once, each row in its own
+    # transaction that stays open a moment after its insert: counting without a lock on
+    # the day, two would both see room for one more (on PostgreSQL: read committed).
+    cap, insert, table, refusal = CAPPED[kind]
+    writers, each = 4, cap  # four times the cap is attempted
+    start = threading.Barrier(writers)
+    refused: list[str] = []
+    failures: list[BaseException] = []
+
+    def write(n: int) -> None:
+        conn = stores.open("outreach")
+        try:
+            start.wait()
+            for i in range(each):
+                try:
+                    with transaction(conn):
+                        conn.execute(insert, (1000 * n + i, NOW, NOW))
+                        time.sleep(0.002)
+                except conn.IntegrityError as exc:
+                    refused.append(str(exc))
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    with stores.connect("outreach") as outreach:
+        (stored,) = outreach.execute(f"SELECT count(*) FROM {table}").fetchone()
+    assert stored == cap
+    assert len(refused) == writers * each - cap
+    assert all(refusal in message for message in refused)
+
+
+def test_writers_racing_to_send_one_thread_bump_store_it_once(stores):
+    # The send-once refusal under concurrency: the unique (thread, bump) lets one through.
+    writers = 4
+    start = threading.Barrier(writers)
+    outcomes: list[str] = []
+
+    def send(n: int) -> None:
+        conn = stores.open("outreach")
+        try:
+            start.wait()
+            with transaction(conn):
+                conn.execute(
+                    "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
+                    " bump_count) VALUES (6, 't-6', 's', ?, ?, 1)",
+                    (f"writer {n}", NOW),
+                )
+                time.sleep(0.01)
+            outcomes.append("sent")
+        except conn.IntegrityError:
+            outcomes.append("refused")
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused"] * (writers - 1) + ["sent"]
+    with stores.connect("outreach") as outreach:
+        rows = outreach.execute("SELECT count(*) FROM messages WHERE thread_id = 't-6'")
+        assert rows.fetchone()[0] == 1
