@@ -8,6 +8,7 @@ is another (UTC) day: "2026-11-17 09:12 UTC (recorded 2026-11-30)".
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,9 +34,8 @@ def load_timeline(stores: Stores, email: str) -> Timeline:
     with stores.connect(Store.CRM, readonly=True) as crm:
         contact = dict(find_contact(crm, email))
     with stores.connect(Store.MEMORY, readonly=True) as memory:
-        if not stores.path(Store.OUTREACH).is_file():
-            return read_timeline(memory, None, contact)
-        with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+        outreach = stores.reader(Store.OUTREACH)  # None: nothing was ever sent
+        with closing(outreach) if outreach else nullcontext():
             return read_timeline(memory, outreach, contact)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -178,9 +179,10 @@ def brain_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     """The night's most important facts and decisions (brain.db, the day it covered)."""
     from company_ai.core.brain import top_items
 
-    if brief.brain_day is None or not brief.stores.path(Store.BRAIN).is_file():
+    conn = brief.stores.reader(Store.BRAIN) if brief.brain_day is not None else None
+    if conn is None or brief.brain_day is None:
         return None
-    with brief.stores.connect(Store.BRAIN, readonly=True) as conn:
+    with closing(conn):
         items = top_items(conn, brief.brain_day, BRAIN_ITEMS)
     title = f"The night's brain ({brief.brain_day}), most important first"
     if not items:
