@@ -290,11 +290,13 @@ def test_writers_racing_past_a_daily_cap_store_exactly_the_cap(stores, kind):
     with stores.connect("outreach"):
         pass  # made and migrated once, before the race
     start = threading.Barrier(writers, timeout=60)  # a writer that fails cannot hang it
+    opening = threading.Lock()
     refused: list[str] = []
     failures: list[BaseException] = []
 
     def write(n: int) -> None:
-        conn = stores.open("outreach")
+        with opening:  # opening is not the race (its write probe is not thread-safe)
+            conn = stores.open("outreach")
         try:
             start.wait()
             for i in range(each):
@@ -328,10 +330,12 @@ def test_writers_racing_to_send_one_thread_bump_store_it_once(stores):
     with stores.connect("outreach"):
         pass
     start = threading.Barrier(writers, timeout=60)
+    opening = threading.Lock()
     outcomes: list[str] = []
 
     def send(n: int) -> None:
-        conn = stores.open("outreach")
+        with opening:  # opening is not the race (its write probe is not thread-safe)
+            conn = stores.open("outreach")
         try:
             start.wait()
             with transaction(conn):
