@@ -1,3 +1,5 @@
+from contextlib import closing, nullcontext
+
 import dagster as dg
 
 from company_ai import days, ledger
@@ -139,11 +141,10 @@ def assets(setup: Setup) -> list:
 
         day = days.one_day(context)
         window = days.window(setup, "outreach_growth", day)
-        if stores.stores().path(Store.OUTREACH).is_file():
-            with stores.connect(Store.OUTREACH, readonly=True) as conn:
-                growth = count_growth(conn, window)
-        else:  # nothing was ever sent: every week is zero, which is the truth
-            growth = count_growth(None, window)
+        # No store yet: nothing was ever sent, every week is zero, which is the truth.
+        conn = stores.stores().reader(Store.OUTREACH)
+        with closing(conn) if conn else nullcontext():
+            growth = count_growth(conn, window)
         table = growth_frame(growth)
         markdown = to_markdown(table)
         title = f"Outreach growth, the {growth.weeks} weeks to {growth.as_of}"

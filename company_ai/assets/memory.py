@@ -1,5 +1,5 @@
 from collections.abc import Iterator
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from datetime import date
 
 import dagster as dg
@@ -136,10 +136,10 @@ def assets(setup: Setup) -> list:
         episode. A replay: re-running a day at any later time gives the same seal.
         """
         day = days.window(setup, "contact_episodes", days.one_day(context))
-        sent = stores.stores().path(Store.OUTREACH).is_file()  # nothing was ever sent without it
+        outreach = stores.stores().reader(Store.OUTREACH)  # None: nothing was ever sent
         with (
             stores.connect(Store.MEMORY) as conn,
-            stores.connect(Store.OUTREACH, readonly=True) if sent else nullcontext() as outreach,
+            closing(outreach) if outreach else nullcontext(),
         ):
             # Stamped with the end of what it covers, not the moment it ran: sealing the
             # window again gives the same row.

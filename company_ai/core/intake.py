@@ -429,12 +429,12 @@ REFUSALS_TABLE = """
 def record_refusals(conn: sqlite3.Connection, refusals: Iterable[Refusal], at: str) -> int:
     """Record refusals (inside the caller's transaction); one already recorded stays as it
     was. Returns how many were new."""
-    # One statement a refusal, its rowcount summed: sqlite3's total_changes does not exist
-    # on PostgreSQL, and a batch's rowcount there is its last page's.
+    # One statement a refusal (they are few), its rowcount read: the same on PostgreSQL,
+    # which has no `total_changes`.
     return sum(
         conn.execute(
             "INSERT INTO intake_refusals (intake, item_key, reason, recorded_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            " VALUES (?, ?, ?, ?) ON CONFLICT (intake, item_key) DO NOTHING",
             (r.intake, r.key, r.reason, at),
         ).rowcount
         for r in refusals

@@ -38,7 +38,7 @@ from company_ai.core.outreach import (
     contact_timezone,
 )
 from company_ai.core.outreach.send_rules import hold_reason
-from company_ai.core.store import Store, Stores, transaction
+from company_ai.core.store import Store, Stores, dialect, transaction
 from company_ai.core.times import to_iso
 from company_ai.sample_world.company_pages import MONTH_NAMES, company_facts, write_company_pages
 from company_ai.sample_world.people import SAMPLE_PEOPLE_FILE, write_sample_people
@@ -236,14 +236,22 @@ def store_messages(
 ) -> int:
     """The messages, and the replies and holds the sample's triage would have stored."""
     with stores.connect(Store.OUTREACH) as outreach, transaction(outreach):
-        before = outreach.total_changes
+        # Counted, not `total_changes` (SQLite's alone): the same on PostgreSQL.
+        count = "SELECT count(*) FROM messages"
+        before = outreach.execute(count).fetchone()[0]
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, angle, sent_at,"
             " opened_at, replied_at, bounce_status, bump_count, rfc_message_id)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
             rows,
         )
-        added = outreach.total_changes - before
+        added = outreach.execute(count).fetchone()[0] - before
+        if dialect(outreach) == "postgres":
+            # Ids given by hand leave the identity behind: the next send must not reuse one.
+            outreach.execute(
+                "SELECT setval(pg_get_serial_sequence('messages', 'id'),"
+                " (SELECT coalesce(max(id), 0) + 1 FROM messages), false)"
+            )
         outreach.executemany(
             "INSERT INTO inbound (provider_id, message_id, contact_id, thread_id, kind,"
             " received_at, from_address, subject, body, warmth_before, warmth_after,"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from company_ai.core.memory import append_episodes
 from company_ai.core.runs import CheckInfo, RunInfo
-from company_ai.core.store import Stores, transaction
+from company_ai.core.store import Stores, dialect, transaction
 from company_ai.core.vault import staging_dir, write_manifest
 
 DAY = "2026-11-29"
@@ -42,6 +42,8 @@ def contacts_with_email(stores: Stores, n: int) -> list[int]:
 
 def rename(stores: Stores, contact_id: int, name: str) -> None:
     with stores.connect("crm") as crm, transaction(crm):
+        if dialect(crm) == "postgres":  # its text cannot hold NUL (the intake drops it)
+            name = name.replace("\x00", "")
         crm.execute("UPDATE contacts SET name = ? WHERE id = ?", (name, contact_id))
 
 
@@ -71,7 +73,8 @@ def seed_day(stores: Stores) -> Seeded:
             drafts[cid] = outreach.execute(
                 "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle,"
                 " dossier, sources, model, verdict, unsupported, status, reason, created_at,"
-                " updated_at) VALUES (?,?,?,0,?,?,?,'','[]','model:offline',?,?,?,?,?,?)",
+                " updated_at) VALUES (?,?,?,0,?,?,?,'','[]','model:offline',?,?,?,?,?,?)"
+                " RETURNING id",
                 (
                     DAY,
                     cid,
@@ -86,10 +89,10 @@ def seed_day(stores: Stores) -> Seeded:
                     AT,
                     AT,
                 ),
-            ).lastrowid
+            ).fetchone()[0]
         message = outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-            " opened_at, draft_id) VALUES (?,?,?,?,?,?,?,?)",
+            " opened_at, draft_id) VALUES (?,?,?,?,?,?,?,?) RETURNING id",
             (
                 a,
                 f"brain-{a}",
@@ -100,7 +103,7 @@ def seed_day(stores: Stores) -> Seeded:
                 f"{NEXT_DAY}T09:00:00Z",  # opened after the day: not known that night
                 drafts[a],
             ),
-        ).lastrowid
+        ).fetchone()[0]
         outreach.execute("UPDATE drafts SET message_id = ? WHERE id = ?", (message, drafts[a]))
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"

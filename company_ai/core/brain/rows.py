@@ -214,10 +214,10 @@ def top_items(conn: sqlite3.Connection, day: str, limit: int = 10) -> list[TopIt
         return []
     rows = conn.execute(
         "SELECT 'decision' AS type, key, kind, importance, what AS text, rule, sources"
-        " FROM decisions WHERE day = :day UNION ALL"
-        " SELECT 'fact', key, kind, importance, text, NULL, sources FROM facts WHERE day = :day"
-        " ORDER BY importance DESC, type, key LIMIT :limit",
-        {"day": day, "limit": limit},
+        " FROM decisions WHERE day = ? UNION ALL"
+        " SELECT 'fact', key, kind, importance, text, NULL, sources FROM facts WHERE day = ?"
+        " ORDER BY importance DESC, type, key LIMIT ?",
+        (day, day, limit),
     ).fetchall()
     return [
         TopItem(r["type"], r["key"], r["kind"], r["importance"], r["text"], r["rule"], _tuple(r))

@@ -292,12 +292,14 @@ def _store(
     result.episodes_written += append_episodes(memory, episodes, now=now, tz=tz).inserted
     if opens:
         with transaction(outreach):
-            before = outreach.total_changes
-            outreach.executemany(
-                "UPDATE messages SET opened_at = min(coalesce(opened_at, ?), ?),"
-                " opened_recorded_at = coalesce(opened_recorded_at,"
-                " CASE WHEN opened_at IS NULL THEN ? END)"
-                " WHERE rfc_message_id = ? AND contact_id = ? AND sent_at <= ?",
-                opens,
-            )
-            result.opens_recorded += outreach.total_changes - before
+            # The earlier of the two opens, spelt so both databases read it (SQLite's
+            # two-argument min() is PostgreSQL's least()); each row's count is its own.
+            for values in opens:
+                result.opens_recorded += outreach.execute(
+                    "UPDATE messages SET opened_at = CASE WHEN opened_at IS NOT NULL"
+                    " AND opened_at <= ? THEN opened_at ELSE ? END,"
+                    " opened_recorded_at = coalesce(opened_recorded_at,"
+                    " CASE WHEN opened_at IS NULL THEN ? END)"
+                    " WHERE rfc_message_id = ? AND contact_id = ? AND sent_at <= ?",
+                    values,
+                ).rowcount

@@ -312,7 +312,8 @@ def _record_chunk(
             elif outcome is not None:
                 seen.append((mail.provider_id, outcome, created))
         outreach.executemany(
-            "INSERT OR IGNORE INTO inbox_seen (provider_id, outcome, seen_at) VALUES (?, ?, ?)",
+            "INSERT INTO inbox_seen (provider_id, outcome, seen_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (provider_id) DO NOTHING",
             seen,
         )
         record_refusals(outreach, result.taken.refusals[refused_before:], created)

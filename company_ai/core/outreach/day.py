@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -65,7 +66,7 @@ from company_ai.core.outreach.research import (
     unsendable_reason,
 )
 from company_ai.core.outreach.send_rules import contact_timezone, next_working_moment
-from company_ai.core.store import DRAFT_CAP, Store, Stores, transaction
+from company_ai.core.store import DRAFT_CAP, Store, Stores, column_names, transaction
 from company_ai.core.times import Day, to_iso
 
 Clock = Callable[[], datetime]
@@ -546,7 +547,7 @@ def send_due(
     see to it). One more than `HELD_SEND_GRACE` past its due time is skipped, not sent."""
     result = SendDay()
     now = clock()
-    if not stores.path(Store.OUTREACH).is_file():
+    if not stores.exists(Store.OUTREACH):
         return result
     with (
         stores.connect(Store.CRM) as crm,
@@ -576,10 +577,11 @@ def send_due(
 
 def due_drafts(stores: Stores, now: datetime) -> int:
     """How many held drafts are due at `now` (read only): the sensor asks before a run."""
-    if not stores.path(Store.OUTREACH).is_file():
+    outreach = stores.reader(Store.OUTREACH)
+    if outreach is None:
         return 0
-    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
-        columns = {row[1] for row in outreach.execute("PRAGMA table_info(drafts)")}
+    with closing(outreach):
+        columns = column_names(outreach, "drafts")
         if "due_at" not in columns:  # a store no run has migrated yet holds nothing
             return 0
         return outreach.execute(
@@ -657,7 +659,7 @@ def _hold_draft(outreach: sqlite3.Connection, draft_id: int, due: datetime, now:
     with transaction(outreach):
         outreach.execute(
             "UPDATE drafts SET due_at = ?, updated_at = ? WHERE id = ? AND status = 'ready'"
-            " AND due_at IS NOT ?",
+            " AND (due_at IS NULL OR due_at != ?)",
             (to_iso(due), to_iso(now), draft_id, to_iso(due)),
         )
     return to_iso(due)
@@ -673,7 +675,8 @@ def _skip_draft(outreach: sqlite3.Connection, draft_id: int, reason: str, now: d
 
 def research_refusals(stores: Stores, day: str) -> dict[str, str]:
     """The day's refused research pages, by key, with their reasons (read only)."""
-    if not stores.path(Store.OUTREACH).is_file():
+    outreach = stores.reader(Store.OUTREACH)
+    if outreach is None:
         return {}
-    with stores.connect(Store.OUTREACH, readonly=True) as outreach:
+    with closing(outreach):
         return day_refusals(outreach, day)

@@ -75,9 +75,9 @@ def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str) -> Thre
     """A follow-up in the contact's latest thread (of every message ever sent, whatever
     day is being drafted), or a new thread; BumpLimitError at 3."""
     row = outreach.execute(
-        "SELECT thread_id, subject, max(bump_count) AS bumps, max(replied_at) AS replied,"
+        "SELECT thread_id, max(bump_count) AS bumps, max(replied_at) AS replied,"
         " max(sent_at) AS last FROM messages WHERE contact_id = ?"
-        " GROUP BY thread_id ORDER BY last DESC LIMIT 1",
+        " GROUP BY thread_id ORDER BY last DESC, thread_id DESC LIMIT 1",
         (contact_id,),
     ).fetchone()
     if row is None or row["replied"]:
@@ -87,7 +87,12 @@ def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str) -> Thre
             f"thread {row['thread_id']} was already followed up {MAX_BUMPS} times without a"
             " reply: no third bump"
         )
-    subject = row["subject"]
+    # The subject of the thread's latest bump (a grouped query names no row's subject).
+    (subject,) = outreach.execute(
+        "SELECT subject FROM messages WHERE contact_id = ? AND thread_id = ?"
+        " ORDER BY bump_count DESC, id DESC LIMIT 1",
+        (contact_id, row["thread_id"]),
+    ).fetchone()
     return Thread(row["thread_id"], row["bumps"] + 1, subject)
 
 
@@ -255,10 +260,10 @@ def insert_draft(
     status = "skipped" if problem else ("ready" if verdict.passed else "quarantined")
     at = to_iso(now)
     with transaction(outreach):
-        cur = outreach.execute(
+        draft_id = outreach.execute(
             "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle,"
             " dossier, sources, model, verdict, unsupported, judged, status, reason,"
-            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
             (
                 day,
                 contact_id,
@@ -278,9 +283,8 @@ def insert_draft(
                 at,
                 at,
             ),
-        )
-    assert cur.lastrowid is not None  # set by the INSERT
-    return cur.lastrowid, status
+        ).fetchone()[0]
+    return int(draft_id), status
 
 
 # --- sending -----------------------------------------------------------------------------
@@ -342,7 +346,8 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
         else:
             message_id = outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-                " bump_count, draft_id, rfc_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " bump_count, draft_id, rfc_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (
                     draft["contact_id"],
                     draft["thread_id"],
@@ -354,7 +359,7 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
                     draft["id"],
                     draft["rfc_message_id"],
                 ),
-            ).lastrowid
+            ).fetchone()[0]
         outreach.execute(
             "UPDATE drafts SET status = 'sent', message_id = ?, updated_at = ? WHERE id = ?",
             (message_id, sent_at, draft["id"]),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from company_ai.core.store import table_exists
+from company_ai.core.store import column_names, table_exists
 from company_ai.core.times import Day, canonical_utc, day_window, local_day
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _recorded_events(outreach: sqlite3.Connection) -> str:
     on: an answer or a bounce by its `inbound` row, a first open by `opened_recorded_at`
     (set by the signal or the answer that proved it). An event with no such record (the
     sample's history, a store not migrated yet) counts by its own time."""
-    columns = {row[1] for row in outreach.execute("PRAGMA table_info(messages)")}
+    columns = column_names(outreach, "messages")
     if "opened_recorded_at" not in columns or not table_exists(outreach, "inbound"):
         return (
             "SELECT sent_at, angle, opened_at, replied_at,"

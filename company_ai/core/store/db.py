@@ -399,3 +399,16 @@ def table_exists(conn: Any, name: str) -> bool:
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
     ).fetchone()
     return row is not None
+
+
+def column_names(conn: Any, table: str) -> set[str]:
+    """The columns `table` has (none when it does not exist): readers of a store not
+    migrated yet ask before naming a newer column."""
+    if dialect(conn) == "postgres":
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND table_name = ?",
+            (table,),
+        )
+        return {row[0] for row in rows}
+    return {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}

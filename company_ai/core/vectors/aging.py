@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -137,12 +138,14 @@ def read_signals(stores: Stores) -> Signals:
     replied: set[int] = set()
     bounced: set[int] = set()
     cited: dict[str, set[str]] = {}
-    if stores.path(Store.OUTREACH).is_file():
-        with stores.connect(Store.OUTREACH, readonly=True) as conn:
+    outreach = stores.reader(Store.OUTREACH)
+    if outreach is not None:
+        with closing(outreach) as conn:
             replied = {r[0] for r in conn.execute(_REPLIED)}
             bounced = {r[0] for r in conn.execute(_BOUNCED)}
-    if stores.path(Store.BRAIN).is_file():
-        with stores.connect(Store.BRAIN, readonly=True) as conn:
+    brain = stores.reader(Store.BRAIN)
+    if brain is not None:
+        with closing(brain) as conn:
             for day, sources in _brain_sources(conn):
                 for ref in _refs(sources):
                     cited.setdefault(ref, set()).add(day)

@@ -69,6 +69,7 @@ def test_a_day_with_no_runs_and_no_stores_is_empty_and_says_what_was_missing(tmp
     assert any("no recall store" in m for m in brain.missing)
 
 
+@pytest.mark.sqlite_only("it makes empty SQLite store files by hand")
 def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
     stores = Stores(tmp_path / "data")
     stores.data_dir.mkdir()
@@ -187,7 +188,7 @@ def test_write_day_is_all_or_nothing_and_checks_its_day(stores):
     with stores.connect("brain") as conn:
         write_day(conn, DAY, BrainDay(DAY, facts=(fact("old", 2),)))
         broken = BrainDay(DAY, facts=(fact("new", 3), fact("bad", 9)))  # 9 is outside 1-5
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(conn.IntegrityError):
             write_day(conn, DAY, broken)
         assert [f.key for f in read_day(conn, DAY).facts] == ["old"]
         with pytest.raises(ValueError, match="is of 2026-11-29, not of 2026-11-28"):

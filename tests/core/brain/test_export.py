@@ -22,7 +22,7 @@ from company_ai.core.brain.export import (
 from company_ai.core.store import Stores
 from company_ai.core.times import Day
 from company_ai.core.vault import distill_staging, offline_page, stage_vault, staging_dir
-from tests.conftest import PRIVATE_CANARY, fixed_clock
+from tests.conftest import PRIVATE_CANARY, copy_data_dir, database_for, fixed_clock
 from tests.core.brain_inputs import DAY, NEXT_DAY, day_runs, rename, seed_day
 from tests.hostile.canary import find_canary
 
@@ -233,7 +233,8 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
     # (and their WAL index creatable) by the unprivileged user the export runs as.
     parent = Path(tempfile.mkdtemp(prefix="company-ai-export-ro-"))
     parent.chmod(0o755)
-    data = shutil.copytree(stores.data_dir, parent / "data")
+    data = copy_data_dir(stores.data_dir, parent / "data")  # with its database, if any
+    url = database_for(data)
     for path in [data, *data.rglob("*")]:
         path.chmod(0o777 if path.is_dir() else 0o666)
     export = parent / "export"
@@ -250,7 +251,8 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
         if os.geteuid() == 0:  # root ignores permission bits
             os.setgid(65534); os.setuid(65534)
         try:
-            export_day(Stores({str(data)!r}), Day.of({DAY!r}, "UTC"), {str(export)!r})
+            stores = Stores({str(data)!r}, database_url={url!r})
+            export_day(stores, Day.of({DAY!r}, "UTC"), {str(export)!r})
         except ExportError as exc:
             print(exc); sys.exit(0)
         sys.exit("exported into a read-only folder")

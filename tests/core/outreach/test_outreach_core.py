@@ -1,4 +1,5 @@
-import sqlite3
+import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -90,7 +91,7 @@ def test_each_days_picks_are_stored_once_and_capped_even_when_days_are_caught_up
         assert [len(first[d]) for d in days] == [20, 19, 0]
         assert not set(first[days[0]]) & set(first[days[1]])
         per_day = outreach.execute(
-            "SELECT max(n) FROM (SELECT count(*) AS n FROM research_picks GROUP BY day)"
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM research_picks GROUP BY day) AS per_day"
         ).fetchone()[0]
         assert per_day <= RESEARCH_CAP
 
@@ -147,7 +148,7 @@ def test_a_third_bump_cannot_be_drafted_or_stored(stores):
     with stores.connect("outreach") as outreach:
         with pytest.raises(BumpLimitError, match="no third bump"):
             next_thread(outreach, 6, "2026-11-20")
-        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        with pytest.raises(outreach.IntegrityError, match="(?i)check"):
             outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
                 " bump_count) VALUES (6, 't-6', 's', 'b', ?, 3)",
@@ -176,7 +177,7 @@ def test_a_thread_bump_goes_out_once_and_nobody_is_written_to_twice_in_the_quiet
         assert already_contacted(outreach, follow_up, "2026-11-26T00:00:00Z") is None
         assert already_contacted(outreach, draft | {"contact_id": 8, "thread_id": "t-8"},
                                  "2026-11-01T00:00:00Z") is None  # fmt: skip
-        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+        with pytest.raises(outreach.IntegrityError, match="(?i)unique"):
             outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
                 " bump_count) VALUES (6, 't-6', 's', 'b', ?, 0)",
@@ -224,7 +225,7 @@ def test_the_daily_caps_hold_in_the_store_itself(stores):
                 " VALUES ('2026-11-20', ?, ?, ?, ?)",
                 (n + 1, n + 1, NOW, NOW),
             )
-        with pytest.raises(sqlite3.IntegrityError, match=f"at most {RESEARCH_CAP} contacts a day"):
+        with pytest.raises(outreach.IntegrityError, match=f"at most {RESEARCH_CAP} contacts a day"):
             outreach.execute(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
                 " VALUES ('2026-11-20', 99, 99, ?, ?)",
@@ -237,7 +238,7 @@ def test_the_daily_caps_hold_in_the_store_itself(stores):
         )
         for n in range(DRAFT_CAP):
             outreach.execute(row, (n + 1, NOW, NOW))
-        with pytest.raises(sqlite3.IntegrityError, match=f"at most {DRAFT_CAP} drafts a day"):
+        with pytest.raises(outreach.IntegrityError, match=f"at most {DRAFT_CAP} drafts a day"):
             outreach.execute(row, (99, NOW, NOW))
 
 
@@ -258,3 +259,104 @@ def test_a_draft_greets_its_own_contact_and_a_greeting_to_anyone_else_is_held():
     # The material says who the reader is: a greeting to someone else is a claim.
     wrong = judge_draft("Onboarding", "Hello Maja Thompson," + body, material, ["Sam Rivers"])
     assert [(part, c.text) for part, c in wrong.claims] == [("body", "Maja Thompson")]
+
+
+CAPPED = {
+    "research": (
+        RESEARCH_CAP,
+        "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
+        " VALUES ('2026-11-20', ?, 1, ?, ?)",
+        "research_picks",
+        f"at most {RESEARCH_CAP} contacts a day",
+    ),
+    "drafts": (
+        DRAFT_CAP,
+        "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle, dossier,"
+        " sources, model, verdict, status, created_at, updated_at) VALUES"
+        " ('2026-11-20', ?, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', ?, ?)",
+        "drafts",
+        f"at most {DRAFT_CAP} drafts a day",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CAPPED))
+def test_writers_racing_past_a_daily_cap_store_exactly_the_cap(stores, kind):
+    # Writers on connections of their own fill the same day at once, each row in its own
+    # transaction that stays open a moment after its insert: counting without a lock on
+    # the day, two would both see room for one more (on PostgreSQL: read committed).
+    cap, insert, table, refusal = CAPPED[kind]
+    writers, each = 4, cap  # four times the cap is attempted
+    with stores.connect("outreach"):
+        pass  # made and migrated once, before the race
+    start = threading.Barrier(writers, timeout=60)  # a writer that fails cannot hang it
+    opening = threading.Lock()
+    refused: list[str] = []
+    failures: list[BaseException] = []
+
+    def write(n: int) -> None:
+        with opening:  # opening is not the race (its write probe is not thread-safe)
+            conn = stores.open("outreach")
+        try:
+            start.wait()
+            for i in range(each):
+                try:
+                    with transaction(conn):
+                        conn.execute(insert, (1000 * n + i, NOW, NOW))
+                        time.sleep(0.002)
+                except conn.IntegrityError as exc:
+                    refused.append(str(exc))
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    with stores.connect("outreach") as outreach:
+        (stored,) = outreach.execute(f"SELECT count(*) FROM {table}").fetchone()
+    assert stored == cap
+    assert len(refused) == writers * each - cap
+    assert all(refusal in message for message in refused)
+
+
+def test_writers_racing_to_send_one_thread_bump_store_it_once(stores):
+    # The send-once refusal under concurrency: the unique (thread, bump) lets one through.
+    writers = 4
+    with stores.connect("outreach"):
+        pass
+    start = threading.Barrier(writers, timeout=60)
+    opening = threading.Lock()
+    outcomes: list[str] = []
+
+    def send(n: int) -> None:
+        with opening:  # opening is not the race (its write probe is not thread-safe)
+            conn = stores.open("outreach")
+        try:
+            start.wait()
+            with transaction(conn):
+                conn.execute(
+                    "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
+                    " bump_count) VALUES (6, 't-6', 's', ?, ?, 1)",
+                    (f"writer {n}", NOW),
+                )
+                time.sleep(0.01)
+            outcomes.append("sent")
+        except conn.IntegrityError:
+            outcomes.append("refused")
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused"] * (writers - 1) + ["sent"]
+    with stores.connect("outreach") as outreach:
+        rows = outreach.execute("SELECT count(*) FROM messages WHERE thread_id = 't-6'")
+        assert rows.fetchone()[0] == 1

@@ -640,6 +640,7 @@ def test_a_contact_with_no_known_city_keeps_the_owners_working_hours(data):
     assert done.held[str(first["id"])] == "2026-11-30T00:00:00Z"  # the owner is in Tokyo
 
 
+@pytest.mark.sqlite_only("it builds an old outreach.db file by hand")
 def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_asking(tmp_path):
     import sqlite3
 
