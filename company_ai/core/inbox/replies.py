@@ -125,6 +125,11 @@ class Match:
     severity: str | None = None  # a bounce: hard | soft
 
 
+# The earlier of a column and a moment (the moment when the column is empty), with its two
+# parameters: SQLite's two-argument min() is not PostgreSQL's.
+_EARLIER = "CASE WHEN {0} IS NULL OR {0} > ? THEN ? ELSE {0} END"
+
+
 def identity(parsed: Parsed, raw: bytes) -> str:
     """A mail's identity however often it is delivered: its Message-ID, else its bytes."""
     return f"mid:{parsed.message_id}" if parsed.message_id else content_key(raw)
@@ -354,7 +359,7 @@ def _record(
     message = match.message
     if kind == "read_receipt":
         outreach.execute(
-            "UPDATE messages SET opened_at = min(coalesce(opened_at, ?), ?) WHERE id = ?",
+            f"UPDATE messages SET opened_at = {_EARLIER.format('opened_at')} WHERE id = ?",
             (received, received, message["id"]),
         )
         result.read_receipts += 1
@@ -425,10 +430,10 @@ def _apply(
         return
     # An answer proves an open: the first open known is recorded now (OUTREACH_V9).
     outreach.execute(
-        "UPDATE messages SET replied_at = min(coalesce(replied_at, ?), ?),"
+        f"UPDATE messages SET replied_at = {_EARLIER.format('replied_at')},"
         " opened_recorded_at = coalesce(opened_recorded_at,"
         " CASE WHEN opened_at IS NULL THEN ? END),"
-        " opened_at = min(coalesce(opened_at, ?), ?) WHERE id = ?",
+        f" opened_at = {_EARLIER.format('opened_at')} WHERE id = ?",
         (at, at, recorded, at, at, message["id"]),
     )
     if kind == "not_now":
