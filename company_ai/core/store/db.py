@@ -15,6 +15,7 @@ import errno
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -296,7 +297,9 @@ def _ensure_writable_dir(data_dir: Path) -> None:
         raise DataDirError(f"data directory {data_dir}: a parent is not a directory") from exc
     except PermissionError as exc:
         raise DataDirError(f"cannot create data directory {data_dir}: permission denied") from exc
-    probe = data_dir / ".write-probe"
+    # A name of this process and thread: two writers opening stores at once each probe
+    # their own file (one would delete the other's mid-probe).
+    probe = data_dir / f".write-probe-{os.getpid()}-{threading.get_ident()}"
     try:
         probe.touch()
         probe.unlink()

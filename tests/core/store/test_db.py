@@ -310,3 +310,17 @@ def test_stores_on_a_network_filesystem_refuse_before_writing_anything(tmp_path,
     with pytest.raises(StoreError, match="network filesystem"):
         Stores(tmp_path / "data").open(Store.CRM)
     assert not (tmp_path / "data").exists()
+
+
+def test_writers_opening_stores_at_once_each_find_the_data_dir_writable(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from company_ai.core.store.db import _ensure_writable_dir
+
+    def probe_often(_):
+        for _ in range(300):
+            _ensure_writable_dir(tmp_path)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(probe_often, range(8)))  # a probe deleted by another raises here
+    assert list(tmp_path.iterdir()) == []
