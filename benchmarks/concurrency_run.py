@@ -73,6 +73,8 @@ class Outcome:
     wall_s: float = 0.0
     most_at_once: int = 0
     problems: list[str] = field(default_factory=list)
+    # The mails out before the kill, by name: (inode, mtime), to see none is sent again.
+    mailed_before_kill: dict[str, tuple[int, int]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -143,12 +145,12 @@ class Night:
     """Queues waves of runs and waits for them, killing the chosen run's worker once."""
 
     def __init__(self, instance, runs, daemon: subprocess.Popen, kill: tuple[str, str, str],
-                 kill_after_s: float, outcome: Outcome, data: Path):  # fmt: skip
+                 kill_after_s: float, outcome: Outcome, data: Path, kill_at: str):  # fmt: skip
         self.instance, self.runs, self.daemon, self.data = instance, runs, daemon, data
         self.kill_job, self.kill_day, self.kill_step = kill
-        self.kill_after_s, self.outcome = kill_after_s, outcome
+        self.kill_after_s, self.outcome, self.kill_at = kill_after_s, outcome, kill_at
 
-    def wave(self, launches: list[tuple[str, str | None, dict]], label: str) -> None:
+    def wave(self, launches: list[tuple[str, str | None, dict]], night: str, label: str) -> None:
         ids = {
             self.runs.launch(job, day, tags, queue=True): (job, day) for job, day, tags in launches
         }
@@ -170,7 +172,7 @@ class Night:
                     say(f"      {job} {day or '(once)'} {run_id[:8]}: {run.status.value}"
                         f" at {time.monotonic() - started:.1f}s")  # fmt: skip
                 active += run.status.value == "STARTED"
-                if (job, day) == (self.kill_job, self.kill_day) and self.outcome.killed is None:
+                if (job, night) == (self.kill_job, self.kill_day) and self.outcome.killed is None:
                     self._maybe_kill(run)
                 if run.is_finished:
                     del pending[run_id]
@@ -199,22 +201,48 @@ class Night:
     def _maybe_kill(self, run) -> None:
         if run.status.value != "STARTED":
             return
-        if "STEP_START" not in step_events(self.instance, run.run_id, self.kill_step):
+        if self.kill_at == "step-start" and "STEP_START" not in step_events(
+            self.instance, run.run_id, self.kill_step
+        ):
             return
         pid = worker_pid(self.instance, run.run_id)
-        if pid is None or not descends_from(pid, self.daemon.pid):
+        if pid is None:
+            return  # its engine event is not written yet
+        if not descends_from(pid, self.daemon.pid):
             raise RuntimeError(f"run {run.run_id}: worker pid {pid} is not the daemon's")
-        time.sleep(self.kill_after_s)  # into the step, not at its first line
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        os.kill(pid, signal.SIGKILL)
+        if self.kill_at == "first-mail":
+            self._wait_for_a_mail(run.run_id)
+        time.sleep(self.kill_after_s)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            self.outcome.problems.append(f"run {run.run_id} ended before the kill")
+            self.outcome.killed = "(none: the run had ended)"
+            return
         self.outcome.killed, self.outcome.killed_pid = run.run_id, pid
-        outbox = len(list((self.data / "outbox").glob("*.eml")))
+        self.outcome.mailed_before_kill = mailed(self.data)
+        outbox = len(self.outcome.mailed_before_kill)
         say(f"      SIGKILL → pid {pid} ({cmdline[:60]}…), run {run.run_id[:8]} "
-            f"{run.job_name} {self.kill_day} in step {self.kill_step}; "
-            f"{outbox} mails in the outbox then")  # fmt: skip
-        if "STEP_SUCCESS" in step_events(self.instance, run.run_id, self.kill_step):
+            f"{run.job_name} {self.kill_day}; {outbox} mails in the outbox then")  # fmt: skip
+        done = step_events(self.instance, run.run_id, self.kill_step)
+        say(f"      {self.kill_step} then: {sorted(done) or 'not started'}")
+        if "STEP_SUCCESS" in done:
             # Then no step is left to retry: Dagster makes no retry and the run stays failed.
             self.outcome.problems.append(f"the kill came after {self.kill_step} had ended")
+
+    def _wait_for_a_mail(self, run_id: str) -> None:
+        """Until one more mail is in the outbox (only this run sends while it runs, so the
+        kill lands after one of its sends: before its row is written or between two
+        sends), or the run has ended."""
+        outbox = self.data / "outbox"
+        before = set(outbox.glob("*.eml")) if outbox.exists() else set()
+        polls = 0
+        while not (outbox.exists() and set(outbox.glob("*.eml")) - before):
+            polls += 1
+            if polls % 200 == 0 and self.instance.get_run_by_id(run_id).is_finished:
+                return
+            time.sleep(0.002)
 
 
 def waves_of(plan, first_tick_of_day):
@@ -234,7 +262,8 @@ def waves_of(plan, first_tick_of_day):
 
 
 def run(root: Path, *, days: int, contacts: int, kill_job: str, kill_night: int,
-        kill_step: str, kill_after_s: float, jobs: set[str] | None = None) -> Outcome:  # fmt: skip
+        kill_step: str, kill_after_s: float = 0.0, kill_at: str = "first-mail",
+        jobs: set[str] | None = None) -> Outcome:  # fmt: skip
     """The whole run in `root` (which must be enterable by `nobody` when run as root: the
     PostgreSQL server runs as `nobody`); `jobs` plays only those slots (the test's short run)."""
     from tests.chroma_server import ChromaServer
@@ -247,9 +276,9 @@ def run(root: Path, *, days: int, contacts: int, kill_job: str, kill_night: int,
     began = time.monotonic()
     say(f"[1/5] PostgreSQL and `chroma run` in {root}")
     pg = PgServer(bindir, root / "pg").start()
-    chroma = ChromaServer(root / "chroma").start()
-    daemon = None
+    chroma, daemon = None, None
     try:
+        chroma = ChromaServer(root / "chroma").start()
         pg.create_database("dagster")
         data, home = root / "data", root / "dagster_home"
         data.mkdir()
@@ -288,16 +317,23 @@ def run(root: Path, *, days: int, contacts: int, kill_job: str, kill_night: int,
             stopped = stop_instigators(instance, runs.workspace)
             say(f"[3/5] {stopped} schedules and sensors stopped (the nights are played here);"
                 " the alert sensors stay on. Starting dagster-daemon")  # fmt: skip
-            log = (root / "daemon.log").open("w")
-            daemon = subprocess.Popen(
-                [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w",
-                 str(REPO / "workspace.yaml")],
-                cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+            with (root / "daemon.log").open("w") as log:
+                daemon = subprocess.Popen(
+                    [
+                        str(Path(sys.executable).parent / "dagster-daemon"),
+                        "run",
+                        "-w",
+                        str(REPO / "workspace.yaml"),
+                    ],
+                    cwd=REPO,
+                    env=os.environ.copy(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )  # fmt: skip (the child keeps its own copy of the log's descriptor)
             nights = sorted({s.partition for s in plan})
             kill_day = nights[min(kill_night, len(nights) - 1)]
             night = Night(instance, runs, daemon, (kill_job, kill_day, kill_step),
-                          kill_after_s, outcome, data)  # fmt: skip
+                          kill_after_s, outcome, data, kill_at)  # fmt: skip
             say(
                 f"[4/5] {len(plan)} slots over {len(nights)} nights ({nights[0]}..{nights[-1]})"
                 f", in waves of up to 4; {kill_job} {kill_day} is killed in {kill_step}"
@@ -311,7 +347,8 @@ def run(root: Path, *, days: int, contacts: int, kill_job: str, kill_night: int,
                 daemon.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 daemon.kill()
-        chroma.stop()
+        if chroma is not None:
+            chroma.stop()
         pg.stop()
     outcome.wall_s = time.monotonic() - began
     return outcome
@@ -365,6 +402,7 @@ def play(plan, world, night: Night) -> None:
             night.wave(
                 [("held_sends_job", None, {"company_ai/launched_by": "concurrency_run",
                                             PLAYED_AT_TAG: due}) for due in held],
+                day,
                 f"{day} held sends",
             )  # fmt: skip
         for slot in slots:
@@ -372,6 +410,7 @@ def play(plan, world, night: Night) -> None:
         night.wave(
             [(s.job, s.partition, {"company_ai/launched_by": "concurrency_run",
                                    PLAYED_AT_TAG: to_iso(s.tick)}) for s in slots],
+            day,
             f"{day} wave {number}",
         )  # fmt: skip
 
@@ -411,6 +450,13 @@ def check(instance, data: Path, plan, installed: datetime, outcome: Outcome) -> 
             ).records  # fmt: skip
             if len(records) != 1:
                 bad.append(f"{asset} {slot.partition}: materialised {len(records)} times")
+    for held in instance.get_runs(dg.RunsFilter(job_name="held_sends_job")):
+        if held.status.value != "SUCCESS" and held.run_id != outcome.killed:
+            bad.append(f"held_sends_job {held.run_id[:8]}: {held.status.value}")
+        if held.run_id == outcome.killed:
+            retries = instance.get_runs(dg.RunsFilter(tags={PARENT_TAG: held.run_id}))
+            if [r.status.value for r in retries] != ["SUCCESS"]:
+                bad.append(f"held_sends_job (killed): retries {[r.status.value for r in retries]}")
     if outcome.retries != 1:
         bad.append(f"{outcome.retries} retries, not 1")
 
@@ -463,27 +509,49 @@ def check(instance, data: Path, plan, installed: datetime, outcome: Outcome) -> 
     say(f"      {len(sent_ids)} messages sent; {len(outbox)} in the outbox; "
         f"{outreach_episodes} outreach episodes")  # fmt: skip
     if len(set(sent_ids)) != len(sent_ids) or sorted(sent_ids) != sorted(in_outbox):
-        bad.append(f"messages: {len(sent_ids)} in the store, {len(in_outbox)} in the outbox")
+        only = sorted(set(sent_ids) ^ set(in_outbox))
+        bad.append(f"messages: {len(sent_ids)} in the store, {len(in_outbox)} in the outbox; "
+                   f"in one only: {only}")  # fmt: skip
+    now_mailed = mailed(data)
+    again = [n for n, st in outcome.mailed_before_kill.items() if now_mailed.get(n) != st]
+    if again:
+        bad.append(f"mails sent before the kill were sent again: {again}")
     if outreach_episodes != len(sent_ids):
         bad.append(f"{len(sent_ids)} messages sent, {outreach_episodes} outreach episodes")
     counts.update(drafts=sum(n for _, n in per_day), messages=len(sent_ids), seals=len(seals))
     return counts
 
 
+def mailed(data: Path) -> dict[str, tuple[int, int]]:
+    """Every mail in the outbox: its file's inode and mtime (a mail sent again is a new
+    file put in its place: the outbox mailer writes atomically, by rename)."""
+    stats = {p.name: p.stat() for p in (data / "outbox").glob("*.eml")}
+    return {name: (st.st_ino, st.st_mtime_ns) for name, st in stats.items()}
+
+
 def message_id(path: Path) -> str:
     from email import message_from_bytes, policy
 
-    return message_from_bytes(path.read_bytes(), policy=policy.default)["Message-ID"].strip("<>")
+    header = message_from_bytes(path.read_bytes(), policy=policy.default)["Message-ID"]
+    return header.strip().strip("<>")  # a long Message-ID is folded onto its own line
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--contacts", type=int, default=300)
-    parser.add_argument("--kill-job", default="outreach_job")
+    # The held sends are where mail leaves: outreach_job's own send step runs at 07:55,
+    # before working hours, and holds every draft for the 08:00 held-send run.
+    parser.add_argument("--kill-job", default="held_sends_job")
     parser.add_argument("--kill-night", type=int, default=1, help="0 = the first night")
-    parser.add_argument("--kill-step", default="outreach_messages")
-    parser.add_argument("--kill-after-s", type=float, default=0.0)
+    parser.add_argument("--kill-step", default="send_held_drafts")
+    parser.add_argument(
+        "--kill-at",
+        choices=("first-mail", "step-start"),
+        default="first-mail",
+        help="first-mail: once the killed step has sent one mail",
+    )
+    parser.add_argument("--kill-after-s", type=float, default=0.0, help="then wait this long")
     parser.add_argument("--jobs", help="play only these jobs' slots (comma-separated)")
     parser.add_argument("--keep", type=Path, help="a folder to run in, kept afterwards")
     args = parser.parse_args(argv)
@@ -495,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         root.chmod(0o755)  # the PostgreSQL server runs as `nobody` when this runs as root
         outcome = run(root, days=args.days, contacts=args.contacts, kill_job=args.kill_job,
                       kill_night=args.kill_night, kill_step=args.kill_step,
-                      kill_after_s=args.kill_after_s,
+                      kill_after_s=args.kill_after_s, kill_at=args.kill_at,
                       jobs=set(args.jobs.split(",")) if args.jobs else None)  # fmt: skip
     say(f"\nruns {outcome.runs} + retries {outcome.retries}; at most {outcome.most_at_once} "
         f"started at once; killed {outcome.killed or 'nothing'} (pid {outcome.killed_pid}); "
