@@ -152,7 +152,7 @@ def _is_segment(folder: Path) -> bool:
 
 def _zero_deleted(segment: Path) -> int:
     """Zero the embedding and length of every element marked deleted; how many."""
-    from company_ai.core.vectors.store import _DELETED, _layout
+    from company_ai.core.vectors.store import _DELETED, _layout, _zero_rows
 
     layout = _layout(segment)
     if layout is None or layout.count == 0:
@@ -160,10 +160,5 @@ def _zero_deleted(segment: Path) -> int:
     data = np.memmap(segment / "data_level0.bin", dtype=np.uint8, mode="r+")
     rows = data[: layout.count * layout.size].reshape(layout.count, layout.size)
     hit = np.flatnonzero((rows[:, 2] & _DELETED) != 0)
-    rows[hit, layout.vector : layout.label] = 0
-    data.flush()
-    del rows, data
-    lengths = np.memmap(segment / "length.bin", dtype="<f4", mode="r+")
-    lengths[hit] = 0
-    lengths.flush()
+    _zero_rows(segment, layout, data, rows, hit)
     return int(len(hit))

@@ -465,9 +465,13 @@ def _zero_erased(
         hit = hit[(rows[hit, 2] & _DELETED) != 0]
     if not (rows[hit, 2] & _DELETED).all():
         raise VectorStoreError(f"the index in {segment} holds erased vectors not marked deleted")
+    _zero_rows(segment, layout, data, rows, hit)
+
+
+def _zero_rows(segment: Path, layout: _Layout, data: Any, rows: Any, hit: np.ndarray) -> None:
+    """Zero the embeddings and lengths of the elements `hit` of the mapped index `rows`."""
     rows[hit, layout.vector : layout.label] = 0
     data.flush()
-    del rows, data
     lengths = np.memmap(segment / "length.bin", dtype="<f4", mode="r+")
     lengths[hit] = 0
     lengths.flush()
