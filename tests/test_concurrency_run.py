@@ -3,9 +3,11 @@ through `dagster-daemon` on PostgreSQL and `chroma run`, the worker of the run t
 the held drafts killed with SIGKILL once it has sent one. The week is the script's (it
 takes minutes)."""
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from benchmarks import concurrency_run
 
@@ -17,19 +19,22 @@ def test_a_killed_run_worker_is_retried_once_and_nothing_is_lost_or_doubled():
     # Not under pytest's folder: as root the server runs as `nobody`, who cannot enter it.
     root = Path(tempfile.mkdtemp(prefix="company-ai-concurrency-"))
     root.chmod(0o755)
-    try:
-        outcome = concurrency_run.run(
-            root,
-            days=1,
-            contacts=60,
-            kill_job="held_sends_job",
-            kill_night=0,
-            kill_step="send_held_drafts",
-            kill_at="first-mail",
-            jobs=JOBS,
-        )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    # The run sets this process's environment for its code server (the stores' URL among
+    # it): put back after, or every later test would reach for a server that has stopped.
+    with mock.patch.dict(os.environ):
+        try:
+            outcome = concurrency_run.run(
+                root,
+                days=1,
+                contacts=60,
+                kill_job="held_sends_job",
+                kill_night=0,
+                kill_step="send_held_drafts",
+                kill_at="first-mail",
+                jobs=JOBS,
+            )
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
     assert outcome.problems == []
     assert outcome.killed is not None and outcome.retries == 1
     assert outcome.mailed_before_kill, "the kill came before any mail was sent"
