@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from company_ai.cli import main
+from tests.conftest import database_for
 
 
 def first_email(stores):
@@ -18,12 +19,16 @@ def first_email(stores):
 
 
 def run(*args, python_flags=()):
-    """The CLI as a user runs it: its own process, its exit status, its output."""
+    """The CLI as a user runs it: its own process, its exit status, its output (under
+    --stores=postgres, with its data directory's database as the user's setting)."""
+    env = os.environ | {"PYTHONPATH": os.getcwd()}
+    if "--data-dir" in args and (url := database_for(args[args.index("--data-dir") + 1])):
+        env["COMPANY_AI_DATABASE_URL"] = url
     return subprocess.run(
         [sys.executable, *python_flags, "-m", "company_ai.cli", *args],
         capture_output=True,
         text=True,
-        env=os.environ | {"PYTHONPATH": os.getcwd()},
+        env=env,
     )
 
 

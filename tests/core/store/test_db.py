@@ -207,6 +207,21 @@ def test_recall_v4_logs_the_existing_pages_once_at_the_day_they_were_distilled(t
             conn.execute("UPDATE page_log SET digest = 'x'")
 
 
+def test_the_page_log_refuses_an_update_on_either_backend(stores):
+    with stores.connect("recall") as conn:
+        conn.execute(
+            "INSERT INTO page_log (title, event, note_path, digest, recorded_at)"
+            " VALUES ('a', 'distilled', 'a.md', 'd', '2026-11-17T00:00:00Z')"
+        )
+    with (
+        stores.connect("recall") as conn,
+        pytest.raises(Exception, match="page_log is append-only"),
+    ):
+        conn.execute("UPDATE page_log SET digest = 'x'")
+    with stores.connect("recall", readonly=True) as conn:
+        assert conn.execute("SELECT digest FROM page_log").fetchall()[0][0] == "d"
+
+
 @pytest.mark.sqlite_only("upgrades a SQLite recall file made at an earlier version")
 def test_recall_v3_marks_the_existing_pages_with_status_or_goal_lines_reviewable(tmp_path):
     from company_ai.core.store.schema import RECALL_V1, RECALL_V2

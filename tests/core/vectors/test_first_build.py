@@ -14,7 +14,7 @@ from company_ai.core.vectors import memories as memories_module
 from company_ai.core.vectors.aging import age_store
 from company_ai.core.vectors.store import _locked
 from company_ai.sample_world.crm import load_sample
-from tests.conftest import AS_OF
+from tests.conftest import AS_OF, database_for
 from tests.core.test_progress import Clock
 from tests.fakes import DictVectorStore, WordEmbedder
 
@@ -22,8 +22,14 @@ DAYS = ("2026-11-27", "2026-11-28", "2026-11-29")
 CAP = 1_000_000
 
 
-def rows(data, where, *args):
-    with Stores(data).connect("memory", readonly=True) as conn:
+def stores_at(data, url=""):
+    """The data directory's stores; `url` is its database under --stores=postgres, passed
+    to a spawned process, which does not share this one's patched `Stores`."""
+    return Stores(data, database_url=url or database_for(data))
+
+
+def rows(data, where, *args, url=""):
+    with stores_at(data, url).connect("memory", readonly=True) as conn:
         sql = f"SELECT count(*) FROM contact_episodes WHERE {where}"
         return conn.execute(sql, args).fetchone()[0]
 
@@ -35,20 +41,21 @@ def sample(tmp_path):
     return data
 
 
-def sync(data, day, embedder=None, progress=None, log=lambda _: None):
+def sync(data, day, embedder=None, progress=None, log=lambda _: None, url=""):
     """One day's sync, as the asset runs it: (full build?, texts embedded, Opened); a
     first build's texts are its rows but those the aging rule would archive at once."""
     embedder = embedder or WordEmbedder()
     with open_store(vectors_dir(data), embedder.name, embedder.dim, log=log) as (store, opened):
         result = sync_episodes(
             # The calendar day as its window: the sample's rows were recorded as they happened.
-            store, opened, Stores(data), embedder, Day.of(day, "UTC"), cap=CAP, signals=Signals(),
+            store, opened, stores_at(data, url), embedder, Day.of(day, "UTC"), cap=CAP,
+            signals=Signals(),
             progress=progress,
         )  # fmt: skip
     assert result.embedded == embedder.calls and not result.empty
     if result.full_build:
-        assert result.embedded + result.not_kept == rows(data, "day <= ?", day)
-        assert result.embedded > rows(data, "day = ?", day)
+        assert result.embedded + result.not_kept == rows(data, "day <= ?", day, url=url)
+        assert result.embedded > rows(data, "day = ?", day, url=url)
     return result.full_build, embedder.calls, opened
 
 
@@ -69,8 +76,8 @@ def test_a_later_day_first_builds_once_and_the_earlier_day_then_embeds_nothing(t
     assert sync(data, DAYS[0])[:2] == (False, 0)
 
 
-def _side_by_side(data, day, done):
-    full, embedded, opened = sync(data, day)
+def _side_by_side(data, url, day, done):
+    full, embedded, opened = sync(data, day, url=url)
     done.put((day, full, embedded))
 
 
@@ -80,7 +87,10 @@ def test_two_days_side_by_side_build_once_between_them(tmp_path):
     data = sample(tmp_path)
     spawn = multiprocessing.get_context("spawn")
     done = spawn.Queue()
-    runs = [spawn.Process(target=_side_by_side, args=(data, d, done)) for d in DAYS[:2]]
+    runs = [
+        spawn.Process(target=_side_by_side, args=(data, database_for(data), d, done))
+        for d in DAYS[:2]
+    ]
     for p in runs:
         p.start()
     results = sorted(done.get(timeout=120) for _ in runs)
