@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_mcp.py                    # 156,925 contacts
     .venv/bin/python benchmarks/bench_mcp.py --contacts 20000   # a quicker look
     .venv/bin/python benchmarks/bench_mcp.py --contacts 2000 --notes 2000   # more pages
+    .venv/bin/python benchmarks/bench_mcp.py --keep DEMO/data   # a demo's: `similar` too
 
 Builds a data directory (the sample CRM at `--contacts`, the sample vault, with
 `--notes` generated notes more, distilled into recall pages and indexed), starts
@@ -41,6 +42,7 @@ from company_ai.core.embedding import OFFLINE
 from company_ai.core.recall import index_entities
 from company_ai.core.store import Store, Stores
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
+from company_ai.core.vectors.store import vectors_dir
 from company_ai.sample_world.crm import load_sample
 
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
@@ -152,6 +154,9 @@ async def measure(data: Path, calls: int, transport: str) -> None:
             "page": [{"title": "Dev Patel"}] * calls,
             "stale": [{}] * calls,
         }
+        if (vectors_dir(data) / "chroma.sqlite3").is_file():  # a demo's data: --keep DIR
+            lines = [f"asked us to call back about {w}" for w in ("pricing", "the quarter")]
+            cases["similar"] = [{"text": lines[i % 2], "limit": 10} for i in range(calls)]
         first = time.perf_counter()
         await client.call_tool("recall", {"question": "warm up"})  # loads the model
         took = (time.perf_counter() - first) * 1000
