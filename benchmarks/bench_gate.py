@@ -1,8 +1,9 @@
 """The fabrication gate: precision, recall and speed on labelled drafts, on drafts written
 to fool it (the aside quarter), on fair drafts in the product's own shape, on drafts a
-person wrote by hand against the co-occurrence check (`tools/gate_rivals.py`: the aside
+person wrote by hand against the co-occurrence check (`evals/gate_rivals.py`: the aside
 half measured once), on EntFA and on SummEdits.
 
+    export PYTHONPATH=.   # the labelled sets are read through evals/
     .venv/bin/python benchmarks/bench_gate.py
     .venv/bin/python benchmarks/bench_gate.py --entfa ../shared/data/entfa/train.json
     .venv/bin/python benchmarks/bench_gate.py --tuning   # also the part the gate was tuned on
