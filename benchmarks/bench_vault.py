@@ -1,13 +1,16 @@
 """Vault, recall and retrieval figures (see BENCHMARKS.md).
 
     .venv/bin/python benchmarks/bench_vault.py [--notes 10000] [--queries 200] [--stage-only]
-        [--model offline|use|minilm]
+        [--model offline|use|minilm] [--postgres]
 
 Builds a synthetic vault of N public notes (plus a private folder) in a temp folder,
 times staging cold, unchanged and after one edit, distils and indexes every page with
 the offline model and the offline embedder, then times `recall` (hybrid search, entity
 fetch, stale marks, one-hop neighbourhood) over the recall store: p50 and p95 of a warm
-process, and the one-off cost of loading the model and the vectors.
+process, and the one-off cost of loading the model and the vectors. `--postgres` keeps the
+recall store (full text by PostgreSQL's own text search, vectors as rows read into one
+matrix) in a throwaway local server with fsync on, started as the tests start one
+(`PYTHONPATH=.` for `tests.pg_server`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,10 +82,35 @@ def main() -> None:
         "--keep", type=Path, help="build in this folder and keep it; if it holds a built "
         "recall store already, only time recall (e.g. again on a quieter machine)"
     )  # fmt: skip
+    parser.add_argument("--postgres", action="store_true", help="the recall store on a server")
     args = parser.parse_args()
+    if not args.postgres:
+        return _run(args, "")
+    with _server() as url:
+        _run(args, url)
+
+
+@contextmanager
+def _server() -> Iterator[str]:
+    """A throwaway local PostgreSQL with fsync on: its database's URL."""
+    from tests.pg_server import NOT_INSTALLED, PgServer, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit(NOT_INSTALLED)
+    with tempfile.TemporaryDirectory(prefix="bench-vault-pg-") as work:
+        Path(work).chmod(0o755)  # as root the server runs as `nobody`, who must reach it
+        server = PgServer(bindir, Path(work) / "pg").start(durable=True)
+        try:
+            yield server.create_database("bench_vault")
+        finally:
+            server.stop()
+
+
+def _run(args: argparse.Namespace, url: str) -> None:
     name, _, load_model = OFFLINE[args.model]
-    print(f"model: {name}")
-    if args.keep and (args.keep / "data" / "recall.db").is_file():
+    print(f"model: {name}; recall store: {'PostgreSQL' if url else 'SQLite'}")
+    if args.keep and not url and (args.keep / "data" / "recall.db").is_file():
         conn = Stores(args.keep / "data").open("recall")
         searcher, _ = timed("load model + vectors", lambda: Searcher(conn, load_model()))
         time_recall(conn, searcher, args.queries)
@@ -100,7 +130,7 @@ def main() -> None:
         if args.stage_only:
             return
 
-        conn = Stores(root / "data").open("recall")
+        conn = Stores(root / "data", database_url=url).open("recall")
         result, took = timed(
             "distil every page (offline model + check)",
             lambda: distill_staging(
@@ -109,6 +139,7 @@ def main() -> None:
                 day="2026-11-29",
                 distill=lambda t, p, x: offline_page(p, x),
                 source="model:offline",
+                clock=lambda: datetime(2026, 11, 29, 23, tzinfo=UTC),
             ),  # fmt: skip
         )
         print(f"  {result.entities:,} pages, {took / max(result.entities, 1) * 1000:.2f} ms each")
