@@ -49,8 +49,7 @@ def sync(data, day, embedder=None, progress=None, log=lambda _: None, url=""):
         result = sync_episodes(
             # The calendar day as its window: the sample's rows were recorded as they happened.
             store, opened, stores_at(data, url), embedder, Day.of(day, "UTC"), cap=CAP,
-            signals=Signals(),
-            progress=progress,
+            signals=Signals(), progress=progress,
         )  # fmt: skip
     assert result.embedded == embedder.calls and not result.empty
     if result.full_build:
