@@ -236,6 +236,39 @@ def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_us
         assert append_episodes(memory, [episode()], now="2026-11-29T12:00:00Z").inserted == 1
 
 
+RANKED = [
+    ("invoice-leeds", "Invoices in Leeds", "Dana handles every invoice for the Leeds depot."),
+    ("invoice-york", "York invoices", "The invoice run in York waits for the ledger; invoices, invoices."),
+    ("rota", "Rota", "Sam keeps the support rota and the backup of the ledger."),
+    ("accents", "Café pricing", "La facture du café est envoyée lundi, naïvement."),
+    ("empty", "", ""),
+]
+
+
+def test_a_recall_store_of_version_1_gets_its_term_counts_and_ranks_as_fts5_does(
+    pg_url, tmp_path
+):
+    from company_ai.core.recall.retrieval import Doc, keyword_scored, rebuild_docs
+    from company_ai.core.store import pg, transaction
+
+    docs = [Doc(*d) for d in RANKED]
+    old = pg.connect(pg_url, Store.RECALL, PG_MIGRATIONS[Store.RECALL][:1], readonly=False)
+    with transaction(old):
+        rebuild_docs(old, docs)
+    old.close()
+    sqlite = Stores(tmp_path / "files").open(Store.RECALL)
+    with transaction(sqlite):
+        rebuild_docs(sqlite, docs)
+    with Stores(tmp_path, database_url=pg_url).connect(Store.RECALL) as server:
+        counts = dict(server.execute("SELECT key, tf FROM search_docs").fetchall())
+        assert counts["invoice-york"]["invoic"] == 5.0  # three in the body, the title's twice
+        assert counts["empty"] == {}
+        for query in ("invoice Leeds", "ledger", "café facture", "rota backup ledger", "zzz"):
+            on_server, in_fts5 = keyword_scored(server, query), keyword_scored(sqlite, query)
+            assert [k for k, _ in on_server] == [k for k, _ in in_fts5], query
+            assert [s for _, s in on_server] == pytest.approx([s for _, s in in_fts5]), query
+
+
 def test_a_quote_in_a_comment_does_not_move_a_parameter(pg_url, tmp_path):
     with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY) as memory:
         row = memory.execute(

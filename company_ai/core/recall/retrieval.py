@@ -235,10 +235,11 @@ def keyword_scored(
 
 
 # FTS5's bm25 (k1 1.2, b 0.75, title weighted 2, idf floored at 1e-6) over the tsvector
-# of `search_docs` (RECALL_PG_V1). The terms come as one array parameter and each becomes
-# a tsquery through plainto_tsquery, which reads no operators: any text is a clean query.
-# A tsvector keeps at most 256 positions of a lexeme, so a very long document's counts
-# are capped there (FTS5 counts them all).
+# of `search_docs` (RECALL_PG_V1) and its weighted term counts (`tf`, RECALL_PG_V2). The
+# terms come as one array parameter and each becomes a tsquery through plainto_tsquery,
+# which reads no operators: any text is a clean query. A tsvector keeps at most 256
+# positions of a lexeme, so a very long document's counts are capped there (FTS5 counts
+# them all).
 PG_BM25 = """
 WITH q AS (
     SELECT any_term(plainto_tsquery('recall.recall_text', t)) AS query,
@@ -247,11 +248,10 @@ WITH q AS (
          unnest(tsvector_to_array(to_tsvector('recall.recall_text', t))) AS l
 ),
 stats AS (SELECT count(*) AS n, avg(doc_len) AS avgdl FROM search_docs),
-hits AS (SELECT d.id, d.key, d.doc_len, d.tsv FROM search_docs d, q WHERE d.tsv @@ q.query),
+hits AS (SELECT d.id, d.key, d.doc_len, d.tf FROM search_docs d, q WHERE d.tsv @@ q.query),
 tf AS (
-    SELECT h.id, u.lexeme, sum(CASE WHEN w = 'A' THEN 2.0 ELSE 1.0 END) AS f
-    FROM hits h, q, unnest(h.tsv) AS u, unnest(u.weights) AS w
-    WHERE u.lexeme = ANY(q.lexemes) GROUP BY h.id, u.lexeme
+    SELECT h.id, l AS lexeme, (h.tf ->> l)::numeric AS f
+    FROM hits h, q, unnest(q.lexemes) AS l WHERE h.tf ->> l IS NOT NULL
 ),
 df AS (SELECT lexeme, count(*) AS n FROM tf GROUP BY lexeme)
 SELECT h.key, sum(

@@ -47,7 +47,13 @@ MIGRATION_DIGESTS = {
         "e016a21617189d24",
     ],
     "brain": ["2de42875ffaed632"],
-    "recall": ["a35d89bb7f6c30a1", "889aee0d0a8a5bb1", "7942698a014afe1f", "fc83f14667a8dcb3"],
+    "recall": [
+        "a35d89bb7f6c30a1",
+        "889aee0d0a8a5bb1",
+        "7942698a014afe1f",
+        "fc83f14667a8dcb3",
+        "e3b0c44298fc1c14",  # RECALL_V5, empty: new in this change, not released yet
+    ],
     "ops": [
         "1feb30494c594a54",
         "cbaaa81ed48237f3",
