@@ -238,7 +238,7 @@ def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_us
 
 RANKED = [
     ("invoice-leeds", "Invoices in Leeds", "Dana handles every invoice for the Leeds depot."),
-    ("invoice-york", "York invoices", "The invoice run in York waits for the ledger; invoices, invoices."),
+    ("invoice-york", "York invoices", "The invoice run in York waits; invoices, invoices."),
     ("rota", "Rota", "Sam keeps the support rota and the backup of the ledger."),
     ("accents", "Café pricing", "La facture du café est envoyée lundi, naïvement."),
     ("empty", "", ""),
