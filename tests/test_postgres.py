@@ -245,9 +245,7 @@ RANKED = [
 ]
 
 
-def test_a_recall_store_of_version_1_gets_its_term_counts_and_ranks_as_fts5_does(
-    pg_url, tmp_path
-):
+def test_a_recall_store_of_version_1_gets_its_term_counts_and_ranks_as_fts5_does(pg_url, tmp_path):
     from company_ai.core.recall.retrieval import Doc, keyword_scored, rebuild_docs
     from company_ai.core.store import pg, transaction
 
