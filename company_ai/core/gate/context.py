@@ -135,6 +135,7 @@ class Passages:
         self._subjects: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
         self._foreign: dict[frozenset[str], bool] = {}
         self._scanned: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+        self._contain: dict[str, set[int]] = {}
 
     def index(self, i: int) -> SourceIndex:
         found = self._indexes.get(i)
@@ -295,10 +296,15 @@ class Passages:
         return sorted(found | self._containing("both"))
 
     def _containing(self, word: str) -> set[int]:
+        """The passages holding `word` (read only: kept, since each pair asks again)."""
+        found = self._contain.get(word)
+        if found is not None:
+            return found
         found, at = set(), self.lowered.find(word)  # type: ignore[union-attr]
         while at >= 0:
             found.add(self._at(at))
             at = self.lowered.find(word, at + 1)  # type: ignore[union-attr]
+        self._contain[word] = found
         return found
 
     def foreign(self, present: frozenset[str]) -> bool:
