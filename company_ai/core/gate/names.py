@@ -213,16 +213,19 @@ def _known_names(
 ) -> tuple[dict[str, list[tuple[str, ...]]], frozenset[str]]:
     """The names anyone knows (`known` and the famous), by first token; and their words.
     Cached: outreach judges many drafts against the same CRM."""
-    by_first = _by_first(known)
-    for first, keys in _famous_by_first().items():  # (the famous after `known`, as listed)
-        by_first.setdefault(first, []).extend(keys)
-    return by_first, frozenset(t for keys in by_first.values() for k in keys for t in k)
+    famous, famous_tokens = _famous_by_first()
+    by_first = dict(famous)  # (the famous lists are shared: each is replaced, never changed)
+    own = _by_first(known)
+    for first, keys in own.items():
+        by_first[first] = keys + famous.get(first, [])  # `known` first, then the famous
+    return by_first, famous_tokens.union(t for keys in own.values() for k in keys for t in k)
 
 
 @functools.cache
-def _famous_by_first() -> dict[str, list[tuple[str, ...]]]:
-    """`_by_first(FAMOUS)`, once: the famous are the same for every CRM (read only)."""
-    return _by_first(FAMOUS)
+def _famous_by_first() -> tuple[dict[str, list[tuple[str, ...]]], frozenset[str]]:
+    """`_by_first(FAMOUS)` and its tokens, once: the famous are the same for every CRM."""
+    by_first = _by_first(FAMOUS)
+    return by_first, frozenset(t for keys in by_first.values() for k in keys for t in k)
 
 
 def _by_first(names: Iterable[str]) -> dict[str, list[tuple[str, ...]]]:
