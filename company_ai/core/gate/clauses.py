@@ -9,15 +9,19 @@ from __future__ import annotations
 import re
 
 _LIST = re.compile(r"[ ,]*(?:(?:and|or|&|as well as) +)?(?:the +)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*[ \t]+(?=[\"“'‘(\[]?[A-Z0-9])|;[ \t]+|\n+")
+# A sentence ends after . ! or ? (the mark is the sentence's: its break starts after it),
+# at a semicolon or at a line's end. Each alternative opens with a literal or a class, so
+# the regex engine skips ahead to them (a look-behind first is tried at every position).
+_SENTENCE_END = re.compile(r"[.!?][\"'’”)\]]*[ \t]+(?=[\"“'‘(\[]?[A-Z0-9])|;[ \t]+|\n+")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """[start, end) of each sentence or line of `text`, in one scan."""
     spans, start = [], 0
     for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
+        at = m.start() + 1 if text[m.start()] in ".!?" else m.start()
+        if at > start:
+            spans.append((start, at))
         start = m.end()
     if start < len(text):
         spans.append((start, len(text)))

@@ -134,7 +134,8 @@ class Passages:
         self._texts: dict[int, tuple[str, str]] = {}
         self._subjects: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
         self._foreign: dict[frozenset[str], bool] = {}
-        self._mentioned: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+        self._scanned: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+        self._contain: dict[str, set[int]] = {}
 
     def index(self, i: int) -> SourceIndex:
         found = self._indexes.get(i)
@@ -245,16 +246,22 @@ class Passages:
     def _named(self, i: int) -> list[tuple[int, tuple[str, ...]]]:
         """Where passage i names someone, and the words: `subjects`' names, and those
         owned by a pronoun ("its Leoben project") or inside a relative clause."""
-        found = self._mentioned.get(i)
+        return self._names(i)
+
+    def _names(self, i: int) -> list[tuple[int, tuple[str, ...]]]:
+        """Where passage i names someone, and the words of the name's key: its capitalised
+        runs less dates, ordinary opening words, places and peoples (what `_named` and
+        `subjects` both start from: the passage is scanned once)."""
+        found = self._scanned.get(i)
         if found is None:
             a, b = self.spans[i]
             text = self.joined[a:b]
-            index = self._index()
+            index = self._index()  # the whole sources say which words are ordinary
             assert index is not None
-            found = self._mentioned[i] = [
+            found = self._scanned[i] = [
                 (start, tuple(key.split()))
                 for start, _, words in _names(text, [])
-                if not any(w.lower() in DATE_WORDS for w in words)
+                if not any(w.lower() in DATE_WORDS for w in words)  # "March", "Monday"
                 and not (_sentence_start(text, start) and _plain_opening(words, index))
                 and not _is_place(key := _name_key(words))
             ]
@@ -289,10 +296,15 @@ class Passages:
         return sorted(found | self._containing("both"))
 
     def _containing(self, word: str) -> set[int]:
+        """The passages holding `word` (read only: kept, since each pair asks again)."""
+        found = self._contain.get(word)
+        if found is not None:
+            return found
         found, at = set(), self.lowered.find(word)  # type: ignore[union-attr]
         while at >= 0:
             found.add(self._at(at))
             at = self.lowered.find(word, at + 1)  # type: ignore[union-attr]
+        self._contain[word] = found
         return found
 
     def foreign(self, present: frozenset[str]) -> bool:
@@ -333,17 +345,12 @@ class Passages:
         if found is None:
             a, b = self.spans[i]
             text = self.joined[a:b]
-            index = self._index()  # the whole sources say which words are ordinary
-            assert index is not None
             relatives = _relatives(text, 0, len(text))
             found = self._subjects[i] = [
-                (start, tuple(key.split()))
-                for start, _, words in _names(text, [])
-                if not any(w.lower() in DATE_WORDS for w in words)  # "March", "Monday"
-                and not (_sentence_start(text, start) and _plain_opening(words, index))
-                and not _is_place(key := _name_key(words))
+                (start, words)
+                for start, words in self._names(i)
                 # "Its Jebel Ali terminal": its; "opened a Fukuoka office": what, not who
-                and not _just_before(_POSSESSED, text, 0, start)
+                if not _just_before(_POSSESSED, text, 0, start)
                 and not any(a <= start < b for a, b in relatives)  # "Diageo, which owns …,"
                 and not _just_before(_A_NAME, text, 0, start)
             ]

@@ -178,6 +178,11 @@ class SourceIndex:
         self.history = "\n".join(dossiers).lower() if dossiers else self.lowered
         # Names the company knows, in any case: first token -> whole keys.
         self.known, self.names = _known_names(tuple(known))
+        # Answers already given: a draft asks of one claim in the presence check and again
+        # in the co-occurrence check (and of its subject and body alike). Per index, so
+        # per draft; `known_phrase` is filled by `presence._known`.
+        self._supported: dict[tuple, bool] = {}
+        self.known_phrase: dict[tuple[str, ...], bool] = {}
 
     # The rest is indexed when a draft first asks for it: a draft without a number never
     # pays for the sources' numbers, one without a lone name never for their capitals.
@@ -307,6 +312,12 @@ class SourceIndex:
     def supports_value(
         self, value: _Value, hedge: Hedge | bool | None = None, noun: str | None = None
     ) -> bool:
+        found = self._supported.get((value, hedge, noun))
+        if found is None:
+            found = self._supported[(value, hedge, noun)] = self._supports(value, hedge, noun)
+        return found
+
+    def _supports(self, value: _Value, hedge: Hedge | bool | None, noun: str | None) -> bool:
         if value.kind == "date":
             return self._supports_date(value)
         said = self.values

@@ -155,6 +155,15 @@ _HYPHEN_SUFFIX = re.compile(r"-(?:based|born|led|owned|made|era|style|backed|run
 
 def _name_key(words: Sequence[str]) -> str:
     """The normalised form of a name: no corporate suffix, honorific or leading "the"."""
+    if len(words) > 8:  # a long run (a hostile text's) is not kept in the memo
+        return _key_of.__wrapped__(tuple(words))
+    return _key_of(tuple(words))
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_of(words: tuple[str, ...]) -> str:
+    """`_name_key`, memoised: a draft asks for the same name's key once for each source
+    passage it is looked for in, and again in the presence check."""
     tokens = _norm_tokens(" ".join([_HYPHEN_SUFFIX.sub("", w) if "-" in w else w for w in words]))
     while tokens and (tokens[0] in HONORIFICS or tokens[0] == "the"):
         tokens = tokens[1:]
@@ -204,12 +213,29 @@ def _known_names(
 ) -> tuple[dict[str, list[tuple[str, ...]]], frozenset[str]]:
     """The names anyone knows (`known` and the famous), by first token; and their words.
     Cached: outreach judges many drafts against the same CRM."""
+    famous, famous_tokens = _famous_by_first()
+    by_first = dict(famous)  # (the famous lists are shared: each is replaced, never changed)
+    own = _by_first(known)
+    for first, keys in own.items():
+        by_first[first] = keys + famous.get(first, [])  # `known` first, then the famous
+    return by_first, famous_tokens.union(t for keys in own.values() for k in keys for t in k)
+
+
+@functools.cache
+def _famous_by_first() -> tuple[dict[str, list[tuple[str, ...]]], frozenset[str]]:
+    """`_by_first(FAMOUS)` and its tokens, once: the famous are the same for every CRM."""
+    by_first = _by_first(FAMOUS)
+    return by_first, frozenset(t for keys in by_first.values() for k in keys for t in k)
+
+
+def _by_first(names: Iterable[str]) -> dict[str, list[tuple[str, ...]]]:
+    """The name keys of `names` that may be a known name, by first token, in order."""
     by_first: dict[str, list[tuple[str, ...]]] = {}
-    for name in (*known, *FAMOUS):
+    for name in names:
         tokens = tuple(_name_key(name.split()).split())
         if tokens and (len(tokens) > 1 or len(tokens[0]) > 3):
             by_first.setdefault(tokens[0], []).append(tokens)
-    return by_first, frozenset(t for keys in by_first.values() for k in keys for t in k)
+    return by_first
 
 
 def _swap(text: str, old: str, new: str) -> str:

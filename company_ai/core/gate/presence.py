@@ -159,7 +159,16 @@ def _undot(word: str) -> str:
 
 
 def _known(words: list[str], index: SourceIndex) -> bool:
-    """The sources name this phrase (an acronym must appear in capitals: IT is not "it")."""
+    """The sources name this phrase (an acronym must appear in capitals: IT is not "it").
+    Asked once an index for each phrase (`SourceIndex.known_phrase`)."""
+    phrase = tuple(words)
+    found = index.known_phrase.get(phrase)
+    if found is None:
+        found = index.known_phrase[phrase] = _known_afresh(words, index)
+    return found
+
+
+def _known_afresh(words: list[str], index: SourceIndex) -> bool:
     key = _name_key(words)
     if key in _ALSO_CALLED and index.calls_otherwise(key):
         return True

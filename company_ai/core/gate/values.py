@@ -172,7 +172,13 @@ def _date_starts(lowered: str, words: Iterable[str]) -> list[int]:
     opening a word, or one of `words`, the month and day names among its letter runs (a
     month in a date is a whole word), found by str.find. A date pattern tried only there
     does a tenth of the work of one tried at every position."""
-    starts = {m.start() for m in _DIGIT_OPENING.finditer(lowered)}
+    return _starts_of(lowered, words, {m.start() for m in _DIGIT_OPENING.finditer(lowered)})
+
+
+def _starts_of(lowered: str, words: Iterable[str], starts: set[int] | None = None) -> list[int]:
+    """Every place one of `words` is found in `lowered` by str.find (and `starts`), in
+    order: where a pattern each of whose matches opens with one of them may match."""
+    starts = set() if starts is None else starts
     for word in words:
         at = lowered.find(word)
         while at >= 0:
@@ -332,13 +338,16 @@ def _numbers(original: str, relative: bool = True) -> Iterable[tuple[int, int, _
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", phrase=" ".join(m.group().split()))
     if "quarter" in letters or _Q_DIGIT.search(text):  # "q3", "third quarter"
-        for m in _QUARTER.finditer(text):
+        # (tried only where one opens: a "q" and a digit, or a rank before "quarter")
+        opening = {m.start() for m in _Q_DIGIT.finditer(text)}
+        for m in _matches_at(_QUARTER, text, _starts_of(text, _QUARTERS, opening)):
             quarter = int(m.group(1)) if m.group(1) else _QUARTERS[m.group(2)]
             year = int(m.group(3)) if m.group(3) else None
             taken.append(m.span())
             yield m.start(), m.end(), _Value("date", date=(year, None, None), quarter=quarter)
     if not letters.isdisjoint(ORDINALS):
-        for m in _ORDINAL.finditer(text):
+        # (a rank is a whole word, so one of the letter runs: tried only where they are)
+        for m in _matches_at(_ORDINAL, text, _starts_of(text, letters.intersection(ORDINALS))):
             taken.append(m.span())
             yield m.start(), m.end(), _Value("number", Decimal(ORDINALS[m.group()]), ordinal=True)
     dated = _Spans(taken) if taken else None
