@@ -246,7 +246,7 @@ RANKED = [
 
 
 def test_a_recall_store_of_version_1_gets_its_term_counts_and_ranks_as_fts5_does(pg_url, tmp_path):
-    from company_ai.core.recall.retrieval import Doc, keyword_scored, rebuild_docs
+    from company_ai.core.recall.retrieval import Doc, rebuild_docs, replace_docs
     from company_ai.core.store import pg, transaction
 
     docs = [Doc(*d) for d in RANKED]
@@ -261,10 +261,26 @@ def test_a_recall_store_of_version_1_gets_its_term_counts_and_ranks_as_fts5_does
         counts = dict(server.execute("SELECT key, tf FROM search_docs").fetchall())
         assert counts["invoice-york"]["invoic"] == 5.0  # three in the body, the title's twice
         assert counts["empty"] == {}
-        for query in ("invoice Leeds", "ledger", "café facture", "rota backup ledger", "zzz"):
-            on_server, in_fts5 = keyword_scored(server, query), keyword_scored(sqlite, query)
-            assert [k for k, _ in on_server] == [k for k, _ in in_fts5], query
-            assert [s for _, s in on_server] == pytest.approx([s for _, s in in_fts5]), query
+        ranked_alike(server, sqlite)
+        # The counts bm25 reads follow every write: a document updated in place (on the
+        # server; FTS5 follows only `replace_docs`), one replaced, one removed.
+        with transaction(server):
+            server.execute("UPDATE search_docs SET body = 'ledger ledger' WHERE key = 'rota'")
+        for conn in (server, sqlite):
+            with transaction(conn):
+                replace_docs(conn, [(Doc("rota", "Rota", "ledger ledger"), "")])
+                replace_docs(conn, [(Doc("accents", "Café", "facture"), "")], ["invoice-york"])
+        ranked_alike(server, sqlite)
+        assert server.execute("SELECT docs FROM search_stats").fetchone()[0] == len(docs) - 1
+
+
+def ranked_alike(server, sqlite) -> None:
+    from company_ai.core.recall.retrieval import keyword_scored
+
+    for query in ("invoice Leeds", "ledger", "café facture", "rota backup ledger", "zzz"):
+        on_server, in_fts5 = keyword_scored(server, query), keyword_scored(sqlite, query)
+        assert [k for k, _ in on_server] == [k for k, _ in in_fts5], query
+        assert [s for _, s in on_server] == pytest.approx([s for _, s in in_fts5]), query
 
 
 def test_a_quote_in_a_comment_does_not_move_a_parameter(pg_url, tmp_path):

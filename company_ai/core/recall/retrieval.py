@@ -235,12 +235,12 @@ def keyword_scored(
 
 
 # FTS5's bm25 (k1 1.2, b 0.75, title weighted 2, idf floored at 1e-6) over the tsvector
-# of `search_docs` (RECALL_PG_V1) and its weighted term counts (`tf`, RECALL_PG_V2). The
-# terms come as one array parameter and each becomes a tsquery through plainto_tsquery,
-# which reads no operators: any text is a clean query. A tsvector keeps at most 256
-# positions of a lexeme, so a very long document's counts are capped there (FTS5 counts
-# them all). Double precision throughout, as FTS5 scores (numeric cost a third of the
-# search at 10,000 pages).
+# of `search_docs` (RECALL_PG_V1), its weighted term counts (`tf`) and `search_stats`
+# (RECALL_PG_V2). The terms come as one array parameter and each becomes a tsquery through
+# plainto_tsquery, which reads no operators: any text is a clean query. A tsvector keeps
+# at most 256 positions of a lexeme, so a very long document's counts are capped there
+# (FTS5 counts them all). Double precision throughout, as FTS5 scores (numeric cost a
+# third of the search at 10,000 pages).
 PG_BM25 = """
 WITH q AS (
     SELECT any_term(plainto_tsquery('recall.recall_text', t)) AS query,
@@ -248,7 +248,8 @@ WITH q AS (
     FROM unnest(?::text[]) AS t,
          unnest(tsvector_to_array(to_tsvector('recall.recall_text', t))) AS l
 ),
-stats AS (SELECT count(*)::float8 AS n, avg(doc_len)::float8 AS avgdl FROM search_docs),
+stats AS (SELECT docs::float8 AS n, doc_len_sum::float8 / greatest(docs, 1) AS avgdl
+           FROM search_stats),
 hits AS (SELECT d.id, d.key, d.doc_len, d.tf FROM search_docs d, q WHERE d.tsv @@ q.query),
 tf AS (
     SELECT h.id, l AS lexeme, (h.tf ->> l)::float8 AS f
