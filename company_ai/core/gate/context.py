@@ -244,14 +244,10 @@ class Passages:
         return _same(named[0][1], mine) or (nearest is not None and _same(nearest, mine))
 
     def _named(self, i: int) -> list[tuple[int, tuple[str, ...]]]:
-        """Where passage i names someone, and the words: `subjects`' names, and those
-        owned by a pronoun ("its Leoben project") or inside a relative clause."""
-        return self._names(i)
-
-    def _names(self, i: int) -> list[tuple[int, tuple[str, ...]]]:
         """Where passage i names someone, and the words of the name's key: its capitalised
-        runs less dates, ordinary opening words, places and peoples (what `_named` and
-        `subjects` both start from: the passage is scanned once)."""
+        runs less dates, ordinary opening words, places and peoples, those owned by a
+        pronoun ("its Leoben project") or inside a relative clause included (`subjects`
+        starts from these: the passage is scanned once)."""
         found = self._scanned.get(i)
         if found is None:
             a, b = self.spans[i]
@@ -348,7 +344,7 @@ class Passages:
             relatives = _relatives(text, 0, len(text))
             found = self._subjects[i] = [
                 (start, words)
-                for start, words in self._names(i)
+                for start, words in self._named(i)
                 # "Its Jebel Ali terminal": its; "opened a Fukuoka office": what, not who
                 if not _just_before(_POSSESSED, text, 0, start)
                 and not any(a <= start < b for a, b in relatives)  # "Diageo, which owns …,"
