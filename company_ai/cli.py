@@ -473,7 +473,7 @@ def _import(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def _vectors_scrub(stores: Stores, args: argparse.Namespace) -> int:
-    from company_ai.core.vectors.server import scrub_files
+    from company_ai.core.vectors.scrub import scrub_files
 
     done = scrub_files(args.path.expanduser().resolve())
     _out(

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from company_ai.core.files import write_atomic
+from company_ai.core.vectors.errors import VectorStoreError
 
 EPISODES, KNOWLEDGE, ARCHIVE = "episodes", "knowledge", "archive"
 LIVE = (EPISODES, KNOWLEDGE)
@@ -77,10 +78,6 @@ EXACT_MAX = 20_000
 # it loaded them (its default); until then the changes live in its log.
 SYNC_THRESHOLD = 1000
 ERASING = ".erasing.json"  # the labels an `erase` is removing, until it has zeroed them
-
-
-class VectorStoreError(RuntimeError):
-    """The vector store cannot be used as asked; the message says why and what to do."""
 
 
 def vectors_dir(data_dir: str | Path) -> Path:
@@ -316,7 +313,7 @@ def erase(
 def _erase_on_server(
     path: Path, url: str, select: Callable[[VectorStore], Mapping[str, Iterable[str]]]
 ) -> dict[str, list[str]]:
-    """`erase` on a server: deleted through its API (its files: `server.scrub_files`)."""
+    """`erase` on a server: deleted through its API (its files: `scrub.scrub_files`)."""
     with _locked(path, exclusive=True), _open_existing(path, url) as store:
         chosen = {name: sorted(set(ids)) for name, ids in select(store).items()}
         doomed = {name: ids for name, ids in chosen.items() if ids}
