@@ -6,7 +6,7 @@ p50, and the demo end to end as a whole process.
 
 The PostgreSQL server is a throwaway one started here from Debian's binaries (as the tests
 do), with fsync and synchronous commits on, on this machine: a local server, so the
-figures leave out a network's round trips. Every store `schema.PG_MIGRATIONS` lists goes to
+figures leave out a network's round trips. Every store `pg_schema.PG_MIGRATIONS` lists goes to
 it; the rest stay SQLite files. Nothing here asserts a speed.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from company_ai.core.crm import load_timeline
 from company_ai.core.memory import append_episodes
 from company_ai.core.store import Stores
-from company_ai.core.store.schema import PG_MIGRATIONS
+from company_ai.core.store.pg_schema import PG_MIGRATIONS
 from company_ai.sample_world.crm import iter_sample, store_contacts, store_messages
 from tests.pg_server import NOT_INSTALLED, PgServer, find_bindir
 

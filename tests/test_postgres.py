@@ -19,7 +19,8 @@ from company_ai.constants import LLM_ASSETS, LLM_TAG
 from company_ai.core.brain import synthesize_day
 from company_ai.core.brain.export import render_day
 from company_ai.core.store import Store, StoreError, Stores
-from company_ai.core.store.schema import MIGRATIONS, PG_FIRST_COVERS, PG_MIGRATIONS
+from company_ai.core.store.pg_schema import PG_FIRST_COVERS, PG_MIGRATIONS
+from company_ai.core.store.schema import MIGRATIONS
 from company_ai.core.times import Day
 from company_ai.resources.stores import StoresResource
 from company_ai.sample_world.crm import load_sample

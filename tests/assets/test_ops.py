@@ -6,7 +6,7 @@ import pytest
 
 from company_ai.core.ops import alerts
 from company_ai.core.store import Stores, pg
-from company_ai.core.store.schema import PG_MIGRATIONS
+from company_ai.core.store.pg_schema import PG_MIGRATIONS
 from company_ai.resources.folders import OpsFolders
 from company_ai.resources.notifier import Notifier
 from company_ai.resources.stores import StoresResource

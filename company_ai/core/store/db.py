@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from company_ai.core.store import pg
-from company_ai.core.store.schema import DOMAINS, MIGRATIONS, PG_MIGRATIONS, Store
+from company_ai.core.store.pg_schema import PG_MIGRATIONS
+from company_ai.core.store.schema import DOMAINS, MIGRATIONS, Store
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 

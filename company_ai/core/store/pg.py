@@ -1,7 +1,7 @@
 """A domain store in PostgreSQL, behind the small part of sqlite3's interface the core uses.
 
 Every domain lives in one database (`COMPANY_AI_DATABASE_URL`), each in a schema of its
-own name (`crm`, `memory`, …) with its own versions (`schema.PG_MIGRATIONS`), so the
+own name (`crm`, `memory`, …) with its own versions (`pg_schema.PG_MIGRATIONS`), so the
 domains stay as separate as their SQLite files. The code is the same as on SQLite:
 `execute(sql, params)` with `?` placeholders, rows read by position or by name,
 `transaction()` from `db`. psycopg2 is imported only when a URL is configured, so the

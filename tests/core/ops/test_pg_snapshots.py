@@ -13,7 +13,7 @@ import pytest
 from company_ai.core.ops import pg_snapshots, restore_drill, snapshots, take_snapshot
 from company_ai.core.ops.snapshots import SnapshotError, load_manifest, snapshot_days
 from company_ai.core.store import DOMAINS, Store, Stores
-from company_ai.core.store.schema import PG_MIGRATIONS
+from company_ai.core.store.pg_schema import PG_MIGRATIONS
 from company_ai.sample_world.crm import load_sample
 from tests.conftest import AS_OF
 from tests.pg_server import free_port
