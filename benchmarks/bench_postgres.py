@@ -29,7 +29,7 @@ from company_ai.core.memory import append_episodes
 from company_ai.core.store import Stores
 from company_ai.core.store.pg_schema import PG_MIGRATIONS
 from company_ai.sample_world.crm import iter_sample, store_contacts, store_messages
-from tests.pg_server import NOT_INSTALLED, PgServer, find_bindir
+from tests.pg_server import throwaway
 
 AS_OF = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 
@@ -83,13 +83,8 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=3, help="the demo's --days")
     parser.add_argument("--no-demo", action="store_true")
     args = parser.parse_args()
-    bindir = find_bindir()
-    if bindir is None:
-        sys.exit(NOT_INSTALLED)
     work = Path(tempfile.mkdtemp(prefix="company-ai-bench-pg-"))
-    work.chmod(0o755)  # as root the server runs as `nobody`, who must reach its folder
-    server = PgServer(bindir, work / "pg").start(durable=True)
-    try:
+    with throwaway(durable=True) as server:
         print(f"{os.cpu_count()} cores; on PostgreSQL: {', '.join(sorted(PG_MIGRATIONS))}")
         backends = {"sqlite": "", "postgres": server.create_database("bench")}
         for name, url in backends.items():
@@ -105,8 +100,6 @@ def main() -> None:
                 took = demo_seconds(root, url, args.days)
                 print(f"{name:8}  demo --days {args.days}, whole process: {took:.1f} s")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

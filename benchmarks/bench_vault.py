@@ -20,8 +20,6 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -86,25 +84,10 @@ def main() -> None:
     args = parser.parse_args()
     if not args.postgres:
         return _run(args, "")
-    with _server() as url:
-        _run(args, url)
+    from tests.pg_server import throwaway
 
-
-@contextmanager
-def _server() -> Iterator[str]:
-    """A throwaway local PostgreSQL with fsync on: its database's URL."""
-    from tests.pg_server import NOT_INSTALLED, PgServer, find_bindir
-
-    bindir = find_bindir()
-    if bindir is None:
-        raise SystemExit(NOT_INSTALLED)
-    with tempfile.TemporaryDirectory(prefix="bench-vault-pg-") as work:
-        Path(work).chmod(0o755)  # as root the server runs as `nobody`, who must reach it
-        server = PgServer(bindir, Path(work) / "pg").start(durable=True)
-        try:
-            yield server.create_database("bench_vault")
-        finally:
-            server.stop()
+    with throwaway(durable=True) as server:
+        _run(args, server.create_database("bench_vault"))
 
 
 def _run(args: argparse.Namespace, url: str) -> None:

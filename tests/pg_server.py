@@ -14,6 +14,9 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 NOT_INSTALLED = (
@@ -95,3 +98,22 @@ class PgServer:
         finally:
             conn.close()
         return self.url(name)
+
+
+@contextmanager
+def throwaway(*, durable: bool = False) -> Iterator[PgServer]:
+    """A started server in a temporary folder (outside pytest's, which `nobody` cannot
+    enter), stopped and removed at the end; SystemExit saying why where none is installed
+    (the benchmarks' way; the tests' fixture skips instead)."""
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit(NOT_INSTALLED)
+    root = Path(tempfile.mkdtemp(prefix="company-ai-pg-"))
+    try:
+        server = PgServer(bindir, root).start(durable=durable)
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
