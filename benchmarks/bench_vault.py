@@ -7,17 +7,20 @@ Builds a synthetic vault of N public notes (plus a private folder) in a temp fol
 times staging cold, unchanged and after one edit, distils and indexes every page with
 the offline model and the offline embedder, then times `recall` (hybrid search, entity
 fetch, stale marks, one-hop neighbourhood) over the recall store: p50 and p95 of a warm
-process, and the one-off cost of loading the model and the vectors. `--postgres` keeps the
-recall store (full text by PostgreSQL's own text search, vectors as rows read into one
-matrix) in a throwaway local server with fsync on, started as the tests start one
-(`PYTHONPATH=.` for `tests.pg_server`).
+process, the one-off cost of loading the model and the vectors, and `company-ai recall`
+as a whole process. `--postgres` keeps the recall store (full text by PostgreSQL's own
+text search, vectors as rows read into one matrix) in a throwaway local server with
+fsync on, started as the tests start one (`PYTHONPATH=.` for `tests.pg_server`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -97,6 +100,7 @@ def _run(args: argparse.Namespace, url: str) -> None:
         conn = Stores(args.keep / "data").open("recall")
         searcher, _ = timed("load model + vectors", lambda: Searcher(conn, load_model()))
         time_recall(conn, searcher, args.queries)
+        time_cli(args.keep / "data", url)
         return
     with tempfile.TemporaryDirectory(prefix="bench-vault-") as tmp:
         root = args.keep or Path(tmp)
@@ -136,6 +140,7 @@ def _run(args: argparse.Namespace, url: str) -> None:
         searcher, _ = timed("load the vectors (once per process)", lambda: Searcher(conn, model))
         time_recall(conn, searcher, args.queries)
         conn.close()
+        time_cli(root / "data", url)
 
 
 def time_recall(conn, searcher, queries: int) -> None:
@@ -156,6 +161,23 @@ def time_recall(conn, searcher, queries: int) -> None:
     print(
         f"recall at {pages:,} pages, {len(laps)} questions: "
         f"p50 {statistics.median(laps):.1f} ms, p95 {p95:.1f} ms, max {laps[-1]:.1f} ms"
+    )
+
+
+def time_cli(data: Path, url: str, runs: int = 7) -> None:
+    """`company-ai recall` as a user runs it: a whole process, the model loaded each time."""
+    env = {k: v for k, v in os.environ.items() if k != "COMPANY_AI_DATABASE_URL"}
+    if url:
+        env["COMPANY_AI_DATABASE_URL"] = url
+    command = [str(Path(sys.executable).parent / "company-ai"), "--data-dir", str(data),
+               "recall", "who handles the invoice in Leeds?"]  # fmt: skip
+    laps = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+        laps.append(time.perf_counter() - started)
+    print(
+        f"`company-ai recall`, whole process, {runs} runs: median {statistics.median(laps):.3f} s"
     )
 
 
