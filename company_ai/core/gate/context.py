@@ -79,7 +79,7 @@ from company_ai.core.gate.index import SourceIndex
 from company_ai.core.gate.names import _ALSO_CALLED_FIRST, _PLACE_OF, _name_key, _names, _norm
 from company_ai.core.gate.phrases import _fold, _sentence_start
 from company_ai.core.gate.presence import _plain_opening as presence_plain_opening
-from company_ai.core.gate.presence import _undot, _unsupported_parts, check
+from company_ai.core.gate.presence import _undot, _unsupported_parts, check, named_inside
 from company_ai.core.gate.values import DATE_WORDS, GREETING
 from company_ai.core.gate.words import CONNECTORS, DEMONYMS, PLACES
 
@@ -256,9 +256,12 @@ class Passages:
             assert index is not None
             found = self._scanned[i] = [
                 (start, tuple(key.split()))
-                for start, _, words in _names(text, [])
+                for start, end, words in _names(text, [])
                 if not any(w.lower() in DATE_WORDS for w in words)  # "March", "Monday"
-                and not (_sentence_start(text, start) and _plain_opening(words, index))
+                and not (
+                    _sentence_start(text, start)
+                    and _plain_opening(words, index, text[end : end + 64])
+                )
                 and not _is_place(key := _name_key(words))
             ]
         return found
@@ -318,8 +321,10 @@ class Passages:
         assert index is not None
         for i in self._valued:
             a, b = self.spans[i]
-            for at, words in _capitalised_runs(self.joined[a:b]):
-                if at == 0 and _plain_opening(words, index):
+            passage = self.joined[a:b]
+            for at, words in _capitalised_runs(passage):
+                end = passage.find(words[0]) + len(words[0]) if at == 0 else 0
+                if at == 0 and _plain_opening(words, index, passage[end : end + 64]):
                     words = words[1:]  # "Revenue grew…", "In 2021…"
                 lower = [w.lower() for w in words]
                 if not lower or lower[0] in present:
@@ -425,11 +430,11 @@ def _capitalised_word(text: str, word: str) -> bool:
     return False
 
 
-def _plain_opening(words: list[str], index: SourceIndex) -> bool:
+def _plain_opening(words: list[str], index: SourceIndex, after: str = "") -> bool:
     """`presence._plain_opening`, and one word alone that ends as an abstract noun does."""
     if len(words) == 1 and len(words[0]) > 5 and words[0].lower().endswith(_NOUN_ENDINGS):
         return not index.is_name(words[0])
-    return presence_plain_opening(words, index)
+    return presence_plain_opening(words, index, after)
 
 
 def _same(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -476,10 +481,15 @@ def _claims(
         said = ("v", value, hedge, noun)
         items.append(_Item(start, end, cls, value_held, said, "", "", ""))
     allowed = _allowed_words(index.allow)
+    inside: frozenset[str] | None = None  # as `presence.check` reads an opening word alone
     for n, (start, end, words, _) in enumerate(mentions.names):
         if pairable is not None and not pairable.names[n]:
             continue
-        if start in mentions.openings and presence_plain_opening(words, index):
+        after = ""
+        if len(words) == 1 and start in mentions.openings:
+            inside = named_inside(mentions) if inside is None else inside
+            after = "" if words[0] in inside else text[end : end + 64]
+        if start in mentions.openings and presence_plain_opening(words, index, after):
             if len(words) == 1:
                 continue  # "Impressive growth…": an ordinary word
             start = end - len(" ".join(words[1:]))

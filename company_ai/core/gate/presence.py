@@ -27,10 +27,12 @@ from company_ai.core.gate.words import (
     ENGLISH_ENDINGS,
     HEDGES,
     HONORIFICS,
+    OBJECT_OPENERS,
     OPENERS,
     ORG_WORDS,
     PLACES,
     ROLE_WORDS,
+    TIME_NOUNS,
     TITLE_WORDS,
     VAGUE_COUNTS,
 )
@@ -67,6 +69,7 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
     reader = [set(key.split()) for key in mentions.reader]
     if reader and _NAMES_THE_READER.search(index.joined):
         reader = []
+    inside: frozenset[str] | None = None  # the words the text capitalises past an opening
     for start, end, words, before in mentions.names:
         if reader and _is_reader(words, reader):
             continue
@@ -77,12 +80,18 @@ def check(mentions: Mentions, index: SourceIndex) -> list[Claim]:
         for a, b, _part in _unsupported_parts(
             [_undot(w) for w in words] if dotted else words, index
         ):
-            if a == 0 and start in mentions.openings and _plain_opening(words, index):
+            if a == 0 and start in mentions.openings:
+                after = ""  # the text after a word alone, unless the text names it elsewhere
+                if len(words) == 1:
+                    inside = named_inside(mentions) if inside is None else inside
+                    after = "" if words[0] in inside else text[end : end + 64]
                 # A sentence-opening word the company knows as no name ("Impressive …",
-                # "Clearly Acme …") is an ordinary word; a known name ("Calendly") is not.
-                if b == 1:
-                    continue
-                a = 1
+                # "Clearly Acme …", "Verify the …") is an ordinary word; a known name
+                # ("Calendly") is not.
+                if _plain_opening(words, index, after):
+                    if b == 1:
+                        continue
+                    a = 1
             offsets = offsets or _offsets(text[start:end], words)
             s = start + offsets[a]
             e = start + offsets[b - 1] + len(words[b - 1])
@@ -121,21 +130,53 @@ def _is_reader(words: list[str], reader: list[set[str]]) -> bool:
     return bool(tokens) and any(tokens <= names for names in reader)
 
 
-def _plain_opening(words: list[str], index: SourceIndex) -> bool:
+def named_inside(mentions: Mentions) -> frozenset[str]:
+    """The words `mentions` capitalises other than at a sentence's opening: a word the text
+    writes so ("… we help Zentrix") is a name wherever it stands."""
+    return frozenset(
+        w
+        for start, _, words, _ in mentions.names
+        for w in (words[1:] if start in mentions.openings else words)
+    )
+
+
+def _plain_opening(words: list[str], index: SourceIndex, after: str = "") -> bool:
     """Whether a sentence-opening run's first word is an ordinary word: alone in its run,
-    or an adverb or participle before a name ("Clearly Acme"), and no name anyone knows."""
+    or an adverb or participle before a name ("Clearly Acme"), and no name anyone knows.
+    `after` is the text right after the run (or "" not to read it): one word before an
+    object is a verb (`_imperative`)."""
     first = words[0]
     lower = first.lower()
     if first.isupper() or index.is_name(first):
         return False
     if index.writes_lower(lower):
         return True  # "Shares in Acme…": the sources use it as an ordinary word
+    if after and len(words) == 1 and _imperative(first, after):
+        return True  # "Verify the numbers with me": a verb, its object after it
     if len(words) > 1:
         return lower.endswith(("ly", "ing", "ed"))  # "Clearly Acme", "Congratulating Acme"
     english = len(lower) > 5 and lower.endswith(ENGLISH_ENDINGS)
     compound = "-" in first and first.split("-", 1)[1].islower()  # "Month-end", "Follow-up"
     # A hedge word the gate reads before numbers ("Almost 400 people…") names no one.
     return lower in OPENERS or lower in HEDGES or english or compound
+
+
+def _imperative(word: str, after: str) -> bool:
+    """Whether a word alone opening a sentence is a verb in the imperative: a word of
+    letters, then one space and a determiner or object pronoun ("Verify the numbers",
+    "Send me the deck"), which a name is very rarely followed by (it is followed by its
+    verb, or a comma: "Dana, the numbers…"), unless they open a time: "Acme this year
+    grew", "Acme a decade ago" name Acme."""
+    if not word.isalpha() or after[:1] != " ":
+        return False
+    tokens = after.split(None, 3)[:3]
+    if not tokens or tokens[0].rstrip(".,;:!?") not in OBJECT_OPENERS:
+        return False
+    for token in tokens[1:]:
+        noun = token.rstrip(".,;:!?")
+        if noun in TIME_NOUNS or (noun[-1:] == "s" and noun[:-1] in TIME_NOUNS):
+            return False
+    return True
 
 
 # --- checking: what the sources do not support --------------------------------------------

@@ -287,6 +287,20 @@ OPENERS = frozenset(
     write see email reply visit take have get give keep use follow watch look make come bring
     """.split()
 )
+# Words that open a verb's object: determiners and object pronouns. A capitalised word
+# alone at a sentence's opening, right before one of these ("Verify the numbers", "Shoot
+# me a note"), is a verb in the imperative: a name is followed by its verb or a comma.
+OBJECT_OPENERS = frozenset(
+    "the a an this that these those my your our his her its their me us him them it".split()
+)
+# Nouns of time: after a determiner they make an adverbial, which may follow a name
+# ("Acme this year grew", "Acme a decade ago"), so that determiner opens no object.
+TIME_NOUNS = frozenset(
+    """
+    second minute hour day week weekend month quarter year decade century season time
+    morning afternoon evening night spring summer autumn fall winter
+    """.split()
+)
 # Endings of English adjectives and adverbs: a sentence-opening word ending so, alone in
 # its run, is an ordinary word ("Impressive growth"), unless anyone knows it as a name.
 ENGLISH_ENDINGS = ("ive", "ful", "ous", "ible", "able", "ing", "ed", "ic", "ant", "ent", "ness")

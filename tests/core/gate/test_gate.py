@@ -173,6 +173,33 @@ def test_a_hedge_opening_a_sentence_is_no_name():
     assert claims("Nearly 900 people work there now.") == [("900", "number")]  # 805 is not
 
 
+def test_a_verb_opening_a_sentence_before_its_object_is_no_name():
+    # Issue 28: "Verify" before "the numbers" was read as a name no source gives. One word
+    # alone opening a sentence, right before a determiner or an object pronoun, is a verb.
+    assert claims("Verify the numbers with me sometime.") == []
+    assert claims("Verify the numbers with me sometime.", together=True) == []  # as outreach
+    assert claims("Bluewind did well. Shoot me a note. Forward this to Grace.") == []
+    # A made-up company in the same place, before its verb, is still a name no source gives.
+    assert claims("Zentrix verified the numbers with me.") == [("Zentrix", "other")]
+    assert claims("Bluewind did well. Zentrix uses the numbers.") == [("Zentrix", "other")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zentrix this year grew.",  # a determiner opening a time: "this year" is no object
+        "Zentrix a decade ago had no office.",
+        "Zentrix the following year grew.",
+        "Zentrix, the numbers say, grew.",  # a comma: no object after a verb
+        "Zentrix's the numbers team.",  # no word of letters alone
+        "Zentrix the company grew. We help Zentrix.",  # the text names it mid-sentence
+    ],
+)
+def test_a_name_before_a_determiner_that_opens_no_object_is_still_a_name(text):
+    first = find_unsupported_claims(text, SOURCES)[0]
+    assert (first.start, first.text.removesuffix("'s")) == (0, "Zentrix")
+
+
 def test_an_acronym_needs_its_capitals_in_the_sources():
     assert claims("As IT Manager, you own it.", ["it is done. Product Manager"]) == [
         ("IT", "other")
@@ -279,6 +306,10 @@ VERDICTS_OF_VERSION = {
     # 28: a new subject starts a clause, a figure is its clause's subject's, two
     # prepositions' objects are not tied): no labelled draft is judged otherwise.
     7: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
+    # Version 8 reads a word alone opening a sentence before a determiner or an object
+    # pronoun ("Verify the numbers", "Send me…") as a verb, not a name (issue 28): no
+    # labelled draft opens a sentence so.
+    8: "e93da2ca08d5b1954e5191f7d17016c97ed14ca00e435f80acc2c3753a88f75b",
 }
 
 
