@@ -80,7 +80,7 @@ def seed_outreach(stores: Stores, days: list[str], rng: random.Random) -> None:
                     outreach.execute(
                         "INSERT INTO research_picks (day, contact_id, rank, status, reason,"
                         " findings, writeback, created_at, updated_at) VALUES"
-                        " (?,?,?,?,?,'[]',?,?,?)",
+                        " ($1,$2,$3,$4,$5,'[]',$6,$7,$8)",
                         (
                             day,
                             cid,
@@ -101,8 +101,9 @@ def seed_outreach(stores: Stores, days: list[str], rng: random.Random) -> None:
                     draft_id = outreach.execute(
                         "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body,"
                         " angle, dossier, sources, model, verdict, unsupported, status, reason,"
-                        " created_at, updated_at) VALUES (?,?,?,0,?,?,?,'','[]','model:offline',"
-                        " ?,?,?,?,?,?)",
+                        " created_at, updated_at)"
+                        " VALUES ($1,$2,$3,0,$4,$5,$6,'','[]','model:offline',"
+                        " $7,$8,$9,$10,$11,$12)",
                         (
                             day,
                             cid,
@@ -121,7 +122,7 @@ def seed_outreach(stores: Stores, days: list[str], rng: random.Random) -> None:
                     if status == "sent":
                         message = outreach.execute(
                             "INSERT INTO messages (contact_id, thread_id, subject, body, angle,"
-                            " sent_at, draft_id) VALUES (?,?,?,?,?,?,?)",
+                            " sent_at, draft_id) VALUES ($1,$2,$3,$4,$5,$6,$7)",
                             (
                                 cid,
                                 f"bench-{day}-{cid}",
@@ -133,7 +134,7 @@ def seed_outreach(stores: Stores, days: list[str], rng: random.Random) -> None:
                             ),
                         ).lastrowid
                         outreach.execute(
-                            "UPDATE drafts SET message_id = ? WHERE id = ?", (message, draft_id)
+                            "UPDATE drafts SET message_id = $1 WHERE id = $2", (message, draft_id)
                         )
             with transaction(recall):
                 for n in range(5):
@@ -141,7 +142,7 @@ def seed_outreach(stores: Stores, days: list[str], rng: random.Random) -> None:
                     recall.execute(
                         "INSERT OR REPLACE INTO pages (title, note_path, note_hash, distilled,"
                         " generated_by, page, markdown, published, problems) VALUES"
-                        " (?, ?, 'h', ?, 'model:offline', ?, '', 1, '[]')",
+                        " ($1, $2, 'h', $3, 'model:offline', $4, '', 1, '[]')",
                         (f"{day} page {n}", f"notes/{day}-{n}.md", day, json.dumps(page)),
                     )
             deleted[f"notes/{day}-gone.md"] = {"deleted_on": day, "sha256": "0"}

@@ -69,7 +69,7 @@ def main() -> None:
     with stores.connect("crm") as crm, transaction(crm):
         crm.executemany(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (?, ?, ?, 10, 'bench', ?, ?)",
+            " VALUES ($1, $2, $3, 10, 'bench', $4, $5)",
             [(i, f"p{i}@acme.example", f"P {i}", AT, AT) for i in range(1, CONTACTS + 1)],
         )
 

@@ -52,13 +52,13 @@ def seed(stores: Stores, n: int) -> None:
     with stores.connect("crm") as crm, transaction(crm):
         crm.executemany(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (?, ?, ?, 30, 'bench', ?, ?)",
+            " VALUES ($1, $2, $3, 30, 'bench', $4, $5)",
             [(i, f"p{i}@acme{i % 97}.example", f"Person {i}", at, at) for i in range(1, n + 1)],
         )
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
-            " rfc_message_id) VALUES (?, ?, ?, 'Hello', 'Hi,\nA note.', ?, ?)",
+            " rfc_message_id) VALUES ($1, $2, $3, 'Hello', 'Hi,\nA note.', $4, $5)",
             [(i, i, f"t-{i}", at, f"<m{i}@company-ai.example>") for i in range(1, n + 1)],
         )
 

@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-BEFORE = "SELECT id, natural_key FROM contact_episodes WHERE day = ? ORDER BY id"
+BEFORE = "SELECT id, natural_key FROM contact_episodes WHERE day = $1 ORDER BY id"
 AFTER = (
     "SELECT id, natural_key FROM contact_episodes"
-    " WHERE recorded_at >= ? AND recorded_at < ? ORDER BY id"
+    " WHERE recorded_at >= $1 AND recorded_at < $2 ORDER BY id"
 )
 
 
@@ -111,7 +111,7 @@ def main() -> None:
             rows = [
                 [
                     tuple(r)
-                    for r in brain.execute(f"SELECT * FROM {t} WHERE day = ?", keys[n : n + 1])
+                    for r in brain.execute(f"SELECT * FROM {t} WHERE day = $1", keys[n : n + 1])
                 ]
                 for t in ("facts", "decisions", "edges")
             ]

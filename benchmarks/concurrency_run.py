@@ -466,7 +466,7 @@ def check(instance, data: Path, plan, installed: datetime, outcome: Outcome) -> 
     with stores.connect(Store.MEMORY, readonly=True) as memory:
         seals = memory.execute(
             "SELECT day, episodes, window_start, window_end FROM day_seals"
-            " WHERE window_start >= ? ORDER BY day",
+            " WHERE window_start >= $1 ORDER BY day",
             (to_iso(installed - timedelta(days=1)),),
         ).fetchall()
         sealed_days = {row[0] for row in seals}
@@ -474,7 +474,8 @@ def check(instance, data: Path, plan, installed: datetime, outcome: Outcome) -> 
             bad.append(f"{day}: no day seal")
         for day, episodes, start, end in seals:
             held = memory.execute(
-                "SELECT count(*) FROM contact_episodes WHERE recorded_at >= ? AND recorded_at < ?",
+                "SELECT count(*) FROM contact_episodes"
+                " WHERE recorded_at >= $1 AND recorded_at < $2",
                 (start, end),
             ).fetchone()[0]
             say(f"      {day}: sealed {episodes} episodes, the store holds {held}")
@@ -486,7 +487,7 @@ def check(instance, data: Path, plan, installed: datetime, outcome: Outcome) -> 
         ).fetchone()[0]
         outreach_episodes = memory.execute(
             "SELECT count(*) FROM contact_episodes WHERE episode_type = 'outreach'"
-            " AND recorded_at >= ?",
+            " AND recorded_at >= $1",
             (to_iso(installed),),
         ).fetchone()[0]
         counts["episodes"] = memory.execute("SELECT count(*) FROM contact_episodes").fetchone()[0]
@@ -501,7 +502,7 @@ def check(instance, data: Path, plan, installed: datetime, outcome: Outcome) -> 
             if n > DRAFTS_CAP:
                 bad.append(f"{day}: {n} drafts, more than the cap of {DRAFTS_CAP}")
         sent = outreach.execute(
-            "SELECT rfc_message_id FROM messages WHERE sent_at >= ?", (to_iso(installed),)
+            "SELECT rfc_message_id FROM messages WHERE sent_at >= $1", (to_iso(installed),)
         ).fetchall()
     sent_ids = [(row[0] or "").strip("<>") for row in sent]
     outbox = sorted((data / "outbox").glob("*.eml")) if (data / "outbox").exists() else []

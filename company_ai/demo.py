@@ -247,7 +247,7 @@ class _World:
                 row[0]
                 for row in outreach.execute(
                     "SELECT DISTINCT due_at FROM drafts WHERE status = 'ready'"
-                    " AND due_at <= ? ORDER BY due_at",
+                    " AND due_at <= $1 ORDER BY due_at",
                     (to_iso(until),),
                 )
             ]
@@ -347,7 +347,7 @@ def _showcase_email(stores) -> str:
                 )
             }
         best = max(candidates, key=lambda cid: (counts.get(cid, 0), -cid))
-        return crm.execute("SELECT email FROM contacts WHERE id = ?", (best,)).fetchone()[0]
+        return crm.execute("SELECT email FROM contacts WHERE id = $1", (best,)).fetchone()[0]
 
 
 def _digest_now(instance, settings) -> str:

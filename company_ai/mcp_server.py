@@ -347,7 +347,7 @@ class _RecallServer(MCPServer):
             return []
         with self._stores.connect(Store.RECALL, readonly=True) as conn:
             rows = conn.execute(
-                "SELECT title, type, distilled, derived_from FROM entities ORDER BY title LIMIT ?",
+                "SELECT title, type, distilled, derived_from FROM entities ORDER BY title LIMIT $1",
                 (MAX_LISTED_PAGES,),
             ).fetchall()
         return [
@@ -456,7 +456,7 @@ def _page(stores: ReadOnlyStores, title: str) -> str:
 def _derived_from(stores: ReadOnlyStores, title: str) -> str:
     with stores.connect(Store.RECALL, readonly=True) as conn:
         row = conn.execute(
-            "SELECT derived_from FROM entities WHERE title = ? COLLATE NOCASE", (title,)
+            "SELECT derived_from FROM entities WHERE title = $1 COLLATE NOCASE", (title,)
         ).fetchone()
     if row is None:
         raise LookupError(f"no recall page titled {title!r}")

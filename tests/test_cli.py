@@ -15,7 +15,7 @@ def first_email(stores):
         stores.connect("crm", readonly=True) as crm,
     ):
         contact_id = outreach.execute("SELECT contact_id FROM messages LIMIT 1").fetchone()[0]
-        return crm.execute("SELECT email FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
+        return crm.execute("SELECT email FROM contacts WHERE id = $1", (contact_id,)).fetchone()[0]
 
 
 def run(*args, python_flags=()):

@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 
 from company_ai.constants import PLAYED_AT_TAG
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.timetable import TIMETABLE
 from company_ai.demo import MARKER, _fresh, demo_plan
 from tests.demo_run import (
@@ -65,8 +66,8 @@ def test_the_demo_installs_and_runs_its_first_night_through_the_run_launcher(dem
         filled = instance.get_materialized_partitions(dg.AssetKey(asset))
         assert days[0] in filled, asset
     # The first night's brain read that day's runs and the pages the vault distilled.
-    with sqlite3.connect(root / "data" / "brain.db") as brain:
-        kinds = {k for (k,) in brain.execute("SELECT kind FROM facts WHERE day = ?", days[:1])}
+    with sqlite3.connect(factory=StoreConnection, database=root / "data" / "brain.db") as brain:
+        kinds = {k for (k,) in brain.execute("SELECT kind FROM facts WHERE day = $1", days[:1])}
     assert {"run_ok", "page_distilled"} <= kinds, kinds
     # The install date is the first demo day: the UI shows no older "missing" days.
     install = (root / "data" / "install.json").read_text()

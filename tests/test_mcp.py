@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from company_ai.core.ops.alerts import enqueue
 from company_ai.core.recall import index_entities
 from company_ai.core.store import ReadOnlyStores, Store, StoreError, Stores, transaction
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.times import Day
 from company_ai.core.vault import distill_staging, offline_page, stage_vault
 from company_ai.core.vectors import Signals, open_store, sync_episodes, vectors_dir
@@ -72,7 +73,7 @@ def an_email(data: Path) -> str:
     with Stores(data).connect(Store.OUTREACH, readonly=True) as outreach:
         contact_id = outreach.execute("SELECT contact_id FROM messages LIMIT 1").fetchone()[0]
     with Stores(data).connect(Store.CRM, readonly=True) as crm:
-        return crm.execute("SELECT email FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
+        return crm.execute("SELECT email FROM contacts WHERE id = $1", (contact_id,)).fetchone()[0]
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -391,7 +392,9 @@ def test_stores_mid_write_are_read_as_last_committed(tmp_path, mcp_data):
     from what was committed, and never waits for the writer or writes itself."""
     data = Path(shutil.copytree(mcp_data, tmp_path / "data"))
     email = an_email(data)
-    writer = sqlite3.connect(data / "memory.db", isolation_level=None)
+    writer = sqlite3.connect(
+        factory=StoreConnection, database=data / "memory.db", isolation_level=None
+    )
     writer.execute("BEGIN IMMEDIATE")
     columns = [r[1] for r in writer.execute("PRAGMA table_info(contact_episodes)") if r[1] != "id"]
     copied = [
@@ -402,7 +405,7 @@ def test_stores_mid_write_are_read_as_last_committed(tmp_path, mcp_data):
         " FROM contact_episodes WHERE contact_id = (SELECT contact_id FROM contact_episodes"
         " ORDER BY id LIMIT 1) LIMIT 1"
     )
-    crm = sqlite3.connect(data / "crm.db", isolation_level=None)
+    crm = sqlite3.connect(factory=StoreConnection, database=data / "crm.db", isolation_level=None)
     crm.execute("BEGIN IMMEDIATE")
     crm.execute("UPDATE contacts SET name = 'UNCOMMITTED'")
     try:
@@ -579,14 +582,14 @@ def test_no_tool_can_write(mcp_data):
 
 
 def test_a_postgres_memory_store_is_read_in_a_read_only_session(tmp_path, pg_url):
-    import psycopg2
+    import psycopg
 
     with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY):
         pass  # a writer makes the schema
     stores = ReadOnlyStores(tmp_path, database_url=pg_url)
     with stores.connect(Store.MEMORY) as memory:
         assert memory.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
-        with pytest.raises(psycopg2.errors.ReadOnlySqlTransaction):
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             memory.execute("DELETE FROM contact_episodes")
 
 

@@ -78,7 +78,7 @@ def test_a_day_materialises_through_postgres_storage_and_a_postgres_memory_store
     seal = result.get_asset_materialization_events()[0].materialization.metadata
     assert not (on_pg / "memory.db").exists(), "the memory store is the server, not a file"
     with Stores(on_pg, database_url=memory_url).connect(Store.MEMORY) as memory:
-        stored = memory.execute("SELECT episodes, digest FROM day_seals WHERE day = ?", (DAY,))
+        stored = memory.execute("SELECT episodes, digest FROM day_seals WHERE day = $1", (DAY,))
         assert tuple(stored.fetchone()) == (seal["dagster/row_count"].value, seal["digest"].value)
     assert seal["dagster/row_count"].value > 0
 
@@ -218,14 +218,14 @@ def test_each_domain_lives_in_a_schema_of_its_own_in_one_database(pg_url, tmp_pa
 def test_a_transaction_the_database_refuses_leaves_nothing_and_the_connection_usable(
     pg_url, tmp_path
 ):
-    import psycopg2
+    import psycopg
 
     from company_ai.core.memory import append_episodes
     from company_ai.core.store import transaction
     from tests.conftest import episode
 
     with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY) as memory:
-        with pytest.raises(psycopg2.Error, match="append-only"), transaction(memory):
+        with pytest.raises(psycopg.Error, match="append-only"), transaction(memory):
             memory.execute(
                 "INSERT INTO contact_episodes (contact_id, episode_type, content, created_at,"
                 " natural_key, day, recorded_at) VALUES (1, 'note', 'x', '2026-11-29T10:00:00Z',"
@@ -284,15 +284,6 @@ def ranked_alike(server, sqlite) -> None:
         assert [s for _, s in on_server] == pytest.approx([s for _, s in in_fts5]), query
 
 
-def test_a_quote_in_a_comment_does_not_move_a_parameter(pg_url, tmp_path):
-    with Stores(tmp_path, database_url=pg_url).connect(Store.MEMORY) as memory:
-        row = memory.execute(
-            "SELECT ? AS a, -- the contact's ? is not a parameter\n '?' AS b, ? AS c",
-            ("first", "second"),
-        ).fetchone()
-    assert tuple(row) == ("first", "?", "second")
-
-
 def test_a_demo_night_runs_end_to_end_with_every_store_postgres_holds(pg_server, tmp_path):
     """The demo's first night, every run through the code location, with the stores that
     PostgreSQL can hold there: none of them is written as a file, and a second demo on the
@@ -302,8 +293,9 @@ def test_a_demo_night_runs_end_to_end_with_every_store_postgres_holds(pg_server,
     url = pg_server.create_database("demo_night")
     env = ENV | {"COMPANY_AI_DATABASE_URL": url}
     root = tmp_path / "demo"
+    # Two days: yesterday's whole timetable (outreach included) whatever the hour of today.
     done = subprocess.run(
-        demo_args(root, "--contacts", "120", "--days", "1"), capture_output=True, text=True,
+        demo_args(root, "--contacts", "120", "--days", "2"), capture_output=True, text=True,
         env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -311,7 +303,7 @@ def test_a_demo_night_runs_end_to_end_with_every_store_postgres_holds(pg_server,
     assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs), [
         (r.job_name, r.status) for r in runs if r.status != dg.DagsterRunStatus.SUCCESS
     ]
-    assert "passed the fabrication gate" in done.stderr
+    assert "passed the fabrication gate" in done.stderr, done.stderr
     assert "$ company-ai timeline " in done.stdout
     stores = Stores(root / "data", database_url=url)
     for domain in PG_MIGRATIONS:

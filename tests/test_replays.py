@@ -17,6 +17,7 @@ from email.utils import format_datetime
 
 from company_ai.constants import PLAYED_AT_TAG
 from company_ai.core.store import Store, Stores
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.times import utc_now
 from company_ai.core.timetable import TIMETABLE, current_partitions
 from company_ai.definitions import build
@@ -38,7 +39,7 @@ def fingerprint(data) -> dict:
     """Every row the replays wrote and every file they exported, as bytes."""
     found: dict[str, str] = {}
     for store, tables in WRITTEN.items():
-        with sqlite3.connect(data / f"{store}.db") as conn:
+        with sqlite3.connect(factory=StoreConnection, database=data / f"{store}.db") as conn:
             for table in tables:
                 for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
                     found[f"{store}.{table}:{row[0]}:{row[1]}"] = repr(row)
@@ -60,7 +61,7 @@ def late_world(settings: Settings, stores: Stores) -> str:
         ).fetchone()
     with stores.connect(Store.CRM, readonly=True) as crm:
         name, email = crm.execute(
-            "SELECT name, email FROM contacts WHERE id = ?", (message[2],)
+            "SELECT name, email FROM contacts WHERE id = $1", (message[2],)
         ).fetchone()
     mail = EmailMessage()
     mail["From"], mail["To"] = f"{name} <{email}>", "Sam Rivers <sam@company-ai.example>"
@@ -100,8 +101,8 @@ def test_every_replay_of_every_day_is_byte_identical_after_every_capture_ran_aga
             partition_key=partition, instance=instance, raise_on_error=False
         )
         assert result.success, entry.job
-    with sqlite3.connect(data / "outreach.db") as outreach:
-        late = outreach.execute("SELECT count(*) FROM inbound WHERE created_at >= ?", (now,))
+    with sqlite3.connect(factory=StoreConnection, database=data / "outreach.db") as outreach:
+        late = outreach.execute("SELECT count(*) FROM inbound WHERE created_at >= $1", (now,))
         assert late.fetchone()[0] >= 1, "the late reply was taken tonight"
 
     # Every replay of every day again, today, as a backfill runs it (on the wall clock).

@@ -434,7 +434,7 @@ def record_refusals(conn: sqlite3.Connection, refusals: Iterable[Refusal], at: s
     return sum(
         conn.execute(
             "INSERT INTO intake_refusals (intake, item_key, reason, recorded_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (intake, item_key) DO NOTHING",
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (intake, item_key) DO NOTHING",
             (r.intake, r.key, r.reason, at),
         ).rowcount
         for r in refusals
@@ -443,5 +443,5 @@ def record_refusals(conn: sqlite3.Connection, refusals: Iterable[Refusal], at: s
 
 def refused_keys(conn: sqlite3.Connection, intake: str) -> set[str]:
     """The keys of the items this intake has refused before."""
-    rows = conn.execute("SELECT item_key FROM intake_refusals WHERE intake = ?", (intake,))
+    rows = conn.execute("SELECT item_key FROM intake_refusals WHERE intake = $1", (intake,))
     return {row[0] for row in rows}

@@ -215,7 +215,7 @@ def store_contacts(stores: Stores, rows: list[tuple]) -> int:
         (before,) = crm.execute("SELECT count(*) FROM contacts").fetchone()
         crm.executemany(
             "INSERT INTO contacts (id, email, name, company, title, city, warmth, source,"
-            " external_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+            " external_id, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)"
             " ON CONFLICT (id) DO NOTHING",
             rows,
         )
@@ -242,7 +242,7 @@ def store_messages(
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, angle, sent_at,"
             " opened_at, replied_at, bounce_status, bump_count, rfc_message_id)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (id) DO NOTHING",
             rows,
         )
         added = outreach.execute(count).fetchone()[0] - before
@@ -255,7 +255,7 @@ def store_messages(
         outreach.executemany(
             "INSERT INTO inbound (provider_id, message_id, contact_id, thread_id, kind,"
             " received_at, from_address, subject, body, warmth_before, warmth_after,"
-            " warmth_applied, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,1,?)"
+            " warmth_applied, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,1,$12)"
             " ON CONFLICT (provider_id) DO NOTHING",
             inbound,
         )

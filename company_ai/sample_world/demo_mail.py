@@ -34,7 +34,7 @@ def _open_threads(stores: Stores, now: datetime, count: int) -> list[dict]:
         stores.connect(Store.CRM, readonly=True) as crm,
     ):
         rows = outreach.execute(
-            "SELECT m.* FROM messages m WHERE m.sent_at >= ? AND m.sent_at < ?"
+            "SELECT m.* FROM messages m WHERE m.sent_at >= $1 AND m.sent_at < $2"
             " AND m.replied_at IS NULL AND m.bounce_status = 'none'"
             " AND m.sent_at = (SELECT max(sent_at) FROM messages WHERE contact_id = m.contact_id)"
             " AND NOT EXISTS (SELECT 1 FROM send_holds h WHERE h.contact_id = m.contact_id)",

@@ -52,7 +52,8 @@ def files(folder: Path) -> dict[str, bytes]:
 def brain_rows(data, day):
     with Stores(data).connect("brain", readonly=True) as conn:
         return [
-            tuple(r) for r in conn.execute("SELECT * FROM facts WHERE day = ? ORDER BY key", (day,))
+            tuple(r)
+            for r in conn.execute("SELECT * FROM facts WHERE day = $1 ORDER BY key", (day,))
         ]
 
 

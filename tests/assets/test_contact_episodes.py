@@ -32,7 +32,8 @@ def test_a_day_is_sealed_with_counts_and_all_checks_pass(data):
         window = days.window(SETUP, "contact_episodes", "2026-11-20")  # by recorded time
         with Stores(data).connect("memory", readonly=True) as memory:
             expected = memory.execute(
-                "SELECT count(*) FROM contact_episodes WHERE recorded_at >= ? AND recorded_at < ?",
+                "SELECT count(*) FROM contact_episodes"
+                " WHERE recorded_at >= $1 AND recorded_at < $2",
                 (window.start, window.end),
             ).fetchone()[0]
         assert expected > 0

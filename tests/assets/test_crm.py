@@ -8,6 +8,7 @@ import pytest
 
 from company_ai.core.crm.people_sync import Cursor, load_cursor, pass_state
 from company_ai.core.store import Stores
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.resources.people import PeopleSource
 from company_ai.resources.stores import StoresResource
 from company_ai.sample_world.people import SAMPLE_PEOPLE_FILE
@@ -55,7 +56,7 @@ def test_the_sync_of_the_sample_crm_adopts_every_contact_and_changes_nothing_els
         assert found["inserted"] == found["updated"] == found["marked_deleted_absent"] == 0
     with Stores(data).connect("crm", readonly=True) as crm:
         assert crm.execute("SELECT id, email, name, updated_at FROM contacts").fetchall() == before
-        synced = "SELECT count(*) FROM contacts WHERE synced_from = 'sample' AND seen_in = ?"
+        synced = "SELECT count(*) FROM contacts WHERE synced_from = 'sample' AND seen_in = $1"
         state = pass_state(crm, "sample")
         assert crm.execute(synced, (state.generation,)).fetchone()[0] == 300
     assert load_cursor(data / "cursors" / "crm_contacts.json", "sample") == (Cursor(), None)
@@ -148,7 +149,10 @@ def sync_google(data, clock, at, instance, max_pages=None, monkeypatch=None):
 
 def backup(source, target) -> None:
     """An online backup of a SQLite file, as a snapshot takes it."""
-    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+    with (
+        sqlite3.connect(factory=StoreConnection, database=source) as src,
+        sqlite3.connect(factory=StoreConnection, database=target) as dst,
+    ):
         src.backup(dst)
     dst.close()
 

@@ -33,13 +33,13 @@ def setup_data(tmp_path):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (1, ?, 'Ada Okafor', 40, 'sample', ?, ?)",
+            " VALUES (1, $1, 'Ada Okafor', 40, 'sample', $2, $3)",
             (ADA, "2026-11-01T00:00:00Z", "2026-11-01T00:00:00Z"),
         )
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.execute(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
-            " rfc_message_id) VALUES (2, 1, 't-1', 'Hi', 'Body', '2026-11-20T09:00:00Z', ?)",
+            " rfc_message_id) VALUES (2, 1, 't-1', 'Hi', 'Body', '2026-11-20T09:00:00Z', $1)",
             (RFC_2,),
         )
     (tmp_path / "inbox").mkdir()
@@ -121,18 +121,18 @@ def hostile_setup(tmp_path):
     with stores.connect("crm") as crm, transaction(crm):
         crm.executemany(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, 'sample', ?, ?)",
+            " VALUES ($1, $2, $3, $4, 'sample', $5, $6)",
             [(1, ADA, "Ada Okafor", 40, at, at), (2, BEN, "Ben", 95, at, at)],
         )
         crm.execute(
             "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
-            " VALUES (?, 1, 0, ?)",
+            " VALUES ($1, 1, 0, $2)",
             (ADA_HOME, at),
         )
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
-            " rfc_message_id) VALUES (?, ?, ?, 'Hi', 'Body', '2026-11-20T09:00:00Z', ?)",
+            " rfc_message_id) VALUES ($1, $2, $3, 'Hi', 'Body', '2026-11-20T09:00:00Z', $4)",
             [(2, 1, "t-1", RFC_2), (3, 2, "t-2", RFC_B)],
         )
     box = mailbox.Maildir(tmp_path / "maildir", create=True)

@@ -113,7 +113,7 @@ def test_an_unquarantined_draft_with_an_unsupported_claim_blocks_every_send(data
         table = check.metadata["drafts"].value
         [edited] = rows(data, "outreach", "SELECT * FROM drafts WHERE body LIKE '%Globex 70%'")
         [contact] = rows(
-            data, "crm", "SELECT name, email FROM contacts WHERE id = ?", edited["contact_id"]
+            data, "crm", "SELECT name, email FROM contacts WHERE id = $1", edited["contact_id"]
         )
         [row] = [line for line in table.splitlines() if "**70%**" in line]
         assert f"| {contact['name']} \\<{contact['email']}\\> | ready |" in row

@@ -47,14 +47,14 @@ def snapshot(data, day):
         rows = {
             t: [
                 tuple(r)
-                for r in brain.execute(f"SELECT * FROM {t} WHERE day = ? ORDER BY 2, 3, 4", (day,))
+                for r in brain.execute(f"SELECT * FROM {t} WHERE day = $1 ORDER BY 2, 3, 4", (day,))
             ]
             for t in ("facts", "decisions", "edges")
         }
     with stores.connect("memory", readonly=True) as memory:
         seal = memory.execute(
             "SELECT day, episodes, last_id, digest, by_type, by_source, window_start, window_end"
-            " FROM day_seals WHERE day = ?",
+            " FROM day_seals WHERE day = $1",
             (day,),
         ).fetchone()
     folder = data / "exports" / day
@@ -78,7 +78,7 @@ def a_message_sent_in(data, window):
     with Stores(data).connect("outreach", readonly=True) as outreach:
         return outreach.execute(
             "SELECT id, contact_id, thread_id, subject, sent_at FROM messages"
-            " WHERE sent_at >= ? AND sent_at < ? ORDER BY id LIMIT 1",
+            " WHERE sent_at >= $1 AND sent_at < $2 ORDER BY id LIMIT 1",
             (window.start, window.end),
         ).fetchone()
 
@@ -92,11 +92,11 @@ def late_rows(data, message, reply_at: str) -> None:
         outreach.execute(
             "INSERT INTO inbound (provider_id, message_id, contact_id, thread_id, kind,"
             " received_at, from_address, subject, body, created_at) VALUES"
-            " ('maildir:late', ?, ?, ?, 'reply', ?, 'late@x.example', 'Re', 'Yes please', ?)",
+            " ('maildir:late', $1, $2, $3, 'reply', $4, 'late@x.example', 'Re', 'Yes please', $5)",
             (message["id"], cid, message["thread_id"], reply_at, to_iso(NOW)),
         )
         outreach.execute(
-            "UPDATE messages SET replied_at = ? WHERE id = ?", (reply_at, message["id"])
+            "UPDATE messages SET replied_at = $1 WHERE id = $2", (reply_at, message["id"])
         )
     with stores.connect("memory") as memory:
         append_episodes(

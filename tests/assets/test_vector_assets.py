@@ -52,7 +52,7 @@ def day_count(data, day):
     """The episodes recorded in the day's window: what its vectors are made from."""
     window = days.window(SETUP, "episode_vectors", day)
     with Stores(data).connect("memory", readonly=True) as conn:
-        sql = "SELECT count(*) FROM contact_episodes WHERE recorded_at >= ? AND recorded_at < ?"
+        sql = "SELECT count(*) FROM contact_episodes WHERE recorded_at >= $1 AND recorded_at < $2"
         return conn.execute(sql, (window.start, window.end)).fetchone()[0]
 
 

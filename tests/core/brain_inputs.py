@@ -35,7 +35,7 @@ def contacts_with_email(stores: Stores, n: int) -> list[int]:
         return [
             r[0]
             for r in crm.execute(
-                "SELECT id FROM contacts WHERE email IS NOT NULL ORDER BY id LIMIT ?", (n,)
+                "SELECT id FROM contacts WHERE email IS NOT NULL ORDER BY id LIMIT $1", (n,)
             )
         ]
 
@@ -44,7 +44,7 @@ def rename(stores: Stores, contact_id: int, name: str) -> None:
     with stores.connect("crm") as crm, transaction(crm):
         if dialect(crm) == "postgres":  # its text cannot hold NUL (the intake drops it)
             name = name.replace("\x00", "")
-        crm.execute("UPDATE contacts SET name = ? WHERE id = ?", (name, contact_id))
+        crm.execute("UPDATE contacts SET name = $1 WHERE id = $2", (name, contact_id))
 
 
 def seed_day(stores: Stores) -> Seeded:
@@ -61,7 +61,7 @@ def seed_day(stores: Stores) -> Seeded:
         ):
             outreach.execute(
                 "INSERT INTO research_picks (day, contact_id, rank, status, reason, findings,"
-                " writeback, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                " writeback, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",
                 (DAY, cid, rank, status, reason, "[]", writeback and json.dumps(writeback), AT, AT),
             )
         drafts = {}
@@ -73,7 +73,8 @@ def seed_day(stores: Stores) -> Seeded:
             drafts[cid] = outreach.execute(
                 "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle,"
                 " dossier, sources, model, verdict, unsupported, status, reason, created_at,"
-                " updated_at) VALUES (?,?,?,0,?,?,?,'','[]','model:offline',?,?,?,?,?,?)"
+                " updated_at)"
+                " VALUES ($1,$2,$3,0,$4,$5,$6,'','[]','model:offline',$7,$8,$9,$10,$11,$12)"
                 " RETURNING id",
                 (
                     DAY,
@@ -92,7 +93,7 @@ def seed_day(stores: Stores) -> Seeded:
             ).fetchone()[0]
         message = outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-            " opened_at, draft_id) VALUES (?,?,?,?,?,?,?,?) RETURNING id",
+            " opened_at, draft_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id",
             (
                 a,
                 f"brain-{a}",
@@ -104,10 +105,10 @@ def seed_day(stores: Stores) -> Seeded:
                 drafts[a],
             ),
         ).fetchone()[0]
-        outreach.execute("UPDATE drafts SET message_id = ? WHERE id = ?", (message, drafts[a]))
+        outreach.execute("UPDATE drafts SET message_id = $1 WHERE id = $2", (message, drafts[a]))
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
-            " VALUES (?, 'later', 'Sent the next day', 'Later body', 'x', ?)",
+            " VALUES ($1, 'later', 'Sent the next day', 'Later body', 'x', $2)",
             (a, f"{NEXT_DAY}T00:05:00Z"),
         )
         for contact_id, thread, sent_at in [
@@ -116,12 +117,12 @@ def seed_day(stores: Stores) -> Seeded:
         ]:
             outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at)"
-                " VALUES (?, ?, 'Another', 'Another body', 'x', ?)",
+                " VALUES ($1, $2, 'Another', 'Another body', 'x', $3)",
                 (contact_id, thread, sent_at),
             )
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-            " replied_at) VALUES (?, 'reply-thread', 'Earlier', 'Earlier body', 'x', ?, ?)",
+            " replied_at) VALUES ($1, 'reply-thread', 'Earlier', 'Earlier body', 'x', $2, $3)",
             (r, f"{DAY}T11:00:00Z", f"{DAY}T12:00:00Z"),
         )
     with stores.connect("memory") as memory:
@@ -144,8 +145,8 @@ def seed_day(stores: Stores) -> Seeded:
             page = {"type": "note", "recall": "-", "relations": relations}
             recall.execute(
                 "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
-                " markdown, published, problems) VALUES (?, ?, 'h', ?, 'model:offline', ?, '', ?,"
-                " ?)",
+                " markdown, published, problems)"
+                " VALUES ($1, $2, 'h', $3, 'model:offline', $4, '', $5, $6)",
                 (
                     title,
                     f"notes/{title}.md",
@@ -157,7 +158,7 @@ def seed_day(stores: Stores) -> Seeded:
             )
             recall.execute(
                 "INSERT INTO page_log (title, event, note_path, page, problems, recorded_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                " VALUES ($1, $2, $3, $4, $5, $6)",
                 (
                     title,
                     "distilled" if published else "withheld",
@@ -174,7 +175,7 @@ def seed_day(stores: Stores) -> Seeded:
         ]:
             recall.execute(
                 "INSERT INTO page_log (title, event, note_path, recorded_at)"
-                " VALUES (?, 'removed', ?, ?)",
+                " VALUES ($1, 'removed', $2, $3)",
                 (title, path, at),
             )
     write_manifest(

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from company_ai.core import intake
 from company_ai.core.intake import Bounds, Refused, Taken
+from company_ai.core.store.db import Connection as StoreConnection
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -52,8 +53,10 @@ def test_json_over_its_byte_or_item_bounds_is_refused_before_or_while_parsing():
 def test_json_strings_come_back_safe_to_store():
     data = intake.load_json(b'{"a\\u0000": "\\ud800x\\u202e", "b": ["\\udfff"]}')
     assert data == {"a": "\ufffdx", "b": ["\ufffd"]}
-    with sqlite3.connect(":memory:") as conn:  # a lone surrogate would raise here
-        conn.execute("SELECT ?", (json.dumps(data, ensure_ascii=False),))
+    with sqlite3.connect(
+        factory=StoreConnection, database=":memory:"
+    ) as conn:  # a lone surrogate would raise here
+        conn.execute("SELECT $1", (json.dumps(data, ensure_ascii=False),))
 
 
 def test_ordinary_json_is_read_as_written():
@@ -119,7 +122,7 @@ def test_a_refusal_keeps_no_unsafe_text_and_no_endless_reason():
 
 
 def test_refusals_are_recorded_once_and_known_to_the_next_run():
-    conn = sqlite3.connect(":memory:")
+    conn = sqlite3.connect(factory=StoreConnection, database=":memory:")
     conn.execute(intake.REFUSALS_TABLE)
     taken = Taken("inbox")
     taken.refuse("maildir:1", "unreadable")

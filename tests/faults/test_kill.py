@@ -112,7 +112,7 @@ def assert_consistent(stores):
 def count(stores):
     with stores.connect("memory", readonly=True) as conn:
         return conn.execute(
-            "SELECT count(*) FROM contact_episodes WHERE day = ?", (DAY,)
+            "SELECT count(*) FROM contact_episodes WHERE day = $1", (DAY,)
         ).fetchone()[0]
 
 
@@ -184,7 +184,7 @@ FORGETTER = textwrap.dedent("""
 
     def connect_watched(target, *args, **kwargs):
         conn = connect(target, *args, **kwargs)
-        name = str(target).split("?")[0].rsplit("/", 1)[-1]
+        name = str(target).split("$1")[0].rsplit("/", 1)[-1]
         last = [""]
         conn.set_trace_callback(lambda sql: last.__setitem__(0, sql))
 
@@ -295,7 +295,7 @@ def small(tmp_path_factory):
         ).fetchone()
     with stores.connect("crm", readonly=True) as crm:
         email, name = crm.execute(
-            "SELECT email, name FROM contacts WHERE id = ?", (cid,)
+            "SELECT email, name FROM contacts WHERE id = $1", (cid,)
         ).fetchone()
     vault = Path(shutil.copytree(SAMPLE_VAULT, root / "vault"))
     (vault / "people" / "them.md").write_text(f"# {name}\n\n- [context] {name} ({email}).\n")
@@ -308,7 +308,7 @@ def small(tmp_path_factory):
     with stores.connect("brain") as brain, transaction(brain):
         brain.execute(
             "INSERT INTO facts (day, key, kind, about, text, importance, sources)"
-            " VALUES (?, 'f1', 'contact', ?, ?, 3, '[]')",
+            " VALUES ($1, 'f1', 'contact', $2, $3, 3, '[]')",
             (DAY, f"contact:{cid}", f"{name} asked for a quote"),
         )
     words = WordEmbedder()
@@ -356,10 +356,10 @@ def test_a_forget_killed_at_any_step_is_finished_by_the_next(small, tmp_path, st
     stores = Stores(data)
     assert_consistent(stores)
     with stores.connect("crm", readonly=True) as crm:
-        assert crm.execute("SELECT count(*) FROM contacts WHERE id = ?", (cid,)).fetchone()[0] == 0
+        assert crm.execute("SELECT count(*) FROM contacts WHERE id = $1", (cid,)).fetchone()[0] == 0
     with stores.connect("memory", readonly=True) as memory:
         left = memory.execute(
-            "SELECT count(*) FROM contact_episodes WHERE contact_id = ?", (cid,)
+            "SELECT count(*) FROM contact_episodes WHERE contact_id = $1", (cid,)
         ).fetchone()[0]
         assert left == 0
     with open_existing(vectors_dir(data)) as store:

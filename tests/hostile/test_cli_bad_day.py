@@ -18,6 +18,7 @@ import pytest
 from company_ai import cli
 from company_ai.core.ops import take_snapshot
 from company_ai.core.store import Stores, transaction
+from company_ai.core.store.db import Connection as StoreConnection
 from tests.hostile.privileges import run_python_unprivileged
 from tests.test_cli import first_email, run
 from tests.test_cli_recall import recall_data  # noqa: F401 (a module-scoped fixture)
@@ -93,7 +94,9 @@ def test_a_read_only_copy_whose_wal_holds_commits_is_refused_not_read_stale(
     # which a read-only folder cannot replay. Reading the main file alone would hide them.
     stores = Stores(tmp_path / "data")
     stores.create_all()
-    writer = sqlite3.connect(stores.path("memory"), isolation_level=None)
+    writer = sqlite3.connect(
+        factory=StoreConnection, database=stores.path("memory"), isolation_level=None
+    )
     writer.execute("PRAGMA wal_autocheckpoint=0")
     writer.execute(
         "INSERT INTO day_seals VALUES ('2026-01-01', 0, NULL, 'd', '{}', '{}', 'x', NULL, NULL)"
@@ -124,7 +127,9 @@ def test_note_against_an_exclusive_lock_gives_the_busy_message(data, capsys, mon
     with stores.connect("memory", readonly=True) as conn:
         before = conn.execute("SELECT count(*) FROM contact_episodes").fetchone()[0]
     monkeypatch.setattr(cli, "Stores", functools.partial(Stores, busy_timeout_ms=100))
-    holder = sqlite3.connect(stores.path(domain), isolation_level=None)
+    holder = sqlite3.connect(
+        factory=StoreConnection, database=stores.path(domain), isolation_level=None
+    )
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
     holder.execute("SELECT count(*) FROM sqlite_master").fetchone()  # take the lock now
@@ -156,7 +161,7 @@ def test_timeline_and_dossier_escape_control_characters(data, capsys):
     stores = Stores(data)
     email = first_email(stores)
     with stores.connect("crm") as crm:
-        crm.execute("UPDATE contacts SET name = ? WHERE email = ?", (f"Ada {HOSTILE}", email))
+        crm.execute("UPDATE contacts SET name = $1 WHERE email = $2", (f"Ada {HOSTILE}", email))
     assert cli.main(["--data-dir", str(data), "note", email, HOSTILE]) == 0
     capsys.readouterr()
     for command in (["timeline", email], ["dossier", email]):
@@ -175,9 +180,9 @@ def test_timeline_and_dossier_escape_control_characters(data, capsys):
 def test_page_recall_and_stale_escape_control_characters(recall_data, tmp_path):  # noqa: F811
     data = Path(shutil.copytree(recall_data, tmp_path / "data"))
     with Stores(data).connect("recall") as conn:
-        conn.execute("UPDATE entities SET recall = recall || ?, markdown = markdown || ?",
+        conn.execute("UPDATE entities SET recall = recall || $1, markdown = markdown || $2",
                      (HOSTILE, HOSTILE))  # fmt: skip
-        conn.execute("UPDATE observations SET text = text || ?", (HOSTILE,))
+        conn.execute("UPDATE observations SET text = text || $1", (HOSTILE,))
     for command in (
         ["page", "Signalcrest"],
         ["stale"],
@@ -227,11 +232,11 @@ def test_output_into_a_closed_pipe_ends_quietly(data):
     stores = Stores(data)
     email = first_email(stores)
     with stores.connect("crm", readonly=True) as crm:
-        contact_id = crm.execute("SELECT id FROM contacts WHERE email = ?", (email,)).fetchone()[0]
+        contact_id = crm.execute("SELECT id FROM contacts WHERE email = $1", (email,)).fetchone()[0]
     with stores.connect("memory") as memory, transaction(memory):
         memory.executemany(
             "INSERT INTO contact_episodes (contact_id, episode_type, content, source, confidence,"
-            " created_at, day, natural_key) VALUES (?, 'note', ?, 'manual', 1.0, ?, ?, ?)",
+            " created_at, day, natural_key) VALUES ($1, 'note', $2, 'manual', 1.0, $3, $4, $5)",
             [
                 (contact_id, f"note {i} " + "x" * 200, "2026-11-01T10:00:00Z", "2026-11-01",
                  f"bulk:{i}")

@@ -74,7 +74,7 @@ def test_any_batch_of_drop_files(batch):
         with stores.connect("crm") as crm, transaction(crm):
             crm.execute(
                 "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-                " VALUES (1, ?, 'Ada', 10, 'sample', ?, ?)",
+                " VALUES (1, $1, 'Ada', 10, 'sample', $2, $3)",
                 (ADA, "2026-11-01T00:00:00Z", "2026-11-01T00:00:00Z"),
             )
         drop = root / "drop"

@@ -91,7 +91,7 @@ def corpus(tmp_path, clock):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (1, ?, 'Ada Okafor', 40, 'sample', ?, ?)",
+            " VALUES (1, $1, 'Ada Okafor', 40, 'sample', $2, $3)",
             (ADA, "2026-11-01T00:00:00Z", "2026-11-01T00:00:00Z"),
         )
     drop, outside = tmp_path / "drop", tmp_path / "outside"
@@ -129,7 +129,7 @@ def contents(stores):
 
 def stored_at(stores, natural_key):
     with stores.connect("memory") as memory:
-        query = "SELECT created_at FROM contact_episodes WHERE natural_key = ?"
+        query = "SELECT created_at FROM contact_episodes WHERE natural_key = $1"
         return memory.execute(query, (natural_key,)).fetchone()[0]
 
 

@@ -49,7 +49,7 @@ def plant(root, vault, settings: Settings) -> int:
     assert main(["--data-dir", str(data), "import", str(csv)]) == 0
     stores = Stores(data)
     with stores.connect("crm", readonly=True) as crm:
-        [(cid,)] = crm.execute("SELECT id FROM contacts WHERE email = ?", (EMAIL,)).fetchall()
+        [(cid,)] = crm.execute("SELECT id FROM contacts WHERE email = $1", (EMAIL,)).fetchall()
     sent = yesterday(10)
     rfc = "<canary-1@company-ai.example>"
     store_messages(stores, [[

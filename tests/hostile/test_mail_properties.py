@@ -87,13 +87,13 @@ def stores_with_ada(root: Path) -> Stores:
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (1, ?, 'Ada', 40, 'sample', ?, ?)",
+            " VALUES (1, $1, 'Ada', 40, 'sample', $2, $3)",
             (ADA, SENT, SENT),
         )
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.execute(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
-            " rfc_message_id) VALUES (2, 1, 't-1', 'Hi', 'Body', ?, ?)",
+            " rfc_message_id) VALUES (2, 1, 't-1', 'Hi', 'Body', $1, $2)",
             (SENT, RFC_2),
         )
     return stores

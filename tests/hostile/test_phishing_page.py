@@ -122,7 +122,7 @@ def run_day(data, llm: LLMResource, site: RecipeServer):
             c for c in result.get_asset_check_evaluations() if c.check_name == "fabrication_gate"
         ]
     with Stores(data).connect("outreach", readonly=True) as outreach:
-        drafts = [dict(r) for r in outreach.execute("SELECT * FROM drafts WHERE day = ?", (DAY,))]
+        drafts = [dict(r) for r in outreach.execute("SELECT * FROM drafts WHERE day = $1", (DAY,))]
     return drafts, check
 
 

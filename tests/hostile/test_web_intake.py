@@ -109,7 +109,7 @@ def test_hostile_pages_are_refused_each_alone_and_no_secret_is_kept(data, monkey
         )
         picks = {
             r["contact_id"]: dict(r)
-            for r in conn.execute("SELECT * FROM research_picks WHERE day = ?", (DAY,))
+            for r in conn.execute("SELECT * FROM research_picks WHERE day = $1", (DAY,))
         }
     with Stores(data).connect("crm", readonly=True) as crm:
         domain_of = {

@@ -39,7 +39,7 @@ def held_far_draft(data) -> int:
             "SELECT id, contact_id FROM drafts WHERE status = 'ready' ORDER BY id"
         ).fetchone()
     with stores.connect("crm") as crm, transaction(crm):
-        crm.execute("UPDATE contacts SET city = 'Tokyo' WHERE id = ?", (contact_id,))
+        crm.execute("UPDATE contacts SET city = 'Tokyo' WHERE id = $1", (contact_id,))
     done = outreach.send_day(stores, DAY, tz="UTC", mailer=FakeMailer(), clock=now)
     assert done.held == {str(draft_id): "2026-11-30T00:00:00Z"}
     return draft_id
@@ -80,7 +80,7 @@ def test_two_ticks_after_the_due_time_send_the_held_draft_once(data, clock):
     assert sent == 1 and len(list(outbox.glob("*.eml"))) == 1
     with Stores(data).connect("outreach", readonly=True) as conn:
         status, message_id = conn.execute(
-            "SELECT status, message_id FROM drafts WHERE id = ?", (draft_id,)
+            "SELECT status, message_id FROM drafts WHERE id = $1", (draft_id,)
         ).fetchone()
     assert status == "sent" and message_id is not None
 

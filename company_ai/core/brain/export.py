@@ -34,7 +34,7 @@ from pathlib import Path
 from company_ai.core.brain.facts import id_chunks
 from company_ai.core.brain.rows import FAILURE_KINDS, RUN_KINDS, BrainDay, read_day
 from company_ai.core.files import write_atomic
-from company_ai.core.store import Store, Stores, table_exists
+from company_ai.core.store import Parameters, Store, Stores, table_exists
 from company_ai.core.times import Day, day_key, local_day
 
 INDEX = "index.md"
@@ -164,7 +164,9 @@ def _select(conn, table: str, sql: str, ids: Iterable[int], *params) -> list[sql
         return []
     rows: list[sqlite3.Row] = []
     for chunk in id_chunks(ids):
-        rows += conn.execute(sql.format(ids=",".join("?" * len(chunk))), [*chunk, *params])
+        # `sql`'s own parameters are $1…; the chunk's ids are numbered after them.
+        args = Parameters(params)
+        rows += conn.execute(sql.format(ids=args.marks(chunk)), args)
     return rows
 
 
@@ -211,7 +213,7 @@ def _touched(memory, outreach, day: Day) -> set[int]:
             r[0]
             for r in memory.execute(
                 "SELECT DISTINCT contact_id FROM contact_episodes"
-                " WHERE recorded_at >= ? AND recorded_at < ?",
+                " WHERE recorded_at >= $1 AND recorded_at < $2",
                 (day.start, day.end),
             )
         }
@@ -219,7 +221,7 @@ def _touched(memory, outreach, day: Day) -> set[int]:
         touched |= {
             r[0]
             for r in outreach.execute(
-                "SELECT DISTINCT contact_id FROM messages WHERE sent_at >= ? AND sent_at < ?",
+                "SELECT DISTINCT contact_id FROM messages WHERE sent_at >= $1 AND sent_at < $2",
                 (day.start, day.end),
             )
         }
@@ -234,7 +236,7 @@ def _timelines(memory, outreach, touched: set[int], day: Day) -> dict[int, list]
         memory,
         "contact_episodes",
         "SELECT id, contact_id, episode_type, source, confidence, created_at, recorded_at,"
-        " content FROM contact_episodes WHERE contact_id IN ({ids}) AND recorded_at < ?",
+        " content FROM contact_episodes WHERE contact_id IN ({ids}) AND recorded_at < $1",
         touched,
         day.end,
     ):
@@ -247,7 +249,7 @@ def _timelines(memory, outreach, touched: set[int], day: Day) -> dict[int, list]
             outreach,
             "inbound",
             "SELECT message_id, min(received_at) AS replied FROM inbound"
-            " WHERE contact_id IN ({ids}) AND created_at < ?"
+            " WHERE contact_id IN ({ids}) AND created_at < $1"
             " AND kind IN ('reply', 'not_now', 'unsubscribe') GROUP BY message_id",
             touched,
             day.end,
@@ -257,7 +259,7 @@ def _timelines(memory, outreach, touched: set[int], day: Day) -> dict[int, list]
         outreach,
         "messages",
         "SELECT id, contact_id, thread_id, subject, body, angle, sent_at, bump_count"
-        " FROM messages WHERE contact_id IN ({ids}) AND sent_at < ?",
+        " FROM messages WHERE contact_id IN ({ids}) AND sent_at < $1",
         touched,
         day.end,
     ):

@@ -69,7 +69,7 @@ from company_ai.core.brain.rows import (
 from company_ai.core.gate import explain_stored
 from company_ai.core.outreach import RECENT_DAYS, RESEARCH_COOLDOWN_DAYS, WRITEBACK_COLUMNS
 from company_ai.core.runs import FAILED, RunInfo
-from company_ai.core.store import Store, Stores, table_exists
+from company_ai.core.store import Parameters, Store, Stores, table_exists
 from company_ai.core.times import Day, day_key, parse_utc
 
 _CHUNK = 500  # ids per `IN (...)` query
@@ -147,7 +147,7 @@ def synthesize_day(
             "contact_episodes",
             brain.missing,
             "SELECT id, contact_id, episode_type, content, created_at FROM contact_episodes"
-            " WHERE recorded_at >= ? AND recorded_at < ?"
+            " WHERE recorded_at >= $1 AND recorded_at < $2"
             " AND episode_type IN ('response', 'engagement') ORDER BY id",
             window,
         )
@@ -158,7 +158,7 @@ def synthesize_day(
                 outreach,
                 "research_picks",
                 brain.missing,
-                "SELECT * FROM research_picks WHERE created_at >= ? AND created_at < ?"
+                "SELECT * FROM research_picks WHERE created_at >= $1 AND created_at < $2"
                 " ORDER BY day, rank, contact_id",
                 window,
             )
@@ -167,7 +167,7 @@ def synthesize_day(
             outreach,
             "drafts",
             brain.missing,
-            "SELECT * FROM drafts WHERE created_at >= ? AND created_at < ? ORDER BY id",
+            "SELECT * FROM drafts WHERE created_at >= $1 AND created_at < $2 ORDER BY id",
             window,
         )
         sent = _sent_by(outreach, written, day.end)
@@ -190,7 +190,7 @@ def synthesize_day(
             brain.missing,
             "SELECT l.title, l.event, l.note_path, l.problems, l.page FROM page_log l"
             " WHERE l.id = (SELECT max(id) FROM page_log m WHERE m.title = l.title"
-            "  AND m.recorded_at >= ? AND m.recorded_at < ?) ORDER BY l.title",
+            "  AND m.recorded_at >= $1 AND m.recorded_at < $2) ORDER BY l.title",
             window,
         )
     _add_pages(brain, [p for p in logged if p["event"] != "removed"])
@@ -214,8 +214,9 @@ def _sent_by(outreach, drafts: list[sqlite3.Row], end: str) -> dict[int, int]:
         return found
     for chunk in id_chunks(d["id"] for d in drafts):
         for draft_id, message_id in outreach.execute(
-            f"SELECT draft_id, id FROM messages WHERE draft_id IN ({_in(chunk)}) AND sent_at < ?",
-            [*chunk, end],
+            "SELECT draft_id, id FROM messages WHERE sent_at < $1"
+            f" AND draft_id IN ({_in(chunk, first=2)})",
+            [end, *chunk],
         ):
             found[draft_id] = message_id
     return found
@@ -266,8 +267,9 @@ def id_chunks(ids: Iterable[int]) -> Iterator[list[int]]:
         yield ordered[start : start + _CHUNK]
 
 
-def _in(ids: list[int]) -> str:
-    return ",".join("?" * len(ids))
+def _in(ids: list[int], first: int = 1) -> str:
+    """The placeholders of `ids`, numbered from `first` (the parameters before them)."""
+    return Parameters([None] * (first - 1)).marks(ids)
 
 
 def _contacts(crm, ids: set[int], missing: list[str]) -> dict[int, sqlite3.Row]:
@@ -292,7 +294,7 @@ def _last_written(outreach, picks: list[dict]) -> dict[int, str]:
     found = {}
     for pick in picks:
         (last,) = outreach.execute(
-            "SELECT max(sent_at) FROM messages WHERE contact_id = ? AND sent_at < ?",
+            "SELECT max(sent_at) FROM messages WHERE contact_id = $1 AND sent_at < $2",
             (pick["contact_id"], pick["created_at"]),
         ).fetchone()
         if last:
@@ -308,9 +310,9 @@ def _reply_threads(outreach, episodes: list[sqlite3.Row], day: Day) -> dict[int,
     sent: dict[int, list[tuple[str, str]]] = {}
     for chunk in id_chunks(e["contact_id"] for e in replies):
         for contact_id, thread_id, sent_at in outreach.execute(
-            f"SELECT contact_id, thread_id, sent_at FROM messages WHERE contact_id IN"
-            f" ({_in(chunk)}) AND sent_at < ? ORDER BY contact_id, sent_at, id",
-            [*chunk, day.end],
+            "SELECT contact_id, thread_id, sent_at FROM messages WHERE sent_at < $1"
+            f" AND contact_id IN ({_in(chunk, first=2)}) ORDER BY contact_id, sent_at, id",
+            [day.end, *chunk],
         ):
             sent.setdefault(contact_id, []).append((sent_at, thread_id))
     threads = {}

@@ -126,10 +126,10 @@ def write_day(conn: sqlite3.Connection, day: str, brain_day: BrainDay) -> dict[s
         raise ValueError(f"the synthesis is of {brain_day.day}, not of {day}; nothing written")
     with transaction(conn):
         for table in ("facts", "decisions", "edges"):
-            conn.execute(f"DELETE FROM {table} WHERE day = ?", (day,))
+            conn.execute(f"DELETE FROM {table} WHERE day = $1", (day,))
         conn.executemany(
             "INSERT INTO facts (day, key, kind, about, text, importance, sources)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " VALUES ($1, $2, $3, $4, $5, $6, $7)",
             [
                 (day, f.key, f.kind, f.about, f.text, f.importance, _json(f.sources))
                 for f in brain_day.facts
@@ -137,7 +137,7 @@ def write_day(conn: sqlite3.Connection, day: str, brain_day: BrainDay) -> dict[s
         )
         conn.executemany(
             "INSERT INTO decisions (day, key, kind, about, what, rule, importance, sources)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             [
                 (day, d.key, d.kind, d.about, d.what, d.rule, d.importance, _json(d.sources))
                 for d in brain_day.decisions
@@ -145,7 +145,7 @@ def write_day(conn: sqlite3.Connection, day: str, brain_day: BrainDay) -> dict[s
         )
         conn.executemany(
             "INSERT INTO edges (day, src, relation, dst, importance, sources)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            " VALUES ($1, $2, $3, $4, $5, $6)",
             [
                 (day, e.src, e.relation, e.dst, e.importance, _json(e.sources))
                 for e in brain_day.edges
@@ -171,17 +171,17 @@ def read_day(conn: sqlite3.Connection, day: str) -> BrainDay:
         day,
         tuple(
             Fact(r["key"], r["kind"], r["text"], r["importance"], _tuple(r), r["about"])
-            for r in rows("SELECT * FROM facts WHERE day = ? ORDER BY key")
+            for r in rows("SELECT * FROM facts WHERE day = $1 ORDER BY key")
         ),
         tuple(
             Decision(
                 r["key"], r["kind"], r["what"], r["rule"], r["importance"], _tuple(r), r["about"]
             )
-            for r in rows("SELECT * FROM decisions WHERE day = ? ORDER BY key")
+            for r in rows("SELECT * FROM decisions WHERE day = $1 ORDER BY key")
         ),
         tuple(
             Edge(r["src"], r["relation"], r["dst"], r["importance"], _tuple(r))
-            for r in rows("SELECT * FROM edges WHERE day = ? ORDER BY src, relation, dst")
+            for r in rows("SELECT * FROM edges WHERE day = $1 ORDER BY src, relation, dst")
         ),
     )
 
@@ -214,9 +214,9 @@ def top_items(conn: sqlite3.Connection, day: str, limit: int = 10) -> list[TopIt
         return []
     rows = conn.execute(
         "SELECT 'decision' AS type, key, kind, importance, what AS text, rule, sources"
-        " FROM decisions WHERE day = ? UNION ALL"
-        " SELECT 'fact', key, kind, importance, text, NULL, sources FROM facts WHERE day = ?"
-        " ORDER BY importance DESC, type, key LIMIT ?",
+        " FROM decisions WHERE day = $1 UNION ALL"
+        " SELECT 'fact', key, kind, importance, text, NULL, sources FROM facts WHERE day = $2"
+        " ORDER BY importance DESC, type, key LIMIT $3",
         (day, day, limit),
     ).fetchall()
     return [

@@ -46,7 +46,7 @@ class Contact:
 def load_contact(crm: sqlite3.Connection, contact_id: int) -> Contact | None:
     """The contact with this id, or None when the CRM no longer has it."""
     row = crm.execute(
-        "SELECT id, name, email, company, title, city, warmth FROM contacts WHERE id = ?",
+        "SELECT id, name, email, company, title, city, warmth FROM contacts WHERE id = $1",
         (contact_id,),
     ).fetchone()
     return None if row is None else Contact.from_row(row)
@@ -81,11 +81,11 @@ def normalize_email(email: str) -> str:
 def find_contact(crm: sqlite3.Connection, email: str) -> sqlite3.Row:
     """The contact with this email (primary or not), or UnknownContactError saying so."""
     address = normalize_email(email)
-    row = crm.execute("SELECT * FROM contacts WHERE email = ?", (address,)).fetchone()
+    row = crm.execute("SELECT * FROM contacts WHERE email = $1", (address,)).fetchone()
     if row is None and table_exists(crm, "contact_emails"):  # a store from before v2 has none
         row = crm.execute(
             "SELECT c.* FROM contacts c JOIN contact_emails e ON e.contact_id = c.id"
-            " WHERE e.email = ?",
+            " WHERE e.email = $1",
             (address,),
         ).fetchone()
     if row is None:

@@ -17,7 +17,7 @@ def build_dossier(
     """The contact's last `limit` episodes, oldest first, one dated line each."""
     rows = memory.execute(
         "SELECT created_at, episode_type, source, confidence, content FROM contact_episodes"
-        " WHERE contact_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        " WHERE contact_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
         (contact_id, limit),
     ).fetchall()
     if not rows:

@@ -25,7 +25,7 @@ from company_ai.core.intake import (
     Refused,
     clean_text,
 )
-from company_ai.core.store import data_dir_of, transaction
+from company_ai.core.store import Parameters, data_dir_of, transaction
 
 BOUNDS = Bounds(max_chars=10_000)  # one text field of a person: a 1-MB name is no name
 INTAKE = "people"
@@ -180,7 +180,7 @@ def _rows_where(crm: sqlite3.Connection, sql: str, keys: Iterable[object]) -> li
     rows: list[sqlite3.Row] = []
     for start in range(0, len(keys), _SQL_CHUNK):
         chunk = keys[start : start + _SQL_CHUNK]
-        rows += crm.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+        rows += crm.execute(sql.format(Parameters().marks(chunk)), chunk).fetchall()
     return rows
 
 
@@ -333,26 +333,26 @@ def upsert_contacts(
         crm.executemany(
             "INSERT INTO contacts (id, email, name, company, title, city, source, external_id,"
             " created_at, updated_at, synced_from, seen_in, synced_digest)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)",
             inserts,
         )
         crm.executemany(
-            "UPDATE contacts SET name = ?, email = ?, company = ?, title = ?, city = ?,"
-            " external_id = ?, deleted_at = ?, synced_from = ?, seen_in = ?, synced_digest = ?,"
-            " updated_at = ? WHERE id = ?",
+            "UPDATE contacts SET name = $1, email = $2, company = $3, title = $4, city = $5,"
+            " external_id = $6, deleted_at = $7, synced_from = $8, seen_in = $9,"
+            " synced_digest = $10, updated_at = $11 WHERE id = $12",
             updates,
         )
-        crm.executemany("UPDATE contacts SET seen_in = ? WHERE id = ?", seen)
+        crm.executemany("UPDATE contacts SET seen_in = $1 WHERE id = $2", seen)
         # A new contact's primary address is written here, a changed one by the trigger on
         # contacts.email (schema.CRM_V2); the other addresses here too.
         crm.executemany(
             "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
-            " VALUES (?, ?, 1, ?)",
+            " VALUES ($1, $2, 1, $3)",
             [(row[1], row[0], now) for row in inserts if row[1]],
         )
         crm.executemany(
             "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
-            " VALUES (?, ?, 0, ?) ON CONFLICT (email) DO NOTHING",
+            " VALUES ($1, $2, 0, $3) ON CONFLICT (email) DO NOTHING",
             secondaries,
         )
         if also is not None:
@@ -366,8 +366,8 @@ def mark_unseen_deleted(
     """After a complete full pass: mark the source's contacts it no longer returned."""
     with transaction(crm):
         return crm.execute(
-            "UPDATE contacts SET deleted_at = ?, updated_at = ? WHERE synced_from = ?"
-            " AND deleted_at IS NULL AND (seen_in IS NULL OR seen_in != ?)",
+            "UPDATE contacts SET deleted_at = $1, updated_at = $2 WHERE synced_from = $3"
+            " AND deleted_at IS NULL AND (seen_in IS NULL OR seen_in != $4)",
             (now, now, synced_from, generation),
         ).rowcount
 
@@ -377,7 +377,7 @@ def contact_emails(crm: sqlite3.Connection, contact_id: int) -> list[tuple[str, 
     return [
         (e, bool(p))
         for e, p in crm.execute(
-            "SELECT email, is_primary FROM contact_emails WHERE contact_id = ?"
+            "SELECT email, is_primary FROM contact_emails WHERE contact_id = $1"
             " ORDER BY is_primary DESC, email",
             (contact_id,),
         )

@@ -226,7 +226,7 @@ class PassState:
 
 def pass_state(crm: sqlite3.Connection, source: str) -> PassState | None:
     row = crm.execute(
-        "SELECT generation, serial, complete_at, refused_pages FROM sync_state WHERE source = ?",
+        "SELECT generation, serial, complete_at, refused_pages FROM sync_state WHERE source = $1",
         (source,),
     ).fetchone()
     return PassState(row[0], row[1], row[2] is not None, row[3]) if row else None
@@ -237,12 +237,12 @@ def _mint(crm: sqlite3.Connection, source: str, now: str) -> PassState:
     stores, or a store and its backup, never mint the same name)."""
     with transaction(crm):
         (number,) = crm.execute(
-            "SELECT coalesce(max(number), 0) + 1 FROM sync_state WHERE source = ?", (source,)
+            "SELECT coalesce(max(number), 0) + 1 FROM sync_state WHERE source = $1", (source,)
         ).fetchone()
         generation = f"{number}.{secrets.token_hex(8)}"
         crm.execute(
             "INSERT INTO sync_state (source, number, generation, serial, started_at,"
-            " complete_at, refused_pages) VALUES (?, ?, ?, 0, ?, NULL, 0)"
+            " complete_at, refused_pages) VALUES ($1, $2, $3, 0, $4, NULL, 0)"
             " ON CONFLICT (source) DO UPDATE SET number = excluded.number,"
             " generation = excluded.generation, serial = 0, started_at = excluded.started_at,"
             " complete_at = NULL, refused_pages = 0",
@@ -386,7 +386,7 @@ def sync_people(
                 record_refusals(crm, [refusal], now)
                 crm.execute(
                     "UPDATE sync_state SET refused_pages = refused_pages + 1"
-                    " WHERE source = ? AND generation = ?",
+                    " WHERE source = $1 AND generation = $2",
                     (source, cursor.generation),
                 )
             report.refusals.append(refusal)
@@ -459,14 +459,14 @@ def _page_written(
 
     def write(conn: sqlite3.Connection) -> None:
         conn.execute(
-            "UPDATE sync_state SET serial = ? WHERE source = ? AND generation = ?",
+            "UPDATE sync_state SET serial = $1 WHERE source = $2 AND generation = $3",
             (serial, source, generation),
         )
         if refusals:
             record_refusals(conn, refusals, now)
         if refused_ids:
             conn.executemany(
-                "UPDATE contacts SET seen_in = ? WHERE synced_from = ? AND external_id = ?",
+                "UPDATE contacts SET seen_in = $1 WHERE synced_from = $2 AND external_id = $3",
                 [(generation, source, i) for i in refused_ids],
             )
 
@@ -504,18 +504,18 @@ def _sweep(
     if state is None or state.generation != generation:
         return 0, 0
     seen, live = crm.execute(
-        "SELECT count(*) FILTER (WHERE seen_in = ?), count(*) FILTER (WHERE deleted_at IS NULL)"
-        " FROM contacts WHERE synced_from = ?",
+        "SELECT count(*) FILTER (WHERE seen_in = $1), count(*) FILTER (WHERE deleted_at IS NULL)"
+        " FROM contacts WHERE synced_from = $2",
         (generation, source),
     ).fetchone()
     (unseen,) = crm.execute(
-        "SELECT count(*) FROM contacts WHERE synced_from = ? AND deleted_at IS NULL"
-        " AND (seen_in IS NULL OR seen_in != ?)",
+        "SELECT count(*) FROM contacts WHERE synced_from = $1 AND deleted_at IS NULL"
+        " AND (seen_in IS NULL OR seen_in != $2)",
         (source, generation),
     ).fetchone()
     with transaction(crm):
         crm.execute(
-            "UPDATE sync_state SET complete_at = ? WHERE source = ? AND generation = ?",
+            "UPDATE sync_state SET complete_at = $1 WHERE source = $2 AND generation = $3",
             (now, source, generation),
         )
     if state.spoiled:

@@ -49,7 +49,7 @@ def read_timeline(
         {"kind": "episode", "at": r["created_at"], **dict(r)}
         for r in memory.execute(
             "SELECT id, episode_type, source, confidence, created_at, recorded_at, content"
-            " FROM contact_episodes WHERE contact_id = ? ORDER BY created_at, id",
+            " FROM contact_episodes WHERE contact_id = $1 ORDER BY created_at, id",
             (contact["id"],),
         )
     ]
@@ -66,7 +66,7 @@ def _messages(outreach: sqlite3.Connection, contact_id: int) -> list[dict[str, A
         {"kind": "message", "at": r["sent_at"], **dict(r)}
         for r in outreach.execute(
             "SELECT id, thread_id, subject, angle, sent_at, opened_at, replied_at,"
-            " bounce_status, bump_count, body FROM messages WHERE contact_id = ?",
+            " bounce_status, bump_count, body FROM messages WHERE contact_id = $1",
             (contact_id,),
         )
     ]
@@ -80,7 +80,7 @@ def _received(outreach: sqlite3.Connection, contact_id: int) -> list[dict[str, A
         for r in outreach.execute(
             "SELECT rowid AS id, kind AS received_as, message_id, thread_id, received_at,"
             " created_at AS recorded_at, from_address, subject, body FROM inbound"
-            " WHERE contact_id = ?",
+            " WHERE contact_id = $1",
             (contact_id,),
         )
     ]

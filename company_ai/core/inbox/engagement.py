@@ -271,7 +271,7 @@ def _store(
             result.future_times += signal.flag == FUTURE
             result.times_before_1990 += signal.flag == EARLY
             warn(f"engagement: {name}: a {signal.kind} said it happened {signal.flag}; kept as now")
-        row = crm.execute("SELECT id FROM contacts WHERE email = ?", (signal.email,)).fetchone()
+        row = crm.execute("SELECT id FROM contacts WHERE email = $1", (signal.email,)).fetchone()
         if row is None:
             result.unknown_contacts += 1
             warn(f"engagement: {name}: {signal.kind} for an address no contact has; not stored")
@@ -297,9 +297,9 @@ def _store(
             for values in opens:
                 result.opens_recorded += outreach.execute(
                     "UPDATE messages SET opened_at = CASE WHEN opened_at IS NOT NULL"
-                    " AND opened_at <= ? THEN opened_at ELSE ? END,"
+                    " AND opened_at <= $1 THEN opened_at ELSE $2 END,"
                     " opened_recorded_at = coalesce(opened_recorded_at,"
-                    " CASE WHEN opened_at IS NULL THEN ? END)"
-                    " WHERE rfc_message_id = ? AND contact_id = ? AND sent_at <= ?",
+                    " CASE WHEN opened_at IS NULL THEN $3 END)"
+                    " WHERE rfc_message_id = $4 AND contact_id = $5 AND sent_at <= $6",
                     values,
                 ).rowcount

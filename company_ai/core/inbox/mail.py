@@ -90,7 +90,7 @@ def taken_keys(stores: Stores) -> set[str]:
     with stores.connect(Store.OUTREACH) as outreach:
         rows = outreach.execute(
             "SELECT provider_id FROM inbound UNION SELECT provider_id FROM inbox_seen"
-            " UNION SELECT item_key FROM intake_refusals WHERE intake = ?",
+            " UNION SELECT item_key FROM intake_refusals WHERE intake = $1",
             (INTAKE,),
         )
         return {row[0] for row in rows}

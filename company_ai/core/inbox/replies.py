@@ -125,9 +125,10 @@ class Match:
     severity: str | None = None  # a bounce: hard | soft
 
 
-# The earlier of a column and a moment (the moment when the column is empty), with its two
-# parameters: SQLite's two-argument min() is not PostgreSQL's.
-_EARLIER = "CASE WHEN {0} IS NULL OR {0} > ? THEN ? ELSE {0} END"
+def _earlier(column: str, moment: str) -> str:
+    """The earlier of a column and the parameter `moment` (the moment when the column is
+    empty): SQLite's two-argument min() is not PostgreSQL's."""
+    return f"CASE WHEN {column} IS NULL OR {column} > {moment} THEN {moment} ELSE {column} END"
 
 
 def identity(parsed: Parsed, raw: bytes) -> str:
@@ -138,8 +139,8 @@ def identity(parsed: Parsed, raw: bytes) -> str:
 def _addresses(crm: sqlite3.Connection, contact_id: int) -> set[str]:
     """Every address the contact owns (`contact_emails`, and the contact's own column)."""
     rows = crm.execute(
-        "SELECT email FROM contact_emails WHERE contact_id = ?"
-        " UNION SELECT lower(email) FROM contacts WHERE id = ? AND email IS NOT NULL",
+        "SELECT email FROM contact_emails WHERE contact_id = $1"
+        " UNION SELECT lower(email) FROM contacts WHERE id = $2 AND email IS NOT NULL",
         (contact_id, contact_id),
     )
     return {row[0] for row in rows}
@@ -148,8 +149,8 @@ def _addresses(crm: sqlite3.Connection, contact_id: int) -> set[str]:
 def _owner(crm: sqlite3.Connection, address: str) -> int | None:
     """The contact owning `address` (any of their addresses), or None."""
     row = crm.execute(
-        "SELECT contact_id FROM contact_emails WHERE email = ?"
-        " UNION ALL SELECT id FROM contacts WHERE email = ? LIMIT 1",
+        "SELECT contact_id FROM contact_emails WHERE email = $1"
+        " UNION ALL SELECT id FROM contacts WHERE email = $2 LIMIT 1",
         (address, address),
     ).fetchone()
     return row[0] if row else None
@@ -192,7 +193,7 @@ def _match(
 def _by_rfc_id(outreach: sqlite3.Connection, ids: list[str]) -> sqlite3.Row | None:
     for rfc_id in ids:
         row = outreach.execute(
-            "SELECT * FROM messages WHERE rfc_message_id = ?", (rfc_id,)
+            "SELECT * FROM messages WHERE rfc_message_id = $1", (rfc_id,)
         ).fetchone()
         if row is not None:
             return row
@@ -201,7 +202,7 @@ def _by_rfc_id(outreach: sqlite3.Connection, ids: list[str]) -> sqlite3.Row | No
 
 def _latest_to(outreach: sqlite3.Connection, contact_id: int, received: str) -> sqlite3.Row | None:
     return outreach.execute(
-        "SELECT * FROM messages WHERE contact_id = ? AND sent_at <= ?"
+        "SELECT * FROM messages WHERE contact_id = $1 AND sent_at <= $2"
         " ORDER BY sent_at DESC, id DESC LIMIT 1",
         (contact_id, received),
     ).fetchone()
@@ -283,7 +284,7 @@ def _record_chunk(
     with transaction(outreach):
         for mail, p in parsed:
             row = outreach.execute(
-                "SELECT * FROM inbound WHERE provider_id = ?", (mail.provider_id,)
+                "SELECT * FROM inbound WHERE provider_id = $1", (mail.provider_id,)
             ).fetchone()
             if row is not None:
                 result.already_triaged += 1
@@ -311,13 +312,13 @@ def _record_chunk(
             outreach.execute("RELEASE mail")
             if outcome == "":
                 row = outreach.execute(
-                    "SELECT * FROM inbound WHERE provider_id = ?", (mail.provider_id,)
+                    "SELECT * FROM inbound WHERE provider_id = $1", (mail.provider_id,)
                 ).fetchone()
                 rows.append(row)
             elif outcome is not None:
                 seen.append((mail.provider_id, outcome, created))
         outreach.executemany(
-            "INSERT INTO inbox_seen (provider_id, outcome, seen_at) VALUES (?, ?, ?)"
+            "INSERT INTO inbox_seen (provider_id, outcome, seen_at) VALUES ($1, $2, $3)"
             " ON CONFLICT (provider_id) DO NOTHING",
             seen,
         )
@@ -338,7 +339,7 @@ def _record(
     """Store one mail and its effects (inside the caller's transaction) if it matches:
     "" when it was stored, else why not (kept as its key's outcome in `inbox_seen`)."""
     key = identity(parsed, mail.raw)
-    if outreach.execute("SELECT 1 FROM inbound WHERE identity = ?", (key,)).fetchone():
+    if outreach.execute("SELECT 1 FROM inbound WHERE identity = $1", (key,)).fetchone():
         result.duplicates += 1
         return "duplicate"
     received = to_iso(mail.received)
@@ -359,15 +360,15 @@ def _record(
     message = match.message
     if kind == "read_receipt":
         outreach.execute(
-            f"UPDATE messages SET opened_at = {_EARLIER.format('opened_at')} WHERE id = ?",
-            (received, received, message["id"]),
+            f"UPDATE messages SET opened_at = {_earlier('opened_at', '$1')} WHERE id = $2",
+            (received, message["id"]),
         )
         result.read_receipts += 1
         return "read receipt"
     status = next((d.status for d in parsed.deliveries if match.address in d.recipients), "")
     body = strip_reply(parsed.text) if kind != "bounce" else (status or "no status")
     contact_id = message["contact_id"]
-    contact = crm.execute("SELECT warmth FROM contacts WHERE id = ?", (contact_id,)).fetchone()
+    contact = crm.execute("SELECT warmth FROM contacts WHERE id = $1", (contact_id,)).fetchone()
     before = warmth.get(contact_id, contact["warmth"]) if contact else None
     after = None
     if kind in WARMTH_RULE and before is not None:
@@ -375,7 +376,7 @@ def _record(
     outreach.execute(
         "INSERT INTO inbound (provider_id, message_id, contact_id, thread_id, kind,"
         " received_at, from_address, subject, body, warmth_before, warmth_after,"
-        " created_at, identity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " created_at, identity) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)",
         (
             mail.provider_id,
             message["id"],
@@ -413,7 +414,7 @@ def _apply(
     contact_id = message["contact_id"]
     if kind == "bounce":
         outreach.execute(
-            "UPDATE messages SET bounce_status = ? WHERE id = ? AND bounce_status != 'hard'",
+            "UPDATE messages SET bounce_status = $1 WHERE id = $2 AND bounce_status != 'hard'",
             (match.severity, message["id"]),
         )
         if match.severity == "hard":
@@ -430,11 +431,11 @@ def _apply(
         return
     # An answer proves an open: the first open known is recorded now (OUTREACH_V9).
     outreach.execute(
-        f"UPDATE messages SET replied_at = {_EARLIER.format('replied_at')},"
+        f"UPDATE messages SET replied_at = {_earlier('replied_at', '$1')},"
         " opened_recorded_at = coalesce(opened_recorded_at,"
-        " CASE WHEN opened_at IS NULL THEN ? END),"
-        f" opened_at = {_EARLIER.format('opened_at')} WHERE id = ?",
-        (at, at, recorded, at, at, message["id"]),
+        " CASE WHEN opened_at IS NULL THEN $2 END),"
+        f" opened_at = {_earlier('opened_at', '$1')} WHERE id = $3",
+        (at, recorded, message["id"]),
     )
     if kind == "not_now":
         day = named_date(body, received.date()) or received.date() + timedelta(
@@ -471,12 +472,12 @@ def _finish(
         return
     with transaction(crm):
         crm.executemany(
-            "UPDATE contacts SET warmth = ?, updated_at = ? WHERE id = ?",
+            "UPDATE contacts SET warmth = $1, updated_at = $2 WHERE id = $3",
             [(r["warmth_after"], r["created_at"], r["contact_id"]) for r in pending],
         )
     with transaction(outreach):
         outreach.executemany(
-            "UPDATE inbound SET warmth_applied = 1 WHERE provider_id = ?",
+            "UPDATE inbound SET warmth_applied = 1 WHERE provider_id = $1",
             [(r["provider_id"],) for r in pending],
         )
     result.warmth_changes += len(pending)

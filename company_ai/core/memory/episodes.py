@@ -68,10 +68,10 @@ CHUNK_ROWS = 1000
 _INSERT = (
     "INSERT INTO contact_episodes (contact_id, episode_type, content, source,"
     " confidence, created_at, natural_key, day, recorded_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
     " ON CONFLICT (contact_id, natural_key) DO NOTHING"
 )
-_PER_ROW = _INSERT.count("?")  # parameters
+_PER_ROW = _INSERT.count("$")  # parameters
 
 # A stored row: contact_id, episode_type, content, source, confidence, created_at,
 # natural_key, day, recorded_at (the columns of _INSERT, in order).
@@ -271,8 +271,10 @@ def _insert_rows(count: int) -> str:
     """One INSERT of `count` rows. SQLite then sets up the AUTOINCREMENT counter and the
     conflict handling once, not once a row: a quarter less CPU a row, measured."""
     head, values = _INSERT.split(" VALUES ")
-    one, conflict = values.split(" ON CONFLICT ")
-    return f"{head} VALUES {', '.join([one] * count)} ON CONFLICT {conflict}"
+    _, conflict = values.split(" ON CONFLICT ")
+    numbers = range(1, _PER_ROW + 1)
+    rows = [f"({', '.join(f'${row * _PER_ROW + n}' for n in numbers)})" for row in range(count)]
+    return f"{head} VALUES {', '.join(rows)} ON CONFLICT {conflict}"
 
 
 @dataclass(frozen=True)
@@ -303,7 +305,7 @@ def reseal_in_transaction(conn: sqlite3.Connection, key: str, now: str) -> DaySe
     """Seal `key` again over the window it was sealed with (a forget re-seals what it
     redacted); a seal from before recorded time (no window) covers `day = key`."""
     row = conn.execute(
-        "SELECT window_start, window_end FROM day_seals WHERE day = ?", (key,)
+        "SELECT window_start, window_end FROM day_seals WHERE day = $1", (key,)
     ).fetchone()
     window = (row[0], row[1]) if row is not None and row[0] is not None else None
     return _seal(conn, key, window, now)
@@ -315,7 +317,7 @@ def _seal(conn: sqlite3.Connection, key: str, window: tuple[str, str] | None, no
     by_source: dict[str, int] = {}
     count, last_id = 0, None
     params: tuple[str, ...] = (key,) if window is None else window
-    where = "day = ?" if window is None else "recorded_at >= ? AND recorded_at < ?"
+    where = "day = $1" if window is None else "recorded_at >= $1 AND recorded_at < $2"
     rows = conn.execute(
         f"SELECT id, natural_key, episode_type, source FROM contact_episodes"
         f" WHERE {where} ORDER BY id",
@@ -326,7 +328,7 @@ def _seal(conn: sqlite3.Connection, key: str, window: tuple[str, str] | None, no
         by_type[episode_type] = by_type.get(episode_type, 0) + 1
         by_source[source or "(none)"] = by_source.get(source or "(none)", 0) + 1
         count, last_id = count + 1, row_id
-    previous = conn.execute("SELECT digest FROM day_seals WHERE day = ?", (key,)).fetchone()
+    previous = conn.execute("SELECT digest FROM day_seals WHERE day = $1", (key,)).fetchone()
     seal = DaySeal(
         key,
         count,
@@ -339,7 +341,7 @@ def _seal(conn: sqlite3.Connection, key: str, window: tuple[str, str] | None, no
     start, end = window or (None, None)
     conn.execute(
         "INSERT INTO day_seals (day, episodes, last_id, digest, by_type, by_source,"
-        " sealed_at, window_start, window_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " sealed_at, window_start, window_end) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
         " ON CONFLICT (day) DO UPDATE SET"
         " episodes = excluded.episodes, last_id = excluded.last_id,"
         " digest = excluded.digest, by_type = excluded.by_type,"
@@ -384,7 +386,7 @@ def audit_day(
     - with the outreach store: messages sent in the window without their `outreach` episode.
     """
     words = _AUDIT_WORDS[dialect(conn)]
-    window = "recorded_at >= ? AND recorded_at < ?"
+    window = "recorded_at >= $1 AND recorded_at < $2"
     bounds = (day.start, day.end)
     duplicates = [
         sorted(int(i) for i in ids.split(","))
@@ -452,14 +454,14 @@ def _sends_without_episode(
 ) -> list[int]:
     """Messages sent in [start, end) that have no `outreach:message:<id>` episode."""
     sent = outreach.execute(
-        "SELECT id, contact_id FROM messages WHERE sent_at >= ? AND sent_at < ? ORDER BY id",
+        "SELECT id, contact_id FROM messages WHERE sent_at >= $1 AND sent_at < $2 ORDER BY id",
         (start, end),
     ).fetchall()
     return [
         message_id
         for message_id, contact_id in sent
         if memory.execute(
-            "SELECT 1 FROM contact_episodes WHERE contact_id = ? AND natural_key = ?",
+            "SELECT 1 FROM contact_episodes WHERE contact_id = $1 AND natural_key = $2",
             (contact_id, f"outreach:message:{message_id}"),
         ).fetchone()
         is None

@@ -52,7 +52,7 @@ def enqueue(
     text = scrub(text, secrets)
     with transaction(conn):
         cursor = conn.execute(
-            "INSERT INTO alerts (key, text, created_at) VALUES (?, ?, ?)"
+            "INSERT INTO alerts (key, text, created_at) VALUES ($1, $2, $3)"
             " ON CONFLICT (key) DO NOTHING",
             (key, text, to_iso(now)),
         )
@@ -80,14 +80,14 @@ def flush(
             error = scrub(f"{type(exc).__name__}: {exc}", secrets)[:ERROR_CHARS]
             with transaction(conn):
                 conn.execute(
-                    "UPDATE alerts SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                    "UPDATE alerts SET attempts = attempts + 1, last_error = $1 WHERE id = $2",
                     (error, alert_id),
                 )
             return FlushResult(sent, len(pending) - sent, error)
         with transaction(conn):
             conn.execute(
-                "UPDATE alerts SET attempts = attempts + 1, sent_at = ?, last_error = NULL"
-                " WHERE id = ?",
+                "UPDATE alerts SET attempts = attempts + 1, sent_at = $1, last_error = NULL"
+                " WHERE id = $2",
                 (to_iso(clock()), alert_id),
             )
         sent += 1
@@ -114,7 +114,7 @@ def latest_report(conn: sqlite3.Connection | None, prefix: str) -> Report | None
         return None
     pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     row = conn.execute(
-        "SELECT key, text, created_at, sent_at FROM alerts WHERE key LIKE ? ESCAPE '\\'"
+        "SELECT key, text, created_at, sent_at FROM alerts WHERE key LIKE $1 ESCAPE '\\'"
         " ORDER BY created_at DESC, id DESC LIMIT 1",
         (pattern,),
     ).fetchone()

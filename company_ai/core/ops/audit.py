@@ -27,7 +27,7 @@ from typing import Any
 
 from company_ai.core.crm import normalize_email
 from company_ai.core.outreach import hold_reason, read_holds
-from company_ai.core.store import Store, Stores, dialect, table_exists
+from company_ai.core.store import Parameters, Store, Stores, dialect, table_exists
 from company_ai.core.times import canonical_utc
 
 # (band, lowest warmth, highest warmth), inclusive; together they cover 0..100 once. The
@@ -150,7 +150,7 @@ def audit_crm(
     engagement = 0
     if memory is not None and table_exists(memory, "contact_episodes"):
         engagement = memory.execute(
-            "SELECT count(*) FROM contact_episodes WHERE episode_type = ?", ("engagement",)
+            "SELECT count(*) FROM contact_episodes WHERE episode_type = $1", ("engagement",)
         ).fetchone()[0]
     return Audit(
         contacts=contacts,
@@ -170,7 +170,7 @@ def _has_column(conn: Any, table: str, column: str) -> bool:
         return (
             conn.execute(
                 "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
-                " AND table_name = ? AND column_name = ?",
+                " AND table_name = $1 AND column_name = $2",
                 (table, column),
             ).fetchone()
             is not None
@@ -210,7 +210,7 @@ def record_audit(ops: sqlite3.Connection, day: str, recorded_at: str, audit: Aud
     values = [getattr(audit, f) for f in _FIELDS]
     ops.execute(
         f"INSERT INTO crm_audits (day, recorded_at, {', '.join(_FIELDS)})"
-        f" VALUES (?, ?, {', '.join('?' for _ in _FIELDS)}) ON CONFLICT DO NOTHING",
+        f" VALUES ($1, $2, {Parameters([day, recorded_at]).marks(_FIELDS)}) ON CONFLICT DO NOTHING",
         (day, canonical_utc(recorded_at), *values),
     )
 
@@ -220,7 +220,7 @@ def latest_audit(ops: sqlite3.Connection | None, before: str | None = None) -> S
     all), or None when there is none (no store, an older schema, no row yet)."""
     if ops is None or not table_exists(ops, "crm_audits"):
         return None
-    where, args = ("WHERE recorded_at < ?", (canonical_utc(before),)) if before else ("", ())
+    where, args = ("WHERE recorded_at < $1", (canonical_utc(before),)) if before else ("", ())
     row = ops.execute(
         f"SELECT day, recorded_at, {', '.join(_FIELDS)} FROM crm_audits {where}"
         " ORDER BY recorded_at DESC LIMIT 1",

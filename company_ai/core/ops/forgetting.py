@@ -34,7 +34,15 @@ from typing import Any
 from company_ai.core.crm import Tombstones, normal_email
 from company_ai.core.files import write_atomic
 from company_ai.core.memory import reseal_in_transaction
-from company_ai.core.store import MEMORY_V1, Store, Stores, dialect, table_exists, transaction
+from company_ai.core.store import (
+    MEMORY_V1,
+    Parameters,
+    Store,
+    Stores,
+    dialect,
+    table_exists,
+    transaction,
+)
 
 PROGRESS_FILE = "forget-progress.json"
 REDACTED = "[forgotten]"
@@ -89,8 +97,8 @@ def find_person(stores: Stores, email: str) -> Person | None:
         return None
     with stores.connect(Store.CRM, readonly=True) as crm:
         row = crm.execute(
-            "SELECT contact_id FROM contact_emails WHERE email = ?"
-            " UNION SELECT id FROM contacts WHERE email = ?",
+            "SELECT contact_id FROM contact_emails WHERE email = $1"
+            " UNION SELECT id FROM contacts WHERE email = $2",
             (normal_email(email), normal_email(email)),
         ).fetchone()
         if row is None:
@@ -105,7 +113,7 @@ def _person_of(crm: sqlite3.Connection, ids: list[int]) -> Person:
         for r in crm.execute(
             f"SELECT email FROM contact_emails WHERE contact_id IN ({marks})"
             f" UNION SELECT email FROM contacts WHERE id IN ({marks}) AND email IS NOT NULL",
-            [*ids, *ids],
+            ids,
         )
     }
     rows = crm.execute(
@@ -126,7 +134,7 @@ def find_returned(stores: Stores, stones: Tombstones) -> list[str]:
         rows = crm.execute("SELECT id, email, external_id FROM contacts").fetchall()
         for cid, email, source_id in rows:
             emails = [r[0] for r in crm.execute(
-                "SELECT email FROM contact_emails WHERE contact_id = ?", (cid,))]  # fmt: skip
+                "SELECT email FROM contact_emails WHERE contact_id = $1", (cid,))]  # fmt: skip
             # By address or source id only: a namesake is someone else.
             if stones.has([*emails, *([email] if email else [])]) or stones.has_source(source_id):
                 found.append(email or emails[0])
@@ -223,17 +231,22 @@ def _write_progress(data: Path, progress: dict) -> None:
 
 
 def _marks(items: Sequence[Any]) -> str:
-    return ",".join("?" * len(items)) or "NULL"
+    """The placeholders of a statement whose only parameters are `items`."""
+    return Parameters().marks(items)
 
 
 def _mentions(
-    conn: Any, table: str, columns: Iterable[str], needles: list[str]
-) -> tuple[str, list[Any]]:
+    conn: Any,
+    table: str,
+    columns: Iterable[str],
+    needles: list[str],
+    args: Parameters | None = None,
+) -> tuple[str, Parameters]:
     """A WHERE clause: any of `columns` of `table` holds any needle, case-insensitively, as
     Python's casefold() folds (SQLite's lower() folds ASCII only: see `_open`). PostgreSQL
     folds by its locale, ASCII only under C: there the rows are read and matched here, and
     the clause names the matches by `ctid` (stable inside the caller's transaction)."""
-    columns = list(columns)
+    columns, args = list(columns), Parameters() if args is None else args
     if dialect(conn) == "postgres":
         folded = [n.casefold() for n in needles]
         matched = [
@@ -241,9 +254,9 @@ def _mentions(
             for row in conn.execute(f"SELECT ctid::text, {', '.join(columns)} FROM {table}")
             if any(isinstance(v, str) and _holds_text(v, folded) for v in row[1:])
         ] if columns and needles else []  # fmt: skip
-        return "ctid = ANY(?::tid[])", [matched]
-    tests = [f"instr(casefold({c}), ?) > 0" for c in columns for _ in needles]
-    args = [n.casefold() for _ in columns for n in needles]
+        return f"ctid = ANY({args.mark(matched)}::tid[])", args
+    marks = [args.mark(n.casefold()) for n in needles]
+    tests = [f"instr(casefold({c}), {m}) > 0" for c in columns for m in marks]
     return " OR ".join(tests) or "1 = 0", args
 
 
@@ -308,7 +321,8 @@ def _memory(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
         rows += [(k, n, None) for k, n in unsealed.items()]
         for key, n, digest in sorted(rows, key=lambda r: r[0]):  # Postgres: no executemany
             conn.execute(
-                "INSERT INTO redactions (day, redacted_at, episodes, digest) VALUES (?, ?, ?, ?)",
+                "INSERT INTO redactions (day, redacted_at, episodes, digest)"
+                " VALUES ($1, $2, $3, $4)",
                 (key, now, n, digest),
             )
     return {"episodes": len(gone)}
@@ -354,8 +368,10 @@ def _outreach(stores: Stores, person: Person, result: Forgotten, now: str) -> di
         with stores.connect(Store.OUTREACH) as conn, transaction(conn):
             for table, where in _OUTREACH:
                 if table_exists(conn, table):
-                    sql = where.format(ids=_marks(ids), emails=_marks(emails))
-                    args = [*ids, *emails] if "emails" in where else ids
+                    args = Parameters()
+                    ids_in = args.marks(ids)
+                    emails_in = args.marks(emails) if "{emails}" in where else ""
+                    sql = where.format(ids=ids_in, emails=emails_in)
                     removed += conn.execute(f"DELETE FROM {table} WHERE {sql}", args).rowcount
     return {"outreach_rows": removed}
 
@@ -366,19 +382,18 @@ def _brain(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[
         nodes, needles = person.nodes, person.needles
         with _open(stores, Store.BRAIN) as conn:
             for table, text in (("facts", "text"), ("decisions", "what")):
-                named, args = _mentions(conn, table, [text, "about"], needles)
-                where = f"about IN ({_marks(nodes)}) OR {named}"
-                gone = conn.execute(
-                    f"SELECT day, key FROM {table} WHERE {where}", [*nodes, *args]
-                ).fetchall()
+                args = Parameters()
+                where = f"about IN ({args.marks(nodes)})"
+                where += f" OR {_mentions(conn, table, [text, 'about'], needles, args)[0]}"
+                gone = conn.execute(f"SELECT day, key FROM {table} WHERE {where}", args).fetchall()
                 result.vector_ids += [f"{table[:-1]}:{day}/{key}" for day, key in gone]
-                conn.execute(f"DELETE FROM {table} WHERE {where}", [*nodes, *args])
+                conn.execute(f"DELETE FROM {table} WHERE {where}", args)
                 removed += len(gone)
-            named, args = _mentions(conn, "edges", ["src", "dst"], needles)
-            where = f"src IN ({_marks(nodes)}) OR dst IN ({_marks(nodes)}) OR {named}"
-            removed += conn.execute(
-                f"DELETE FROM edges WHERE {where}", [*nodes, *nodes, *args]
-            ).rowcount
+            args = Parameters()
+            marks = args.marks(nodes)
+            named, _ = _mentions(conn, "edges", ["src", "dst"], needles, args)
+            where = f"src IN ({marks}) OR dst IN ({marks}) OR {named}"
+            removed += conn.execute(f"DELETE FROM edges WHERE {where}", args).rowcount
     return {"brain_rows": removed}
 
 
@@ -393,7 +408,7 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
             found = rows.fetchall()
             titles = [t for t, _ in found]
             result.vault_notes += sorted({p for _, p in found})
-            conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in titles])
+            conn.executemany("DELETE FROM pages WHERE title = $1", [(t,) for t in titles])
             if table_exists(conn, "page_log"):  # the log of distillations names them too
                 named, args = _mentions(
                     conn, "page_log", ["title", "page", "problems"], person.needles
@@ -402,12 +417,12 @@ def _recall(stores: Stores, person: Person, result: Forgotten, now: str) -> dict
                     r[0] for r in conn.execute(f"SELECT title FROM page_log WHERE {named}", args)
                 ]
                 marks = [(t,) for t in sorted({*titles, *logged})]
-                conn.executemany("DELETE FROM page_log WHERE title = ?", marks)
+                conn.executemany("DELETE FROM page_log WHERE title = $1", marks)
             named, args = _mentions(conn, "entities", ["title", "markdown"], person.needles)
             entities = [
                 r[0] for r in conn.execute(f"SELECT title FROM entities WHERE {named}", args)
             ]
-            conn.executemany("DELETE FROM entities WHERE title = ?", [(t,) for t in entities])
+            conn.executemany("DELETE FROM entities WHERE title = $1", [(t,) for t in entities])
             named, args = _mentions(conn, "relations", ["target"], person.needles)
             conn.execute(f"DELETE FROM relations WHERE {named}", args)
             gone = sorted({*titles, *entities})
@@ -484,7 +499,9 @@ def _purge_chroma_log(path: Path, ids: list[str]) -> None:
                 for start in range(0, len(ids), 500):
                     chunk = ids[start : start + 500]
                     conn.execute(
-                        f"DELETE FROM embeddings_queue WHERE id IN ({_marks(chunk)})", chunk
+                        # Chroma's own file, through plain sqlite3: its `?` parameters.
+                        f"DELETE FROM embeddings_queue WHERE id IN ({','.join('?' * len(chunk))})",
+                        chunk,
                     )
     finally:
         conn.close()
@@ -588,17 +605,19 @@ def _rows(stores: Stores, person: Person, result: Forgotten, now: str) -> dict[s
         with _open(stores, domain) as conn:
             # A row's own address: SQLite's rowid, PostgreSQL's ctid (in this transaction).
             row_id = "ctid" if dialect(conn) == "postgres" else "rowid"
-            by_id = "ctid = ?::tid" if row_id == "ctid" else "rowid = ?"
             for table, columns in _text_columns(conn).items():
                 named, args = _mentions(conn, table, columns, person.needles)
                 for row in conn.execute(
                     f"SELECT {row_id}, {', '.join(columns)} FROM {table} WHERE {named}", args
                 ).fetchall():
                     sets = {c: _redact(row[c], person.needles) for c in columns if row[c]}
-                    conn.execute(
-                        f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in sets)} WHERE {by_id}",
-                        [*sets.values(), row[0] if row_id == "rowid" else str(row[0])],
-                    )
+                    values = Parameters()
+                    assign = ", ".join(f"{c} = {values.mark(v)}" for c, v in sets.items())
+                    if row_id == "ctid":
+                        where = f"ctid = {values.mark(str(row[0]))}::tid"
+                    else:
+                        where = f"rowid = {values.mark(row[0])}"
+                    conn.execute(f"UPDATE {table} SET {assign} WHERE {where}", values)
                     redacted += 1
     return {"rows_redacted": redacted}
 

@@ -8,7 +8,6 @@ exist yet, so a store added later joins the brief with one line.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from datetime import datetime
 
 from company_ai.core.ops.audit import stored_audit
 from company_ai.core.runs import FAILED, RunInfo
-from company_ai.core.store import Store, StoreError, Stores, dialect, table_exists
+from company_ai.core.store import Parameters, Store, StoreError, Stores, table_exists
 from company_ai.core.times import Day, to_iso
 from company_ai.core.timetable import Due
 
@@ -131,9 +130,9 @@ def runs_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     return "Runs", lines
 
 
-def query(stores: Stores, domain: Store, sql: str, params: dict) -> list[sqlite3.Row] | None:
+def query(stores: Stores, domain: Store, sql: str, values: dict) -> list[sqlite3.Row] | None:
     """Rows from a store, or None when the store, table or column does not exist (yet).
-    `sql` names its parameters (`:since`); PostgreSQL's are given by position."""
+    `sql` names the values it uses as `{since}`; each becomes a parameter of its own."""
     try:
         conn = stores.reader(domain)
     except StoreError:
@@ -141,28 +140,23 @@ def query(stores: Stores, domain: Store, sql: str, params: dict) -> list[sqlite3
     if conn is None:
         return None
     try:
-        if dialect(conn) == "postgres":
-            names = _NAMED.findall(sql)
-            return conn.execute(_NAMED.sub("?", sql), [params[n] for n in names]).fetchall()
-        return conn.execute(sql, params).fetchall()
+        args = Parameters()
+        marks = {name: args.mark(v) for name, v in values.items() if f"{{{name}}}" in sql}
+        return conn.execute(sql.format(**marks), args).fetchall()
     except conn.DatabaseError as exc:
         message = str(exc)
         # SQLite's words, and PostgreSQL's codes undefined_table and undefined_column.
         if "no such table" in message or "no such column" in message:
             return None
-        if getattr(exc, "pgcode", None) in ("42P01", "42703"):
+        if getattr(exc, "sqlstate", None) in ("42P01", "42703"):
             return None
         raise
     finally:
         conn.close()
 
 
-# A named parameter: a colon not after a word character or a colon (a time, a `::` cast).
-_NAMED = re.compile(r"(?<![\w:]):([A-Za-z_]\w*)")
-
-
 def count_section(title: str, domain: Store, table: str, where: str = "1") -> Section:
-    """A section that counts rows of `table` matching `where` (may use :since / :until)."""
+    """A section that counts rows of `table` matching `where` (may use {since} / {until})."""
 
     def section(brief: BriefInput) -> tuple[str, list[str]] | None:
         rows = query(
@@ -180,8 +174,8 @@ def replies_section(brief: BriefInput) -> tuple[str, list[str]] | None:
     rows = query(
         brief.stores,
         Store.OUTREACH,
-        "SELECT subject, replied_at FROM messages WHERE replied_at >= :since"
-        " AND replied_at < :until ORDER BY replied_at",
+        "SELECT subject, replied_at FROM messages WHERE replied_at >= {since}"
+        " AND replied_at < {until} ORDER BY replied_at",
         {"since": to_iso(brief.since), "until": to_iso(brief.until)},
     )
     if rows is None:
@@ -259,14 +253,14 @@ BRIEF_SECTIONS: list[Section] = [
         "Drafts waiting to be sent",
         Store.OUTREACH,
         "drafts",
-        "created_at <= :until AND status IN ('ready', 'sending', 'sent') AND NOT EXISTS"
-        " (SELECT 1 FROM messages m WHERE m.id = drafts.message_id AND m.sent_at <= :until)",
+        "created_at <= {until} AND status IN ('ready', 'sending', 'sent') AND NOT EXISTS"
+        " (SELECT 1 FROM messages m WHERE m.id = drafts.message_id AND m.sent_at <= {until})",
     ),
     count_section(
         "Drafts quarantined by the fabrication gate",
         Store.OUTREACH,
         "drafts",
-        "status = 'quarantined' AND created_at > :since AND created_at <= :until",
+        "status = 'quarantined' AND created_at > {since} AND created_at <= {until}",
     ),
     stale_pages_section,
     growth_section,

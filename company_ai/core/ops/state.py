@@ -108,7 +108,7 @@ def store_row_counts(stores, domain: Store) -> dict[str, int] | None:
             for (name,) in conn.execute(
                 "SELECT table_name FROM information_schema.tables"
                 " WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
-                " AND table_name != ? ORDER BY table_name",
+                " AND table_name != $1 ORDER BY table_name",
                 (pg.VERSIONS,),
             )
         ]

@@ -255,7 +255,7 @@ def refusal_key(day: str, contact_id: int) -> str:
 def day_refusals(outreach: sqlite3.Connection, day: str) -> dict[str, str]:
     """The research pages refused on `day`, by key, with their reasons (read only)."""
     rows = outreach.execute(
-        "SELECT item_key, reason FROM intake_refusals WHERE intake = ? AND item_key LIKE ?"
+        "SELECT item_key, reason FROM intake_refusals WHERE intake = $1 AND item_key LIKE $2"
         " ORDER BY item_key",
         (RESEARCH_INTAKE, f"{day}:%"),
     )
@@ -306,8 +306,8 @@ def _finish_pick(
         if refusal is not None:
             record_refusals(outreach, [refusal], to_iso(now))
         outreach.execute(
-            "UPDATE research_picks SET status = ?, reason = ?, findings = ?, writeback = ?,"
-            " updated_at = ? WHERE day = ? AND contact_id = ?",
+            "UPDATE research_picks SET status = $1, reason = $2, findings = $3, writeback = $4,"
+            " updated_at = $5 WHERE day = $6 AND contact_id = $7",
             (status, reason, findings, writeback, to_iso(now), day, contact_id),
         )
 
@@ -354,10 +354,10 @@ def draft_day(
     ):
         known = known_companies(crm)
         (result.already_drafted,) = outreach.execute(
-            "SELECT count(*) FROM drafts WHERE day = ?", (day,)
+            "SELECT count(*) FROM drafts WHERE day = $1", (day,)
         ).fetchone()
         picks = outreach.execute(
-            "SELECT p.* FROM research_picks p WHERE p.day = ? AND p.status = 'done' AND NOT"
+            "SELECT p.* FROM research_picks p WHERE p.day = $1 AND p.status = 'done' AND NOT"
             " EXISTS (SELECT 1 FROM drafts d WHERE d.day = p.day AND d.contact_id = p.contact_id)"
             " ORDER BY p.rank",
             (day,),
@@ -450,7 +450,7 @@ def check_day(stores: Stores, day: str, *, sender: Sender) -> DraftCheck:
     known = _known(stores)
     with stores.connect(Store.OUTREACH, readonly=True) as outreach:
         held = []
-        for d in outreach.execute("SELECT * FROM drafts WHERE day = ? ORDER BY id", (day,)):
+        for d in outreach.execute("SELECT * FROM drafts WHERE day = $1 ORDER BY id", (day,)):
             result.checked += 1
             verdict, rejudged = stored_verdict(d, allowed(sender), known, own(sender))
             result.rejudged += rejudged
@@ -520,14 +520,14 @@ def send_day(
         stores.connect(Store.MEMORY) as memory,
     ):
         drafts = outreach.execute(
-            "SELECT * FROM drafts WHERE day = ? AND status IN ('ready', 'sending') ORDER BY id",
+            "SELECT * FROM drafts WHERE day = $1 AND status IN ('ready', 'sending') ORDER BY id",
             (day,),
         ).fetchall()
         _send_drafts(crm, outreach, drafts, result, tz=tz, mailer=mailer, clock=clock, warn=warn)
         written = append_episodes(memory, outreach_episodes(outreach, day), now=clock(), tz=tz)
         result.episodes_written = written.inserted
         (result.sent_in_total,) = outreach.execute(
-            "SELECT count(*) FROM drafts WHERE day = ? AND status = 'sent'", (day,)
+            "SELECT count(*) FROM drafts WHERE day = $1 AND status = 'sent'", (day,)
         ).fetchone()
     return result
 
@@ -555,7 +555,7 @@ def send_due(
         stores.connect(Store.MEMORY) as memory,
     ):
         drafts = outreach.execute(
-            "SELECT * FROM drafts WHERE due_at IS NOT NULL AND due_at <= ?"
+            "SELECT * FROM drafts WHERE due_at IS NOT NULL AND due_at <= $1"
             " AND status IN ('ready', 'sending') ORDER BY due_at, id",
             (to_iso(now),),
         ).fetchall()
@@ -585,7 +585,7 @@ def due_drafts(stores: Stores, now: datetime) -> int:
         if "due_at" not in columns:  # a store no run has migrated yet holds nothing
             return 0
         return outreach.execute(
-            "SELECT count(*) FROM drafts WHERE due_at IS NOT NULL AND due_at <= ?"
+            "SELECT count(*) FROM drafts WHERE due_at IS NOT NULL AND due_at <= $1"
             " AND status IN ('ready', 'sending')",
             (to_iso(now),),
         ).fetchone()[0]
@@ -631,7 +631,9 @@ def _send_drafts(
         message = None
         if contact is not None and reason is None:
             mark_sending(outreach, draft["id"], domain, now)
-            draft = outreach.execute("SELECT * FROM drafts WHERE id = ?", (draft["id"],)).fetchone()
+            draft = outreach.execute(
+                "SELECT * FROM drafts WHERE id = $1", (draft["id"],)
+            ).fetchone()
             try:
                 message = compose(
                     draft,
@@ -658,8 +660,8 @@ def _hold_draft(outreach: sqlite3.Connection, draft_id: int, due: datetime, now:
     """Keep a ready draft until `due` (the contact's working hours); returns `due` stored."""
     with transaction(outreach):
         outreach.execute(
-            "UPDATE drafts SET due_at = ?, updated_at = ? WHERE id = ? AND status = 'ready'"
-            " AND (due_at IS NULL OR due_at != ?)",
+            "UPDATE drafts SET due_at = $1, updated_at = $2 WHERE id = $3 AND status = 'ready'"
+            " AND (due_at IS NULL OR due_at != $4)",
             (to_iso(due), to_iso(now), draft_id, to_iso(due)),
         )
     return to_iso(due)
@@ -668,7 +670,7 @@ def _hold_draft(outreach: sqlite3.Connection, draft_id: int, due: datetime, now:
 def _skip_draft(outreach: sqlite3.Connection, draft_id: int, reason: str, now: datetime) -> None:
     with transaction(outreach):
         outreach.execute(
-            "UPDATE drafts SET status = 'skipped', reason = ?, updated_at = ? WHERE id = ?",
+            "UPDATE drafts SET status = 'skipped', reason = $1, updated_at = $2 WHERE id = $3",
             (reason, to_iso(now), draft_id),
         )
 

@@ -76,7 +76,7 @@ def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str) -> Thre
     day is being drafted), or a new thread; BumpLimitError at 3."""
     row = outreach.execute(
         "SELECT thread_id, max(bump_count) AS bumps, max(replied_at) AS replied,"
-        " max(sent_at) AS last FROM messages WHERE contact_id = ?"
+        " max(sent_at) AS last FROM messages WHERE contact_id = $1"
         " GROUP BY thread_id ORDER BY last DESC, thread_id DESC LIMIT 1",
         (contact_id,),
     ).fetchone()
@@ -89,7 +89,7 @@ def next_thread(outreach: sqlite3.Connection, contact_id: int, day: str) -> Thre
         )
     # The subject of the thread's latest bump (a grouped query names no row's subject).
     (subject,) = outreach.execute(
-        "SELECT subject FROM messages WHERE contact_id = ? AND thread_id = ?"
+        "SELECT subject FROM messages WHERE contact_id = $1 AND thread_id = $2"
         " ORDER BY bump_count DESC, id DESC LIMIT 1",
         (contact_id, row["thread_id"]),
     ).fetchone()
@@ -166,13 +166,13 @@ def already_contacted(outreach: sqlite3.Connection, draft: sqlite3.Row, since: s
     quiet period). Checked just before sending, across every partition, so backfills,
     re-runs and catch-ups never write to a person twice."""
     row = outreach.execute(
-        "SELECT sent_at FROM messages WHERE thread_id = ? AND bump_count = ?",
+        "SELECT sent_at FROM messages WHERE thread_id = $1 AND bump_count = $2",
         (draft["thread_id"], draft["bump"]),
     ).fetchone()
     if row:
         return f"bump {draft['bump']} of thread {draft['thread_id']} was already sent {row[0]}"
     row = outreach.execute(
-        "SELECT max(sent_at) FROM messages WHERE contact_id = ? AND sent_at >= ?",
+        "SELECT max(sent_at) FROM messages WHERE contact_id = $1 AND sent_at >= $2",
         (draft["contact_id"], since),
     ).fetchone()
     if row[0]:
@@ -263,7 +263,8 @@ def insert_draft(
         draft_id = outreach.execute(
             "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle,"
             " dossier, sources, model, verdict, unsupported, judged, status, reason,"
-            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+            " created_at, updated_at) VALUES"
+            " ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17) RETURNING id",
             (
                 day,
                 contact_id,
@@ -324,12 +325,12 @@ def mark_sending(outreach: sqlite3.Connection, draft_id: int, domain: str, now: 
     rfc_id = make_msgid(idstring=f"draft{draft_id}", domain=domain)
     with transaction(outreach):
         outreach.execute(
-            "UPDATE drafts SET status = 'sending', rfc_message_id = ?, updated_at = ?"
-            " WHERE id = ? AND status = 'ready'",
+            "UPDATE drafts SET status = 'sending', rfc_message_id = $1, updated_at = $2"
+            " WHERE id = $3 AND status = 'ready'",
             (rfc_id, to_iso(now), draft_id),
         )
         return outreach.execute(
-            "SELECT rfc_message_id FROM drafts WHERE id = ?", (draft_id,)
+            "SELECT rfc_message_id FROM drafts WHERE id = $1", (draft_id,)
         ).fetchone()[0]
 
 
@@ -339,14 +340,14 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
     sent_at = to_iso(now)
     with transaction(outreach):
         existing = outreach.execute(
-            "SELECT id FROM messages WHERE draft_id = ?", (draft["id"],)
+            "SELECT id FROM messages WHERE draft_id = $1", (draft["id"],)
         ).fetchone()
         if existing:
             message_id = existing[0]
         else:
             message_id = outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at,"
-                " bump_count, draft_id, rfc_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " bump_count, draft_id, rfc_message_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
                 " RETURNING id",
                 (
                     draft["contact_id"],
@@ -361,7 +362,7 @@ def record_sent(outreach: sqlite3.Connection, draft: sqlite3.Row, now: datetime)
                 ),
             ).fetchone()[0]
         outreach.execute(
-            "UPDATE drafts SET status = 'sent', message_id = ?, updated_at = ? WHERE id = ?",
+            "UPDATE drafts SET status = 'sent', message_id = $1, updated_at = $2 WHERE id = $3",
             (message_id, sent_at, draft["id"]),
         )
     return int(message_id)
@@ -372,7 +373,7 @@ def thread_references(outreach: sqlite3.Connection, thread_id: str, bump: int) -
     return [
         r[0]
         for r in outreach.execute(
-            "SELECT rfc_message_id FROM messages WHERE thread_id = ? AND bump_count < ?"
+            "SELECT rfc_message_id FROM messages WHERE thread_id = $1 AND bump_count < $2"
             " AND rfc_message_id IS NOT NULL ORDER BY bump_count",
             (thread_id, bump),
         )
@@ -394,7 +395,7 @@ def outreach_episodes(outreach: sqlite3.Connection, day: str) -> list[dict]:
         }
         for r in outreach.execute(
             "SELECT m.* FROM messages m JOIN drafts d ON d.message_id = m.id"
-            " WHERE d.day = ? AND d.status = 'sent' ORDER BY m.id",
+            " WHERE d.day = $1 AND d.status = 'sent' ORDER BY m.id",
             (day,),
         )
     ]

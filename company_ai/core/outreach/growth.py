@@ -147,7 +147,7 @@ def _recorded_events(outreach: sqlite3.Connection) -> str:
         return (
             "SELECT sent_at, angle, opened_at, replied_at,"
             " CASE WHEN bounce_status != 'none' THEN sent_at END FROM messages"
-            " WHERE sent_at >= ? AND sent_at < ? ORDER BY id"
+            " WHERE sent_at >= $1 AND sent_at < $2 ORDER BY id"
         )
     return (
         "SELECT m.sent_at, m.angle, coalesce(m.opened_recorded_at, m.opened_at),"
@@ -159,7 +159,7 @@ def _recorded_events(outreach: sqlite3.Connection) -> str:
         "  ON a.message_id = m.id"
         " LEFT JOIN (SELECT message_id, min(created_at) AS at FROM inbound"
         "  WHERE kind = 'bounce' GROUP BY message_id) b ON b.message_id = m.id"
-        " WHERE m.sent_at >= ? AND m.sent_at < ? ORDER BY m.id"
+        " WHERE m.sent_at >= $1 AND m.sent_at < $2 ORDER BY m.id"
     )
 
 

@@ -82,7 +82,7 @@ def select_candidates(
     excluded.update(
         cid
         for (cid,) in outreach.execute(
-            "SELECT contact_id FROM research_picks WHERE day >= ? AND day < ?",
+            "SELECT contact_id FROM research_picks WHERE day >= $1 AND day < $2",
             (cooldown, day.key),
         )
     )
@@ -108,19 +108,19 @@ def pick_for_day(
     """The day's picks: chosen and stored the first time (at `now`), then read back unchanged."""
     with transaction(outreach):
         if not outreach.execute(
-            "SELECT 1 FROM research_picks WHERE day = ?", (day.key,)
+            "SELECT 1 FROM research_picks WHERE day = $1", (day.key,)
         ).fetchone():
             at = to_iso(now)
             outreach.executemany(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                " VALUES ($1, $2, $3, $4, $5)",
                 [
                     (day.key, c.contact_id, rank, at, at)
                     for rank, c in enumerate(select_candidates(crm, outreach, day), start=1)
                 ],
             )
         return outreach.execute(
-            "SELECT * FROM research_picks WHERE day = ? ORDER BY rank LIMIT ?",
+            "SELECT * FROM research_picks WHERE day = $1 ORDER BY rank LIMIT $2",
             (day.key, RESEARCH_CAP),
         ).fetchall()
 
@@ -133,7 +133,7 @@ def unsendable_reason(outreach: sqlite3.Connection, contact: Contact | None, at:
     if not contact.email:
         return "the contact has no email address"
     bounced = outreach.execute(
-        "SELECT 1 FROM messages WHERE contact_id = ? AND bounce_status = 'hard' LIMIT 1",
+        "SELECT 1 FROM messages WHERE contact_id = $1 AND bounce_status = 'hard' LIMIT 1",
         (contact.id,),
     ).fetchone()
     if bounced:
@@ -302,7 +302,7 @@ def apply_writeback(
         with transaction(crm):
             for column in sorted(WRITEBACK_COLUMNS & applied.keys()):
                 crm.execute(
-                    f"UPDATE contacts SET {column} = ?, updated_at = ? WHERE id = ?",
+                    f"UPDATE contacts SET {column} = $1, updated_at = $2 WHERE id = $3",
                     (applied[column], to_iso(now), contact_id),
                 )
     return Writeback(applied, rejected)

@@ -64,7 +64,7 @@ def read_holds(
 ) -> dict[int, list[Hold]]:
     """Every hold by contact (or one contact's), plus a `replied` hold for a replied message
     with no hold of its own (older data)."""
-    where, args = ("WHERE contact_id = ?", (contact_id,)) if contact_id is not None else ("", ())
+    where, args = ("WHERE contact_id = $1", (contact_id,)) if contact_id is not None else ("", ())
     holds: dict[int, list[Hold]] = {}
     for cid, kind, since, until, address, reason in outreach.execute(
         f"SELECT contact_id, kind, since, until, address, reason FROM send_holds {where}", args
@@ -96,7 +96,7 @@ def add_hold(
     """Record a hold (inside the caller's transaction); the same hold twice is stored once."""
     outreach.execute(
         "INSERT INTO send_holds (contact_id, kind, since, until, address, reason, evidence)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
         (contact_id, hold.kind, hold.since, hold.until, hold.address, hold.reason, evidence),
     )
 

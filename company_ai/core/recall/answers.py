@@ -21,7 +21,7 @@ from company_ai.core.recall.retrieval import (
     replace_docs,
     update_vectors,
 )
-from company_ai.core.store import Store, Stores, transaction
+from company_ai.core.store import Parameters, Store, Stores, transaction
 from company_ai.core.store.db import indexed_by
 
 STALE_CATEGORIES = ("status", "goal")  # the lines that age: a page with one is `reviewable`
@@ -30,16 +30,16 @@ PAGES_MARK, INDEX_MARK = "recall_pages", "recall_index"  # the steps in `sync_ma
 
 def read_mark(conn: sqlite3.Connection, step: str) -> str | None:
     """What `step` of the vault night last brought itself fully in line with (RECALL_V3)."""
-    row = conn.execute("SELECT mark FROM sync_marks WHERE step = ?", (step,)).fetchone()
+    row = conn.execute("SELECT mark FROM sync_marks WHERE step = $1", (step,)).fetchone()
     return row[0] if row else None
 
 
 def set_mark(conn: sqlite3.Connection, step: str, mark: str | None) -> None:
     """Record `mark` for `step` (inside the caller's transaction); None forgets it, so the
     next night compares everything."""
-    conn.execute("DELETE FROM sync_marks WHERE step = ?", (step,))
+    conn.execute("DELETE FROM sync_marks WHERE step = $1", (step,))
     if mark is not None:
-        conn.execute("INSERT INTO sync_marks (step, mark) VALUES (?, ?)", (step, mark))
+        conn.execute("INSERT INTO sync_marks (step, mark) VALUES ($1, $2)", (step, mark))
 
 
 def entity_docs(conn: sqlite3.Connection, titles: list[str] | None = None) -> list[Doc]:
@@ -50,19 +50,19 @@ def entity_docs(conn: sqlite3.Connection, titles: list[str] | None = None) -> li
     docs = []
     for title in titles:
         entity = conn.execute(
-            "SELECT id, title, recall FROM entities WHERE title = ?", (title,)
+            "SELECT id, title, recall FROM entities WHERE title = $1", (title,)
         ).fetchone()
         observations = [
             r[0]
             for r in conn.execute(
-                "SELECT text FROM observations WHERE entity_id = ? ORDER BY position",
+                "SELECT text FROM observations WHERE entity_id = $1 ORDER BY position",
                 (entity["id"],),
             )
         ]
         relations = [
             f"{r[0].replace('_', ' ')} {r[1]}"
             for r in conn.execute(
-                "SELECT relation, target FROM relations WHERE entity_id = ? ORDER BY rowid",
+                "SELECT relation, target FROM relations WHERE entity_id = $1 ORDER BY rowid",
                 (entity["id"],),
             )
         ]
@@ -167,7 +167,7 @@ def recall(
     stale = {p.title for p in stale_pages(conn, now, max_age_days, titles=titles)}
     hits = []
     for title in titles:
-        row = conn.execute("SELECT * FROM entities WHERE title = ?", (title,)).fetchone()
+        row = conn.execute("SELECT * FROM entities WHERE title = $1", (title,)).fetchone()
         if row:  # the index may trail the entities by one asset; skip what is gone
             hits.append(
                 Hit(row["title"], row["type"], row["recall"], row["derived_from"],
@@ -218,12 +218,12 @@ def neighbourhood(conn: sqlite3.Connection, title: str) -> list[tuple[str, str, 
     out = conn.execute(
         "SELECT r.relation, r.target, t.id IS NOT NULL FROM relations r"
         " JOIN entities e ON e.id = r.entity_id LEFT JOIN entities t ON t.title = r.target"
-        " WHERE e.title = ? ORDER BY r.rowid",
+        " WHERE e.title = $1 ORDER BY r.rowid",
         (title,),
     ).fetchall()
     into = conn.execute(
         "SELECT r.relation, e.title FROM relations r JOIN entities e ON e.id = r.entity_id"
-        " WHERE r.target = ? ORDER BY e.title",
+        " WHERE r.target = $1 ORDER BY e.title",
         (title,),
     ).fetchall()
     return [(rel, "out", other, bool(exists)) for rel, other, exists in out] + [
@@ -254,7 +254,7 @@ def render_answer(answer: Answer) -> str:
 def page_markdown(conn: sqlite3.Connection, title: str) -> str:
     row = conn.execute(
         # lower(): ASCII on SQLite as NOCASE was, every script on PostgreSQL.
-        "SELECT markdown FROM entities WHERE lower(title) = lower(?)",
+        "SELECT markdown FROM entities WHERE lower(title) = lower($1)",
         (title,),
     ).fetchone()
     if row is None:
@@ -262,7 +262,7 @@ def page_markdown(conn: sqlite3.Connection, title: str) -> str:
     return row[0]
 
 
-_STALE = "FROM entities e WHERE e.reviewable = 1 AND e.note_touched < ?"
+_STALE = "FROM entities e WHERE e.reviewable = 1 AND e.note_touched < $1"
 
 
 def count_stale(conn: sqlite3.Connection, now: datetime, max_age_days: int) -> int:
@@ -294,18 +294,21 @@ def stale_pages(
     limits the look to those pages, `limit` the number listed."""
     today = now.date()
     cutoff = (today - timedelta(days=max_age_days)).isoformat()
-    only = f" AND e.title IN ({', '.join('?' * len(titles))})" if titles is not None else ""
+    args = Parameters([cutoff])  # _STALE's $1
+    only = f" AND e.title IN ({args.marks(titles)})" if titles is not None else ""
+    most = "" if limit is None else f" LIMIT {args.mark(limit)}"
     found = []
     for row in conn.execute(
         f"SELECT e.id, e.title, e.derived_from, e.note_touched {_STALE}{only}"
-        f" ORDER BY e.note_touched, e.title{'' if limit is None else ' LIMIT ?'}",
-        (cutoff, *(titles or []), *([] if limit is None else [limit])),
+        f" ORDER BY e.note_touched, e.title{most}",
+        args,
     ):
         age = (today - date.fromisoformat(row["note_touched"])).days
+        of = Parameters([row["id"]])
         marks = conn.execute(
-            "SELECT category, text FROM observations WHERE entity_id = ? AND category IN"
-            f" ({', '.join('?' * len(STALE_CATEGORIES))}) ORDER BY position",
-            (row["id"], *STALE_CATEGORIES),
+            "SELECT category, text FROM observations WHERE entity_id = $1 AND category IN"
+            f" ({of.marks(STALE_CATEGORIES)}) ORDER BY position",
+            of,
         ).fetchall()
         found.append(
                 StalePage(row["title"], row["derived_from"], row["note_touched"], age,

@@ -80,7 +80,7 @@ def rebuild_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
     """Replace every document and its full-text row (inside the caller's transaction)."""
     conn.execute("DELETE FROM search_docs")
     conn.executemany(
-        "INSERT INTO search_docs (key, title, body, text_hash) VALUES (?, ?, ?, ?)",
+        "INSERT INTO search_docs (key, title, body, text_hash) VALUES ($1, $2, $3, $4)",
         ((d.key, d.title, d.body, d.text_hash) for d in docs),
     )
     if dialect(conn) == "sqlite":  # on Postgres a trigger keeps each row's tsvector
@@ -101,33 +101,33 @@ def replace_docs(
     fts = dialect(conn) == "sqlite"  # FTS5's rows follow by hand; Postgres' by trigger
     for key in [*remove, *(doc.key for doc, _ in docs)]:
         old = conn.execute(
-            "SELECT id, title, body, text_hash FROM search_docs WHERE key = ?", (key,)
+            "SELECT id, title, body, text_hash FROM search_docs WHERE key = $1", (key,)
         ).fetchone()
         if old is None:
             continue
         if fts:
             conn.execute(
                 "INSERT INTO search_fts (search_fts, rowid, title, body)"
-                " VALUES ('delete', ?, ?, ?)",
+                " VALUES ('delete', $1, $2, $3)",
                 (old["id"], old["title"], old["body"]),
             )
-        conn.execute("DELETE FROM search_docs WHERE id = ?", (old["id"],))
+        conn.execute("DELETE FROM search_docs WHERE id = $1", (old["id"],))
         dropped.add(old["text_hash"])
     for doc, source in docs:
         (doc_id,) = conn.execute(
             "INSERT INTO search_docs (key, title, body, text_hash, source)"
-            " VALUES (?, ?, ?, ?, ?) RETURNING id",
+            " VALUES ($1, $2, $3, $4, $5) RETURNING id",
             (doc.key, doc.title, doc.body, doc.text_hash, source),
         ).fetchone()
         if fts:
             conn.execute(
-                "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)",
+                "INSERT INTO search_fts (rowid, title, body) VALUES ($1, $2, $3)",
                 (doc_id, doc.title, doc.body),
             )
         changed += doc.text_hash not in dropped
     conn.executemany(
-        "DELETE FROM search_vectors WHERE text_hash = ?"
-        " AND NOT EXISTS (SELECT 1 FROM search_docs WHERE text_hash = ?)",
+        "DELETE FROM search_vectors WHERE text_hash = $1"
+        " AND NOT EXISTS (SELECT 1 FROM search_docs WHERE text_hash = $2)",
         [(h, h) for h in dropped],
     )
     return changed
@@ -165,7 +165,7 @@ def update_vectors(
         with transaction(conn):
             conn.execute("DELETE FROM search_vectors")
             conn.executemany(
-                "INSERT INTO search_meta (key, value) VALUES (?, ?)"
+                "INSERT INTO search_meta (key, value) VALUES ($1, $2)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [("model", model[0]), ("dim", str(model[1]))],
             )
@@ -178,7 +178,7 @@ def update_vectors(
     ]
     missing = [
         conn.execute(
-            "SELECT text_hash, title, body FROM search_docs WHERE text_hash = ? LIMIT 1", (h,)
+            "SELECT text_hash, title, body FROM search_docs WHERE text_hash = $1 LIMIT 1", (h,)
         ).fetchone()
         for h in wanted
     ]
@@ -188,7 +188,7 @@ def update_vectors(
         vectors = embedder.embed([Doc("", r["title"], r["body"]).text for r in rows])
         with transaction(conn):
             conn.executemany(
-                "INSERT INTO search_vectors (text_hash, vector) VALUES (?, ?)"
+                "INSERT INTO search_vectors (text_hash, vector) VALUES ($1, $2)"
                 " ON CONFLICT (text_hash) DO UPDATE SET vector = excluded.vector",
                 [
                     (r["text_hash"], v.astype(np.float32).tobytes())
@@ -228,7 +228,7 @@ def keyword_scored(
         for row in conn.execute(
             "SELECT d.key, bm25(search_fts, 2.0, 1.0) AS rank FROM search_fts f"
             " JOIN search_docs d ON d.id = f.rowid"
-            " WHERE search_fts MATCH ? ORDER BY rank LIMIT ?",
+            " WHERE search_fts MATCH $1 ORDER BY rank LIMIT $2",
             (match, limit),
         )
     ]
@@ -245,7 +245,7 @@ PG_BM25 = """
 WITH q AS (
     SELECT any_term(plainto_tsquery('recall.recall_text', t)) AS query,
            array_agg(DISTINCT l) AS lexemes
-    FROM unnest(?::text[]) AS t,
+    FROM unnest($1::text[]) AS t,
          unnest(tsvector_to_array(to_tsvector('recall.recall_text', t))) AS l
 ),
 stats AS (SELECT docs::float8 AS n, doc_len_sum::float8 / greatest(docs, 1) AS avgdl
@@ -261,7 +261,7 @@ SELECT h.key, sum(
     * tf.f * 2.2 / (tf.f + 1.2 * (0.25 + 0.75 * h.doc_len / greatest(s.avgdl, 1)))
 ) AS score
 FROM tf JOIN df USING (lexeme) JOIN hits h ON h.id = tf.id, stats s
-GROUP BY h.id, h.key ORDER BY score DESC, h.id LIMIT ?
+GROUP BY h.id, h.key ORDER BY score DESC, h.id LIMIT $2
 """
 
 

@@ -4,6 +4,7 @@ Everything else reads and writes through `Stores`, `transaction` and `Store`."""
 
 from company_ai.core.store.db import (
     DEFAULT_BUSY_TIMEOUT_MS,
+    Parameters,
     ReadOnlyStores,
     StoreError,
     Stores,
@@ -31,6 +32,7 @@ __all__ = [
     "EPISODE_TYPES",
     "EpisodeType",
     "MEMORY_V1",
+    "Parameters",
     "RESEARCH_CAP",
     "ReadOnlyStores",
     "Store",

@@ -16,8 +16,9 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -168,11 +169,55 @@ class ReadOnlyStores(Stores):
         return conn
 
 
+class Connection(sqlite3.Connection):
+    """A sqlite3 connection whose statements are written with `$1`, `$2` … parameters.
+
+    `$1` is SQLite's own syntax for a named parameter (named "1") and PostgreSQL's for a
+    positional one, so one statement text runs on both stores as it is written: nothing
+    reads it to place the parameters. A sequence binds here as `$1` = its first item,
+    `$2` = its second…; a number the statement names without its value is refused by
+    SQLite (a surplus value only by PostgreSQL, whose store tests run too)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return super().execute(sql, _by_number(parameters))
+
+    def executemany(self, sql: str, rows: Iterable[Any], /) -> sqlite3.Cursor:
+        return super().executemany(sql, (_by_number(row) for row in rows))
+
+
+def _by_number(parameters: Any) -> Any:
+    if isinstance(parameters, Mapping) or not parameters:
+        return parameters
+    return dict(zip(_names(len(parameters)), parameters, strict=True))
+
+
+@lru_cache(maxsize=64)
+def _names(count: int) -> tuple[str, ...]:
+    return tuple(str(n) for n in range(1, count + 1))
+
+
+class Parameters(list[Any]):
+    """A statement's parameters while its text is composed: `mark(value)` adds one and
+    returns its placeholder (`$3`), `marks(values)` a list's (`$4, $5`; NULL for none), so
+    fragments number themselves in whatever order the text is put together."""
+
+    def mark(self, value: Any) -> str:
+        self.append(value)
+        return f"${len(self)}"
+
+    def marks(self, values: Iterable[Any]) -> str:
+        return ", ".join(self.mark(v) for v in values) or "NULL"
+
+
 def _connect(target: str, busy_timeout_ms: int, *, uri: bool = False) -> sqlite3.Connection:
     try:
         # isolation_level=None: no implicit transactions; `transaction()` makes them.
         conn = sqlite3.connect(
-            target, timeout=busy_timeout_ms / 1000, isolation_level=None, uri=uri
+            target,
+            timeout=busy_timeout_ms / 1000,
+            isolation_level=None,
+            uri=uri,
+            factory=Connection,
         )
     except sqlite3.OperationalError as exc:
         raise DataDirError(f"cannot open store {target}: {exc}") from exc
@@ -351,7 +396,7 @@ def indexed_by(conn: Any, index: str) -> str:
 
 
 def max_parameters(conn: Any) -> int:
-    """How many `?` parameters one statement may have on this connection."""
+    """How many parameters one statement may have on this connection."""
     if dialect(conn) == "postgres":
         return pg.MAX_PARAMETERS
     return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
@@ -400,7 +445,7 @@ def table_exists(conn: Any, name: str) -> bool:
     if dialect(conn) == "postgres":
         return conn.table_exists(name)
     row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1", (name,)
     ).fetchone()
     return row is not None
 
@@ -411,8 +456,8 @@ def column_names(conn: Any, table: str) -> set[str]:
     if dialect(conn) == "postgres":
         rows = conn.execute(
             "SELECT column_name FROM information_schema.columns"
-            " WHERE table_schema = current_schema() AND table_name = ?",
+            " WHERE table_schema = current_schema() AND table_name = $1",
             (table,),
         )
         return {row[0] for row in rows}
-    return {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
+    return {row[1] for row in conn.execute("SELECT * FROM pragma_table_info($1)", (table,))}

@@ -3,14 +3,13 @@
 Every domain lives in one database (`COMPANY_AI_DATABASE_URL`), each in a schema of its
 own name (`crm`, `memory`, …) with its own versions (`pg_schema.PG_MIGRATIONS`), so the
 domains stay as separate as their SQLite files. The code is the same as on SQLite:
-`execute(sql, params)` with `?` placeholders, rows read by position or by name,
-`transaction()` from `db`. psycopg2 is imported only when a URL is configured, so the
-CLI's read path still imports no third-party package on a SQLite install.
+`execute(sql, params)` with `$1` placeholders (`db.Connection`), rows read by position or
+by name, `transaction()` from `db`. psycopg is imported only when a URL is configured, so
+the CLI's read path still imports no third-party package on a SQLite install.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
@@ -59,7 +58,11 @@ def check_url(url: str) -> str:
 
 
 class PgConnection:
-    """One connection in autocommit mode: `db.transaction()` opens and ends transactions."""
+    """One connection in autocommit mode: `db.transaction()` opens and ends transactions.
+
+    Statements go to the server as they are written, `$1`, `$2` … and all (psycopg's raw
+    cursor): the server parses them and binds the parameters, nothing is rewritten here,
+    so a `?`, a `%` or a `$1` inside a literal or a comment is only text."""
 
     dialect = "postgres"
 
@@ -70,19 +73,14 @@ class PgConnection:
         self.data_dir: Path | None = None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        cursor = self.raw.cursor()
-        # Always a tuple, never None: psycopg2 then treats `%%` as the `%` we escaped.
-        cursor.execute(_to_pg(sql), tuple(params))
-        return cursor
+        # No parameters: the simple protocol, which also runs a migration's several
+        # statements in one string.
+        return self.raw.execute(sql, tuple(params) if params else None)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
-        """As sqlite3's: one statement, many rows (sent in pages, not one round trip each)."""
-        import psycopg2.extras
-
+        """As sqlite3's: one statement, many rows (pipelined, not one round trip each)."""
         cursor = self.raw.cursor()
-        psycopg2.extras.execute_batch(
-            cursor, _to_pg(sql), [tuple(row) for row in rows], page_size=500
-        )
+        cursor.executemany(sql, [tuple(row) for row in rows])
         return cursor
 
     # The DB-API's exception classes, as a sqlite3 connection also carries them: core code
@@ -104,7 +102,7 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != 0  # TRANSACTION_STATUS_IDLE
+        return self.raw.info.transaction_status != 0  # TransactionStatus.IDLE
 
     @contextmanager
     def transaction(self) -> Iterator[PgConnection]:
@@ -123,109 +121,70 @@ class PgConnection:
             raise
 
     def table_exists(self, name: str) -> bool:
-        (found,) = self.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()
+        (found,) = self.execute("SELECT to_regclass($1) IS NOT NULL", (name,)).fetchone()
         return bool(found)
 
 
-@lru_cache(maxsize=512)
-def _to_pg(sql: str) -> str:
-    """sqlite3's `?` placeholders as psycopg2's `%s`, and a literal `%` as `%%`.
+class Row(tuple):
+    """A row read by position or by column name, as a `sqlite3.Row` is."""
 
-    The statement is read as PostgreSQL's lexer reads it: a `?` inside a string literal
-    ('…', E'…'), a quoted identifier ("…"), a dollar-quoted body ($tag$…$tag$) or a
-    comment (-- … and nested /* … */) is text, not a parameter. Anything the lexer
-    cannot close is refused rather than guessed at."""
-    out: list[str] = []
-    i, n = 0, len(sql)
-    while i < n:
-        char = sql[i]
-        if char == "?":
-            out.append("%s")
-            i += 1
-            continue
-        if char in "'\"":
-            end = _quoted_end(sql, i, char)
-        elif sql.startswith("--", i):
-            end = sql.find("\n", i)
-            end = n if end < 0 else end
-        elif sql.startswith("/*", i):
-            end = _comment_end(sql, i)
-        elif char == "$" and (tag := _DOLLAR_TAG.match(sql, i)) and not _in_word(sql, i):
-            close = sql.find(tag.group(), tag.end())
-            if close < 0:
-                raise PgStoreError(f"an unterminated {tag.group()} quote in: {sql[:80]!r}")
-            end = close + len(tag.group())
-        else:
-            out.append("%%" if char == "%" else char)
-            i += 1
-            continue
-        out.append(sql[i:end].replace("%", "%%"))
-        i = end
-    return "".join(out)
+    __slots__ = ()
+    names: dict[str, int] = {}
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self.names[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
 
 
-_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
+def _rows(cursor: Any) -> type[Row]:
+    """psycopg's row factory: it makes `Row`s whose class knows the result's columns."""
+    return _row_class(tuple(col.name for col in cursor.description or ()))
 
 
-def _in_word(sql: str, i: int) -> bool:
-    """Whether the `$` at `i` continues an identifier (`a$b$`), where it quotes nothing."""
-    return i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")
+@lru_cache(maxsize=1024)
+def _row_class(names: tuple[str, ...]) -> type[Row]:
+    return type("Row", (Row,), {"__slots__": (), "names": {n: i for i, n in enumerate(names)}})
 
 
-def _quoted_end(sql: str, start: int, quote: str) -> int:
-    """Where the literal or identifier opened at `start` ends (a doubled quote is one
-    quote; in an E'…' literal a backslash escapes the next character)."""
-    escapes = quote == "'" and start > 0 and sql[start - 1] in "eE" and not _in_word(sql, start - 1)
-    i = start + 1
-    while i < len(sql):
-        if escapes and sql[i] == "\\":
-            i += 2
-            continue
-        if sql[i] == quote:
-            if sql.startswith(quote * 2, i):
-                i += 2
-                continue
-            return i + 1
-        i += 1
-    raise PgStoreError(f"an unterminated {quote} quote in: {sql[:80]!r}")
+def _connect_raw(url: str, **kwargs: Any) -> Any:
+    import psycopg
 
-
-def _comment_end(sql: str, start: int) -> int:
-    depth, i = 0, start
-    while i < len(sql):
-        if sql.startswith("/*", i):
-            depth, i = depth + 1, i + 2
-        elif sql.startswith("*/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    raise PgStoreError(f"an unterminated /* comment in: {sql[:80]!r}")
+    return psycopg.connect(
+        url,
+        connect_timeout=CONNECT_TIMEOUT_S,
+        autocommit=True,
+        cursor_factory=psycopg.RawCursor,
+        **kwargs,
+    )
 
 
 def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool) -> PgConnection:
     """Connect to the store at `url`, migrated to the newest schema unless `readonly`."""
-    import psycopg2
-    import psycopg2.extras
+    import psycopg
 
     check_url(url)
+    # The domain's schema first: its tables are found by their bare names. A reader's
+    # every transaction is read-only on the server's side.
+    options = f"-c search_path={store}"
+    if readonly:
+        options += " -c default_transaction_read_only=on"
     try:
-        raw = psycopg2.connect(
+        raw = _connect_raw(
             url,
-            connect_timeout=CONNECT_TIMEOUT_S,
-            cursor_factory=psycopg2.extras.DictCursor,
+            row_factory=_rows,
             application_name=f"company_ai:{store}",
-            # The domain's schema first: its tables are found by their bare names.
-            options=f"-c search_path={store}",
+            options=options,
         )
-    except psycopg2.Error as exc:
+    except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PgStoreError(
             f"cannot reach the {store} store at {redact(url)}: {reason}. Is PostgreSQL "
             f"running there? Nothing was read or written"
         ) from None
-    raw.set_session(readonly=readonly, autocommit=True)
     conn = PgConnection(raw, url)
     try:
         if readonly:
@@ -244,20 +203,19 @@ def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool
 
 def stores_in(url: str, stores: Sequence[str]) -> list[str]:
     """Which of `stores` already have a schema in the database at `url`."""
-    import psycopg2
+    import psycopg
 
     try:
-        raw = psycopg2.connect(url, connect_timeout=CONNECT_TIMEOUT_S)
-    except psycopg2.Error as exc:
+        raw = _connect_raw(url)
+    except psycopg.Error as exc:
         raise PgStoreError(f"cannot reach PostgreSQL at {redact(url)}: {exc}".strip()) from None
     try:
-        with raw.cursor() as cursor:
-            cursor.execute(
-                "SELECT schema_name FROM information_schema.schemata"
-                " WHERE schema_name = ANY(%s) ORDER BY schema_name",
-                (list(stores),),
-            )
-            return [name for (name,) in cursor.fetchall()]
+        rows = raw.execute(
+            "SELECT schema_name FROM information_schema.schemata"
+            " WHERE schema_name = ANY($1) ORDER BY schema_name",
+            (list(stores),),
+        ).fetchall()
+        return [name for (name,) in rows]
     finally:
         raw.close()
 
@@ -265,7 +223,7 @@ def stores_in(url: str, stores: Sequence[str]) -> list[str]:
 def current_version(conn: PgConnection, store: str) -> int:
     if not conn.table_exists(VERSIONS):
         return 0
-    row = conn.execute(f"SELECT version FROM {VERSIONS} WHERE store = ?", (store,)).fetchone()
+    row = conn.execute(f"SELECT version FROM {VERSIONS} WHERE store = $1", (store,)).fetchone()
     return row[0] if row else 0
 
 
@@ -275,7 +233,7 @@ def migrate(conn: PgConnection, store: str, migrations: list[list[str]]) -> int:
     if current_version(conn, store) == len(migrations):
         return len(migrations)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"company_ai:{store}",))
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", (f"company_ai:{store}",))
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {store}")
         conn.execute(
             f"CREATE TABLE IF NOT EXISTS {VERSIONS}"
@@ -291,7 +249,7 @@ def migrate(conn: PgConnection, store: str, migrations: list[list[str]]) -> int:
             for statement in statements:
                 conn.execute(statement)
         conn.execute(
-            f"INSERT INTO {VERSIONS} (store, version) VALUES (?, ?)"
+            f"INSERT INTO {VERSIONS} (store, version) VALUES ($1, $2)"
             " ON CONFLICT (store) DO UPDATE SET version = excluded.version",
             (store, len(migrations)),
         )

@@ -457,10 +457,10 @@ def distill_staging(
         at = to_iso(clock())
         conn.executemany(
             "INSERT INTO page_log (title, event, note_path, recorded_at)"
-            " VALUES (?, 'removed', ?, ?)",
+            " VALUES ($1, 'removed', $2, $3)",
             [(t, paths[t], at) for t in gone],
         )
-        conn.executemany("DELETE FROM pages WHERE title = ?", [(t,) for t in gone])
+        conn.executemany("DELETE FROM pages WHERE title = $1", [(t,) for t in gone])
         entries = {titles[path]: entry for path, entry in notes.items()}
         with cycle_collector_paused():
             result.entities_written, result.retouched = sync_entities(conn, entries)
@@ -515,7 +515,7 @@ class _Night:
             self.conn.execute(
                 "INSERT INTO pages (title, note_path, note_hash, distilled, generated_by, page,"
                 " markdown, published, problems, version, note_title, digest)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
                 " ON CONFLICT (title) DO UPDATE SET note_path = excluded.note_path,"
                 " note_hash = excluded.note_hash, distilled = excluded.distilled,"
                 " generated_by = excluded.generated_by, page = excluded.page,"
@@ -528,7 +528,7 @@ class _Night:
             )  # fmt: skip
             self.conn.execute(
                 "INSERT INTO page_log (title, event, note_path, digest, page, problems,"
-                " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 (title, "withheld" if problems else "distilled", path, digest,
                  page.model_dump_json(), json.dumps(problems), to_iso(self.clock())),
             )  # fmt: skip
@@ -558,14 +558,15 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
     ).fetchall()
     changed = [
         conn.execute(
-            "SELECT title, note_path, distilled, page, markdown, digest FROM pages WHERE title = ?",
+            "SELECT title, note_path, distilled, page, markdown, digest FROM pages"
+            " WHERE title = $1",
             (row[0],),
         ).fetchone()
         for row in differ
     ]
     written = sorted({row[0] for row in orphans} | {row["title"] for row in changed})
     # Observations and relations go with their entity (ON DELETE CASCADE).
-    conn.executemany("DELETE FROM entities WHERE title = ?", [(t,) for t in written])
+    conn.executemany("DELETE FROM entities WHERE title = $1", [(t,) for t in written])
     for row in changed:
         if row["title"] not in entries:
             continue
@@ -574,7 +575,8 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
         )
         (entity_id,) = conn.execute(
             "INSERT INTO entities (title, type, tags, derived_from, note_touched, distilled,"
-            " recall, markdown, digest, reviewable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " recall, markdown, digest, reviewable)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
             " RETURNING id",
             (row["title"], page.type, json.dumps(page.tags), row["note_path"],
              entries[row["title"]]["touched"], row["distilled"], page.recall, row["markdown"],
@@ -582,11 +584,12 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
              int(any(o.category in STALE_CATEGORIES for o in page.observations))),
         ).fetchone()  # fmt: skip
         conn.executemany(
-            "INSERT INTO observations (entity_id, position, category, text) VALUES (?, ?, ?, ?)",
+            "INSERT INTO observations (entity_id, position, category, text)"
+            " VALUES ($1, $2, $3, $4)",
             [(entity_id, i, o.category, o.text) for i, o in enumerate(page.observations)],
         )
         conn.executemany(
-            "INSERT INTO relations (entity_id, relation, target) VALUES (?, ?, ?)"
+            "INSERT INTO relations (entity_id, relation, target) VALUES ($1, $2, $3)"
             " ON CONFLICT DO NOTHING",
             [(entity_id, r.relation, r.target) for r in page.relations],
         )
@@ -595,7 +598,7 @@ def sync_entities(conn: sqlite3.Connection, entries: dict[str, dict]) -> tuple[l
         for title, touched in conn.execute("SELECT title, note_touched FROM entities")
         if title in entries and entries[title]["touched"] != touched
     ]
-    conn.executemany("UPDATE entities SET note_touched = ? WHERE title = ?", redated)
+    conn.executemany("UPDATE entities SET note_touched = $1 WHERE title = $2", redated)
     return written, len(redated)
 
 
@@ -616,7 +619,7 @@ def unsupported_pages(
     offenders = []
     for title in sorted(set(titles)):
         row = conn.execute(
-            "SELECT derived_from, markdown, digest FROM entities WHERE title = ?", (title,)
+            "SELECT derived_from, markdown, digest FROM entities WHERE title = $1", (title,)
         ).fetchone()
         if row is None:
             continue  # deleted or withheld: not published

@@ -148,7 +148,7 @@ def page_memories(recall: sqlite3.Connection, where: str, args: Sequence[Any]) -
         observations = [
             r[0]
             for r in recall.execute(
-                "SELECT text FROM observations WHERE entity_id = ? ORDER BY position", (e["id"],)
+                "SELECT text FROM observations WHERE entity_id = $1 ORDER BY position", (e["id"],)
             )
         ]
         text = "\n".join([e["title"], e["recall"], *observations])[:MAX_EMBED_CHARS]
@@ -257,10 +257,10 @@ def sync_episodes(
     else:
         with closing(memory) as conn:
             if result.full_build:
-                memories = episode_memories(conn, "recorded_at < ?", (day.end,))
+                memories = episode_memories(conn, "recorded_at < $1", (day.end,))
                 memories = _worth_keeping(memories, signals, day.key, cap, result)
             else:
-                window = "recorded_at >= ? AND recorded_at < ?"
+                window = "recorded_at >= $1 AND recorded_at < $2"
                 memories = episode_memories(conn, window, (day.start, day.end))
     embed_into(store, EPISODES, memories, embedder, result, progress)
     if result.full_build:
@@ -285,12 +285,12 @@ def sync_knowledge(
     whose distillation was recorded in its window, and no vector for a page that has left
     recall."""
     result = SyncResult(full_build=not store.built(KNOWLEDGE))
-    on = "day <= ?" if result.full_build else "day = ?"
+    on = "day <= $1" if result.full_build else "day = $1"
     bounds: tuple[str, ...]
     if result.full_build:
-        distilled, bounds = "recorded_at < ?", (day.end,)
+        distilled, bounds = "recorded_at < $1", (day.end,)
     else:
-        distilled, bounds = "recorded_at >= ? AND recorded_at < ?", (day.start, day.end)
+        distilled, bounds = "recorded_at >= $1 AND recorded_at < $2", (day.start, day.end)
     memories: list[Memory] = []
     titles: set[str] = set()
     brain = stores.reader(Store.BRAIN)
@@ -424,7 +424,7 @@ def fill_rows(stores: Stores, hits: list[Hit]) -> None:
             crm = readers[Store.CRM]
             if hit.contact_id is not None and crm is not None:
                 row = crm.execute(
-                    "SELECT name, email FROM contacts WHERE id = ?", (hit.contact_id,)
+                    "SELECT name, email FROM contacts WHERE id = $1", (hit.contact_id,)
                 ).fetchone()
                 if row:
                     hit.contact = f"{row['name']} <{row['email']}>" if row["email"] else row["name"]
@@ -439,17 +439,17 @@ def _row_text(readers: Mapping[Store, sqlite3.Connection | None], hit: Hit) -> s
     memory, brain, recall = readers[Store.MEMORY], readers[Store.BRAIN], readers[Store.RECALL]
     row = None
     if table == "memory.contact_episodes" and memory:
-        query = "SELECT content FROM contact_episodes WHERE id = ?"
+        query = "SELECT content FROM contact_episodes WHERE id = $1"
         row = memory.execute(query, (int(key),)).fetchone()
     elif table in ("brain.facts", "brain.decisions") and brain:
         day, _, row_key = key.partition("/")
         query = {
-            "brain.facts": "SELECT text FROM facts WHERE day = ? AND key = ?",
-            "brain.decisions": "SELECT what FROM decisions WHERE day = ? AND key = ?",
+            "brain.facts": "SELECT text FROM facts WHERE day = $1 AND key = $2",
+            "brain.decisions": "SELECT what FROM decisions WHERE day = $1 AND key = $2",
         }[table]
         row = brain.execute(query, (day, row_key)).fetchone()
     elif table == "recall.pages" and recall:
-        row = recall.execute("SELECT recall FROM entities WHERE title = ?", (key,)).fetchone()
+        row = recall.execute("SELECT recall FROM entities WHERE title = $1", (key,)).fetchone()
     return row[0] if row else "(the row is no longer in its store)"
 
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from company_ai.core.embedding import TextEmbedder, embedder_for, query_vectors
-from company_ai.core.store import Store, Stores
+from company_ai.core.store import Parameters, Store, Stores
 from company_ai.core.terminal import shorten
 from company_ai.core.vectors.reader import SCAN_MAX, StoreReader, UnreadableStore, best
 from company_ai.core.vectors.store import LIVE, VectorStoreError, day_number, vectors_dir
@@ -412,8 +412,8 @@ def _rows(stores: Stores, found: _Found, read: _Rows) -> _Rows:
     ):
         texts[f"memory.contact_episodes:{id_}"] = content
     for table, query in (
-        ("brain.facts", "SELECT text FROM facts WHERE day = ? AND key = ?"),
-        ("brain.decisions", "SELECT what FROM decisions WHERE day = ? AND key = ?"),
+        ("brain.facts", "SELECT text FROM facts WHERE day = $1 AND key = $2"),
+        ("brain.decisions", "SELECT what FROM decisions WHERE day = $1 AND key = $2"),
     ):
         if refs.get(table):
             with _reader(stores, Store.BRAIN) as brain:
@@ -426,7 +426,7 @@ def _rows(stores: Stores, found: _Found, read: _Rows) -> _Rows:
     if refs.get("recall.pages"):
         with _reader(stores, Store.RECALL) as recall:
             for title in refs["recall.pages"]:
-                query = "SELECT recall FROM entities WHERE title = ?"
+                query = "SELECT recall FROM entities WHERE title = $1"
                 row = recall.execute(query, (title,)).fetchone() if recall else None
                 if row:
                     texts[f"recall.pages:{title}"] = row[0]
@@ -463,7 +463,8 @@ def _select(stores: Stores, which: Store, query: str, ids: Sequence[int]) -> lis
             return rows
         for start in range(0, len(ids), 900):
             part = ids[start : start + 900]
-            rows += [tuple(r) for r in conn.execute(f"{query} ({','.join('?' * len(part))})", part)]
+            marks = Parameters().marks(part)
+            rows += [tuple(r) for r in conn.execute(f"{query} ({marks})", part)]
     return rows
 
 

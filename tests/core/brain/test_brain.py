@@ -9,6 +9,7 @@ from company_ai.core.brain import RULE_IMPORTANCE, synthesize_day, top_items, wr
 from company_ai.core.brain.rows import BrainDay, Fact, bound_importance, read_day, rule_importance
 from company_ai.core.runs import CheckInfo, RunInfo
 from company_ai.core.store import Stores, transaction
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.times import Day
 from tests.core.brain_inputs import DAY, day_runs, seed_day
 
@@ -74,7 +75,9 @@ def test_stores_without_tables_give_a_partial_day_not_a_crash(tmp_path):
     stores = Stores(tmp_path / "data")
     stores.data_dir.mkdir()
     for domain in ("crm", "memory", "outreach", "recall"):
-        sqlite3.connect(stores.path(domain)).close()  # a store file with no tables
+        sqlite3.connect(
+            factory=StoreConnection, database=stores.path(domain)
+        ).close()  # a store file with no tables
     brain = synthesize_day(stores, Day.of(DAY, "UTC"), day_runs()[:1])
     assert [f.key for f in brain.facts if f.kind.startswith("run")] == ["run:aaaaaaaa-1"]
     assert {"no contact_episodes table yet", "no drafts table yet", "no page_log table yet"} <= set(
@@ -88,7 +91,7 @@ def test_a_quarantined_drafts_reason_quotes_each_claim_in_its_sentence(seeded):
     claims = [{"field": "body", "text": "40%", "kind": "percent", "start": 25, "end": 28}]
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.execute(
-            "UPDATE drafts SET body = ?, unsupported = ? WHERE id = ?",
+            "UPDATE drafts SET body = $1, unsupported = $2 WHERE id = $3",
             (body, json.dumps(claims), s.quarantined_draft),
         )
     brain = synthesize_day(stores, Day.of(DAY, "UTC"), [])
@@ -99,7 +102,7 @@ def test_a_quarantined_drafts_reason_quotes_each_claim_in_its_sentence(seeded):
     )
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.execute(
-            "UPDATE drafts SET unsupported = 'not json' WHERE id = ?", (s.quarantined_draft,)
+            "UPDATE drafts SET unsupported = 'not json' WHERE id = $1", (s.quarantined_draft,)
         )
     brain = synthesize_day(stores, Day.of(DAY, "UTC"), [])
     rule = by_key(brain.decisions)[f"quarantine:{s.quarantined_draft}"].rule
@@ -222,7 +225,7 @@ def test_top_items_are_the_most_important_with_decisions_first_on_a_tie(seeded):
 
 
 def test_top_items_of_a_brain_without_tables_is_empty():
-    assert top_items(sqlite3.connect(":memory:"), DAY, 10) == []
+    assert top_items(sqlite3.connect(factory=StoreConnection, database=":memory:"), DAY, 10) == []
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,7 @@ def test_the_day_and_each_touched_contact_get_a_file_linked_both_ways(seeded, tm
 
 def name(stores, contact_id):
     with stores.connect("crm", readonly=True) as crm:
-        return crm.execute("SELECT name FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
+        return crm.execute("SELECT name FROM contacts WHERE id = $1", (contact_id,)).fetchone()[0]
 
 
 def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(seeded, tmp_path):
@@ -96,7 +96,7 @@ def test_a_timeline_holds_everything_up_to_the_end_of_the_day_and_nothing_after(
     assert "Sent the next day" not in text  # a message of the next day
     with stores.connect("memory", readonly=True) as memory:
         (earlier,) = memory.execute(
-            "SELECT count(*) FROM contact_episodes WHERE contact_id = ? AND recorded_at < ?",
+            "SELECT count(*) FROM contact_episodes WHERE contact_id = $1 AND recorded_at < $2",
             (s.researched, Day.of(DAY, "UTC").end),
         ).fetchone()
     assert text.count("(episode ") == earlier  # the whole history, not only the day's
@@ -148,7 +148,7 @@ def test_contact_names_that_are_not_file_names_get_safe_unique_files(seeded, tmp
         touched = [
             r[0]
             for r in memory.execute(
-                "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = ? ORDER BY 1", (DAY,)
+                "SELECT DISTINCT contact_id FROM contact_episodes WHERE day = $1 ORDER BY 1", (DAY,)
             )
         ]
     for contact_id, nasty in zip(touched, NASTY_NAMES + ["Twin Name", "Twin Name"], strict=False):
@@ -248,6 +248,7 @@ def test_a_read_only_export_folder_is_a_clear_error_and_loses_nothing(seeded):
         from company_ai.core.store.db import Stores
         from company_ai.core.brain.export import ExportError, export_day
         from company_ai.core.times import Day
+        import psycopg  # now: the unprivileged user may not reach the standard library
         if os.geteuid() == 0:  # root ignores permission bits
             os.setgid(65534); os.setuid(65534)
         try:

@@ -19,7 +19,7 @@ def add_contact(stores, contact_id, email, name="Zoë Müller"):
     with stores.connect("crm") as crm:
         crm.execute(
             "INSERT INTO contacts (id, email, name, company, title, city, warmth, source,"
-            " created_at, updated_at) VALUES (?, ?, ?, 'Acme Ltd', 'CTO', 'Leeds', 40,"
+            " created_at, updated_at) VALUES ($1, $2, $3, 'Acme Ltd', 'CTO', 'Leeds', 40,"
             " 'test', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
             (contact_id, email, name),
         )
@@ -77,14 +77,14 @@ def test_the_timeline_merges_episodes_and_messages_in_time_order(sample_stores):
             "SELECT contact_id FROM messages WHERE replied_at IS NOT NULL LIMIT 1"
         ).fetchone()[0]
     with sample_stores.connect("crm", readonly=True) as crm:
-        email = crm.execute("SELECT email FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
+        email = crm.execute("SELECT email FROM contacts WHERE id = $1", (contact_id,)).fetchone()[0]
     timeline = load_timeline(sample_stores, email.upper() + "  ")
     kinds = {e["kind"] for e in timeline.entries}
     assert kinds == {"episode", "message", "received"}
     assert [e["at"] for e in timeline.entries] == sorted(e["at"] for e in timeline.entries)
     with sample_stores.connect("memory", readonly=True) as memory:
         stored = memory.execute(
-            "SELECT count(*) FROM contact_episodes WHERE contact_id = ?", (contact_id,)
+            "SELECT count(*) FROM contact_episodes WHERE contact_id = $1", (contact_id,)
         ).fetchone()[0]
     assert sum(e["kind"] == "episode" for e in timeline.entries) == stored
     text = render_text(timeline)
@@ -98,11 +98,11 @@ def test_the_timeline_shows_every_word_sent_and_received_with_bodies(sample_stor
     with sample_stores.connect("outreach", readonly=True) as outreach:
         reply = outreach.execute("SELECT * FROM inbound WHERE kind = 'not_now' LIMIT 1").fetchone()
         sent = outreach.execute(
-            "SELECT body FROM messages WHERE id = ?", (reply["message_id"],)
+            "SELECT body FROM messages WHERE id = $1", (reply["message_id"],)
         ).fetchone()[0]
     with sample_stores.connect("crm", readonly=True) as crm:
         email = crm.execute(
-            "SELECT email FROM contacts WHERE id = ?", (reply["contact_id"],)
+            "SELECT email FROM contacts WHERE id = $1", (reply["contact_id"],)
         ).fetchone()[0]
     timeline = load_timeline(sample_stores, email)
     plain, full = render_text(timeline), render_text(timeline, bodies=True)

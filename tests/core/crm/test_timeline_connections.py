@@ -12,7 +12,7 @@ def test_a_timeline_read_on_open_connections_is_the_timeline(sample_stores):
         contact_id = outreach.execute(
             "SELECT contact_id FROM messages GROUP BY contact_id ORDER BY count(*) DESC LIMIT 1"
         ).fetchone()[0]
-        email = crm.execute("SELECT email FROM contacts WHERE id = ?", (contact_id,)).fetchone()[0]
+        email = crm.execute("SELECT email FROM contacts WHERE id = $1", (contact_id,)).fetchone()[0]
         contact = dict(find_contact(crm, email))
         for _ in range(2):  # the same connections serve one reading after another
             timeline = read_timeline(memory, outreach, contact)

@@ -20,7 +20,7 @@ def stores(tmp_path):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at)"
-            " VALUES (1, ?, 'Ada', 10, 'sample', ?, ?)",
+            " VALUES (1, $1, 'Ada', 10, 'sample', $2, $3)",
             (ADA, AT, AT),
         )
     with stores.connect("outreach") as outreach, transaction(outreach):

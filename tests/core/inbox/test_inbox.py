@@ -38,7 +38,7 @@ def stores(tmp_path):
     with stores.connect("crm") as crm, transaction(crm):
         crm.executemany(
             "INSERT INTO contacts (id, email, name, company, warmth, source, created_at,"
-            " updated_at) VALUES (?, ?, ?, 'Acme Ltd', ?, 'sample', ?, ?)",
+            " updated_at) VALUES ($1, $2, $3, 'Acme Ltd', $4, 'sample', $5, $6)",
             [
                 (1, ADA, "Ada Okafor", 40, SENT, SENT),
                 (2, "ben@acme.example", "Ben", 95, SENT, SENT),
@@ -47,7 +47,7 @@ def stores(tmp_path):
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.executemany(
             "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
-            " bump_count, rfc_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " bump_count, rfc_message_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             [
                 (
                     1,
@@ -116,13 +116,13 @@ def episodes(stores, contact_id=1):
     return rows(
         stores,
         "SELECT episode_type, content, source, created_at FROM contact_episodes"
-        " WHERE contact_id = ? ORDER BY id",
+        " WHERE contact_id = $1 ORDER BY id",
         contact_id,
     )
 
 
 def warmth(stores, contact_id=1):
-    return rows(stores, "SELECT warmth FROM contacts WHERE id = ?", contact_id)[0][0]
+    return rows(stores, "SELECT warmth FROM contacts WHERE id = $1", contact_id)[0][0]
 
 
 # --- the rules ------------------------------------------------------------------------------
@@ -561,7 +561,7 @@ def second_address(stores, address="ada.okafor@home.example"):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
-            " VALUES (?, 1, 0, ?)",
+            " VALUES ($1, 1, 0, $2)",
             (address, SENT),
         )
     return address

@@ -2,11 +2,11 @@ import math
 import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 
-import psycopg2
+import psycopg
 import pytest
 
 from company_ai.core.memory import EpisodeError, append_episodes, audit_day, seal_day
-from company_ai.core.store import EPISODE_TYPES, Store, Stores, transaction
+from company_ai.core.store import EPISODE_TYPES, Parameters, Store, Stores, transaction
 from company_ai.core.times import Day
 from tests.conftest import episode
 
@@ -32,7 +32,7 @@ def memory(request, tmp_path):
 
 
 # What the database itself raises when it refuses a statement, on either store.
-REFUSED = (sqlite3.DatabaseError, psycopg2.Error)
+REFUSED = (sqlite3.DatabaseError, psycopg.Error)
 
 
 def test_a_batch_is_stored_once_however_often_it_is_appended(memory):
@@ -246,7 +246,7 @@ def _raw_insert(conn, **cols):
     } | cols
     names = ", ".join(row)
     conn.execute(
-        f"INSERT INTO contact_episodes ({names}) VALUES ({', '.join('?' * len(row))})",
+        f"INSERT INTO contact_episodes ({names}) VALUES ({Parameters().marks(row)})",
         list(row.values()),
     )
 

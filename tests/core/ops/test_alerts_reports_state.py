@@ -97,14 +97,14 @@ def test_the_brief_leaves_out_stores_and_tables_that_do_not_exist(sample_stores,
 
 
 def test_a_count_section_counts_in_the_window(sample_stores):
-    where = "replied_at >= :since AND replied_at < :until"
+    where = "replied_at >= {since} AND replied_at < {until}"
     section = count_section("Replies", "outreach", "messages", where)
     since = datetime(2026, 10, 15, tzinfo=UTC)  # the sample's replies spread over 90 days
     title, lines = section(BriefInput(sample_stores, since, UNTIL, []))
     with sample_stores.connect("outreach", readonly=True) as conn:
         everything = conn.execute("SELECT count(replied_at) FROM messages").fetchone()[0]
         in_window = conn.execute(
-            "SELECT count(*) FROM messages WHERE replied_at >= ? AND replied_at < ?",
+            "SELECT count(*) FROM messages WHERE replied_at >= $1 AND replied_at < $2",
             ("2026-10-15T00:00:00Z", "2026-11-30T09:05:00Z"),
         ).fetchone()[0]
     assert title == "Replies" and int(lines[0]) == in_window
@@ -112,11 +112,11 @@ def test_a_count_section_counts_in_the_window(sample_stores):
 
 
 def test_a_count_section_reads_any_store_by_named_window_and_skips_a_missing_table(stores):
-    # The ops store: on PostgreSQL under --stores=postgres, where parameters go by position.
+    # The ops store: on PostgreSQL too under --stores=postgres.
     with stores.connect("ops") as ops:
         for key, at in (("a", SINCE), ("b", UNTIL), ("c", datetime(2026, 11, 30, tzinfo=UTC))):
             alerts.enqueue(ops, key, f"alert {key}::{at:%H:%M}", now=at)
-    where = "created_at >= :since AND created_at < :until AND text != 'x::y:z'"
+    where = "created_at >= {since} AND created_at < {until} AND text != 'x::y:z'"
     title, lines = count_section("Alerts", "ops", "alerts", where)(
         BriefInput(stores, SINCE, UNTIL, [])
     )

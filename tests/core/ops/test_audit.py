@@ -16,6 +16,7 @@ from company_ai.core.ops import (
 )
 from company_ai.core.outreach import Hold, add_hold
 from company_ai.core.store import transaction
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.times import parse_utc
 from tests.conftest import episode
 
@@ -25,7 +26,7 @@ NOW = "2026-11-30T05:45:00Z"
 def contact(crm, cid, name, email, warmth, deleted_at=None):
     crm.execute(
         "INSERT INTO contacts (id, email, name, warmth, source, created_at, updated_at,"
-        " deleted_at) VALUES (?, ?, ?, ?, 'test', ?, ?, ?)",
+        " deleted_at) VALUES ($1, $2, $3, $4, 'test', $5, $6, $7)",
         (cid, email, name, warmth, NOW, NOW, deleted_at),
     )
 
@@ -135,7 +136,10 @@ def test_no_store_counts_as_an_empty_crm(stores):
     audit = audit_stores(stores, NOW)
     assert audit == Audit(0, 0, 0, 0, 0, 0, 0, 0)
     assert audit.numbers()["cold_share"] is None
-    assert audit_crm(sqlite3.connect(":memory:"), None, None, NOW) == audit
+    assert (
+        audit_crm(sqlite3.connect(factory=StoreConnection, database=":memory:"), None, None, NOW)
+        == audit
+    )
 
 
 def test_each_capture_is_a_row_and_a_reader_takes_the_latest_before_its_moment(world):
@@ -160,4 +164,4 @@ def test_each_capture_is_a_row_and_a_reader_takes_the_latest_before_its_moment(w
 
 def test_no_ops_store_or_table_has_no_stored_audit(stores):
     assert stored_audit(stores) is None
-    assert latest_audit(sqlite3.connect(":memory:")) is None
+    assert latest_audit(sqlite3.connect(factory=StoreConnection, database=":memory:")) is None

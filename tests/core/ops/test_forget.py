@@ -46,7 +46,7 @@ def person(stores):
     cid = next(c for c, _ in counts if c in messaged)
     with stores.connect("crm", readonly=True) as crm:
         email, name = crm.execute(
-            "SELECT email, name FROM contacts WHERE id = ?", (cid,)
+            "SELECT email, name FROM contacts WHERE id = $1", (cid,)
         ).fetchone()
     return cid, email, name
 
@@ -59,15 +59,15 @@ def count(stores, domain, sql, *args):
 def traces(stores, cid):
     """Rows anywhere in the stores keyed by the contact's id."""
     return {
-        "crm": count(stores, "crm", "SELECT count(*) FROM contacts WHERE id = ?", cid),
+        "crm": count(stores, "crm", "SELECT count(*) FROM contacts WHERE id = $1", cid),
         "addresses": count(
-            stores, "crm", "SELECT count(*) FROM contact_emails WHERE contact_id = ?", cid
+            stores, "crm", "SELECT count(*) FROM contact_emails WHERE contact_id = $1", cid
         ),
         "episodes": count(
-            stores, "memory", "SELECT count(*) FROM contact_episodes WHERE contact_id = ?", cid
+            stores, "memory", "SELECT count(*) FROM contact_episodes WHERE contact_id = $1", cid
         ),
         "messages": count(
-            stores, "outreach", "SELECT count(*) FROM messages WHERE contact_id = ?", cid
+            stores, "outreach", "SELECT count(*) FROM messages WHERE contact_id = $1", cid
         ),
     }
 
@@ -75,7 +75,7 @@ def traces(stores, cid):
 def add_address(stores, cid, email):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
-            "INSERT INTO contact_emails (email, contact_id, added_at) VALUES (?, ?, ?)",
+            "INSERT INTO contact_emails (email, contact_id, added_at) VALUES ($1, $2, $3)",
             (email, cid, NOW),
         )
 
@@ -154,7 +154,7 @@ def test_a_tombstoned_address_is_skipped_by_the_csv_import_and_the_sync(data, tm
     assert main(["--data-dir", str(data), "import", str(csv)]) == 0
     assert "1 row of forgotten people skipped" in capsys.readouterr().out
     with stores.connect("crm") as crm:
-        gone = crm.execute("SELECT count(*) FROM contact_emails WHERE email = ?", (email,))
+        gone = crm.execute("SELECT count(*) FROM contact_emails WHERE email = $1", (email,))
         assert gone.fetchone()[0] == 0
         report = import_contacts_csv(crm, csv, NOW)
         synced = upsert_contacts(
@@ -222,11 +222,11 @@ def tamper(stores, episode_id):
             conn.execute(
                 "ALTER TABLE contact_episodes DISABLE TRIGGER contact_episodes_append_only"
             )
-            conn.execute("DELETE FROM contact_episodes WHERE id = ?", (episode_id,))
+            conn.execute("DELETE FROM contact_episodes WHERE id = $1", (episode_id,))
             conn.execute("ALTER TABLE contact_episodes ENABLE TRIGGER contact_episodes_append_only")
             return
         conn.execute("DROP TRIGGER contact_episodes_append_only_delete")
-        conn.execute("DELETE FROM contact_episodes WHERE id = ?", (episode_id,))
+        conn.execute("DELETE FROM contact_episodes WHERE id = $1", (episode_id,))
         conn.execute([s for s in MEMORY_V1 if "append_only_delete" in s][0])
 
 
@@ -255,12 +255,12 @@ def test_a_forget_reseals_its_days_so_only_a_real_tamper_changes_a_seal(stores):
         for cid, email in ((1, "ada@x.example"), (2, "ben@x.example")):
             crm.execute(
                 "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"
-                " VALUES (?, ?, ?, 'sample', ?, ?)",
+                " VALUES ($1, $2, $3, 'sample', $4, $5)",
                 (cid, email, f"Person {cid}", NOW, NOW),
             )
             crm.execute(
                 "INSERT INTO contact_emails (email, contact_id, is_primary, added_at)"
-                " VALUES (?, ?, 1, ?)",
+                " VALUES ($1, $2, 1, $3)",
                 (email, cid, NOW),
             )
     with stores.connect("memory") as memory:
@@ -277,7 +277,7 @@ def test_a_forget_reseals_its_days_so_only_a_real_tamper_changes_a_seal(stores):
         assert [tuple(r) for r in redactions] == [("2026-11-29", 3)]
         survivor = memory.execute("SELECT min(id) FROM contact_episodes").fetchone()[0]
         with pytest.raises(Exception, match="append-only"):
-            memory.execute("DELETE FROM contact_episodes WHERE id = ?", (survivor,))
+            memory.execute("DELETE FROM contact_episodes WHERE id = $1", (survivor,))
     tamper(stores, survivor)
     with stores.connect("memory") as memory:
         assert seal_day(memory, Day.of("2026-11-29", "UTC"), now=AT).changed
@@ -288,7 +288,7 @@ def test_a_forget_removes_episodes_from_a_postgres_memory_store(tmp_path, pg_url
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"
-            " VALUES (5, 'pg@x.example', 'Pat Gee', 'sample', ?, ?)",
+            " VALUES (5, 'pg@x.example', 'Pat Gee', 'sample', $1, $2)",
             (NOW, NOW),
         )
     with stores.connect("memory") as memory:
@@ -310,14 +310,14 @@ def test_text_naming_them_is_found_in_any_case_beyond_ascii(stores):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"
-            " VALUES (7, 'zofia@x.example', 'Żofia Ąnder', 'sample', ?, ?)",
+            " VALUES (7, 'zofia@x.example', 'Żofia Ąnder', 'sample', $1, $2)",
             (NOW, NOW),
         )
     with stores.connect("brain") as brain, transaction(brain):
         for key, about in (("a", "page:ŻOFIA ĄNDER"), ("b", "page:Someone Else")):
             brain.execute(
                 "INSERT INTO facts (day, key, kind, about, text, importance, sources)"
-                " VALUES ('2026-11-29', ?, 'page', ?, 'A page changed.', 2, '[]')",
+                " VALUES ('2026-11-29', $1, 'page', $2, 'A page changed.', 2, '[]')",
                 (key, about),
             )
     done = forget(stores, "zofia@x.example", now=NOW, log=lambda _: None)
@@ -379,7 +379,7 @@ def test_an_alert_naming_them_is_redacted_in_the_ops_store(stores):
     with stores.connect("crm") as crm, transaction(crm):
         crm.execute(
             "INSERT INTO contacts (id, email, name, source, created_at, updated_at)"
-            " VALUES (7, 'zofia@x.example', 'Żofia Ąnder', 'sample', ?, ?)",
+            " VALUES (7, 'zofia@x.example', 'Żofia Ąnder', 'sample', $1, $2)",
             (NOW, NOW),
         )
     with stores.connect("ops") as ops:

@@ -6,6 +6,7 @@ import pytest
 from company_ai.core.outreach import count_growth, growth_frame, plain_table, to_markdown
 from company_ai.core.outreach.growth import ALL, COLUMNS, week_starts
 from company_ai.core.store import transaction
+from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.times import Day
 
 TZ = "Europe/London"
@@ -17,7 +18,7 @@ WEEK, THIS_WEEK = "2026-06-22", "2026-06-29"
 def send(outreach, angle, sent_at, opened=None, replied=None, bounce="none"):
     outreach.execute(
         "INSERT INTO messages (contact_id, thread_id, subject, body, angle, sent_at, opened_at,"
-        " replied_at, bounce_status) VALUES (1, ?, 's', 'b', ?, ?, ?, ?, ?)",
+        " replied_at, bounce_status) VALUES (1, $1, 's', 'b', $2, $3, $4, $5, $6)",
         (f"t-{sent_at}", angle, sent_at, opened, replied, bounce),
     )
 
@@ -90,7 +91,11 @@ def test_a_replay_after_later_opens_and_replies_gives_the_same_numbers(outreach)
 def test_no_messages_or_no_table_gives_zero_weeks_and_no_rates(stores):
     with stores.connect("outreach") as conn:
         empty = count_growth(conn, DAY)
-    for growth in (empty, count_growth(sqlite3.connect(":memory:"), DAY), count_growth(None, DAY)):
+    for growth in (
+        empty,
+        count_growth(sqlite3.connect(factory=StoreConnection, database=":memory:"), DAY),
+        count_growth(None, DAY),
+    ):
         assert [(r.angle, r.sent, r.reply_rate) for r in growth.rows] == [(ALL, 0, None)] * 8
         head = growth.headline()
         assert (head.week, head.sent, head.reply_rate, head.best_angle) == (WEEK, 0, None, None)

@@ -36,8 +36,8 @@ def stores(tmp_path):
     with stores.connect("crm") as crm, transaction(crm):
         crm.executemany(
             "INSERT INTO contacts (id, email, name, company, title, city, warmth, source,"
-            " created_at, updated_at) VALUES (?, ?, ?, 'Acme Ltd', 'CTO', 'Leeds', ?,"
-            " 'sample', ?, ?)",
+            " created_at, updated_at) VALUES ($1, $2, $3, 'Acme Ltd', 'CTO', 'Leeds', $4,"
+            " 'sample', $5, $6)",
             [
                 (i, None if i == 1 else f"p{i}@acme.example", f"Person {i}", 100 - i, NOW, NOW)
                 for i in range(1, 41)
@@ -50,7 +50,7 @@ def add_message(stores, contact_id, sent_at, *, thread=None, bounce="none", repl
     with stores.connect("outreach") as outreach, transaction(outreach):
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, replied_at,"
-            " bounce_status, bump_count) VALUES (?, ?, 'Hello', 'Body', ?, ?, ?, ?)",
+            " bounce_status, bump_count) VALUES ($1, $2, 'Hello', 'Body', $3, $4, $5, $6)",
             (contact_id, thread or f"t-{contact_id}", sent_at, replied, bounce, bump),
         )
 
@@ -151,7 +151,7 @@ def test_a_third_bump_cannot_be_drafted_or_stored(stores):
         with pytest.raises(outreach.IntegrityError, match="(?i)check"):
             outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
-                " bump_count) VALUES (6, 't-6', 's', 'b', ?, 3)",
+                " bump_count) VALUES (6, 't-6', 's', 'b', $1, 3)",
                 (NOW,),
             )
 
@@ -180,7 +180,7 @@ def test_a_thread_bump_goes_out_once_and_nobody_is_written_to_twice_in_the_quiet
         with pytest.raises(outreach.IntegrityError, match="(?i)unique"):
             outreach.execute(
                 "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
-                " bump_count) VALUES (6, 't-6', 's', 'b', ?, 0)",
+                " bump_count) VALUES (6, 't-6', 's', 'b', $1, 0)",
                 (NOW,),
             )
 
@@ -222,19 +222,19 @@ def test_the_daily_caps_hold_in_the_store_itself(stores):
         for n in range(RESEARCH_CAP):
             outreach.execute(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
-                " VALUES ('2026-11-20', ?, ?, ?, ?)",
+                " VALUES ('2026-11-20', $1, $2, $3, $4)",
                 (n + 1, n + 1, NOW, NOW),
             )
         with pytest.raises(outreach.IntegrityError, match=f"at most {RESEARCH_CAP} contacts a day"):
             outreach.execute(
                 "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
-                " VALUES ('2026-11-20', 99, 99, ?, ?)",
+                " VALUES ('2026-11-20', 99, 99, $1, $2)",
                 (NOW, NOW),
             )
         row = (
             "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle, dossier,"
             " sources, model, verdict, status, created_at, updated_at) VALUES"
-            " ('2026-11-20', ?, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', ?, ?)"
+            " ('2026-11-20', $1, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', $2, $3)"
         )
         for n in range(DRAFT_CAP):
             outreach.execute(row, (n + 1, NOW, NOW))
@@ -265,7 +265,7 @@ CAPPED = {
     "research": (
         RESEARCH_CAP,
         "INSERT INTO research_picks (day, contact_id, rank, created_at, updated_at)"
-        " VALUES ('2026-11-20', ?, 1, ?, ?)",
+        " VALUES ('2026-11-20', $1, 1, $2, $3)",
         "research_picks",
         f"at most {RESEARCH_CAP} contacts a day",
     ),
@@ -273,7 +273,7 @@ CAPPED = {
         DRAFT_CAP,
         "INSERT INTO drafts (day, contact_id, thread_id, bump, subject, body, angle, dossier,"
         " sources, model, verdict, status, created_at, updated_at) VALUES"
-        " ('2026-11-20', ?, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', ?, ?)",
+        " ('2026-11-20', $1, 't', 0, 's', 'b', 'a', 'd', '[]', 'm', 'pass', 'ready', $2, $3)",
         "drafts",
         f"at most {DRAFT_CAP} drafts a day",
     ),
@@ -341,7 +341,7 @@ def test_writers_racing_to_send_one_thread_bump_store_it_once(stores):
             with transaction(conn):
                 conn.execute(
                     "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at,"
-                    " bump_count) VALUES (6, 't-6', 's', ?, ?, 1)",
+                    " bump_count) VALUES (6, 't-6', 's', $1, $2, 1)",
                     (f"writer {n}", NOW),
                 )
                 time.sleep(0.01)

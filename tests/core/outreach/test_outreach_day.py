@@ -74,8 +74,8 @@ def research_episodes(data):
     return rows(
         data,
         "memory",
-        "SELECT * FROM contact_episodes WHERE natural_key LIKE 'research:' || ? || ':%'"
-        " OR natural_key LIKE 'company:' || ? || ':%'",
+        "SELECT * FROM contact_episodes WHERE natural_key LIKE 'research:' || $1 || ':%'"
+        " OR natural_key LIKE 'company:' || $2 || ':%'",
         DAY,
         DAY,
     )
@@ -86,7 +86,7 @@ def sent_messages(data):
 
 
 def drafts(data, status=None):
-    sql = "SELECT * FROM drafts WHERE day = ?" + (" AND status = ?" if status else "")
+    sql = "SELECT * FROM drafts WHERE day = $1" + (" AND status = $2" if status else "")
     return rows(data, "outreach", sql + " ORDER BY id", DAY, *([status] if status else []))
 
 
@@ -168,7 +168,7 @@ def test_an_edited_draft_or_verdict_is_judged_again_caught_and_never_sent(data, 
             data,
             "outreach",
             "UPDATE drafts SET body = replace(body, '\n\nBest,',"
-            " ' We saved Globex 70% last year.\n\nBest,') WHERE id = ?",
+            " ' We saved Globex 70% last year.\n\nBest,') WHERE id = $1",
             target["id"],
         )
     else:  # a quarantined draft's verdict rewritten to pass, its status to ready
@@ -176,7 +176,8 @@ def test_an_edited_draft_or_verdict_is_judged_again_caught_and_never_sent(data, 
         update(
             data,
             "outreach",
-            "UPDATE drafts SET status = 'ready', verdict = 'pass', unsupported = '[]' WHERE id = ?",
+            "UPDATE drafts SET status = 'ready', verdict = 'pass', unsupported = '[]'"
+            " WHERE id = $1",
             target["id"],
         )
     checked = check(data)
@@ -243,8 +244,8 @@ def test_a_resumed_send_asks_the_mailer_first(data):
     assert done.resumed_after_crash == 1
     assert sending["id"] in {m["draft_id"] for m in sent_messages(data)}
     # A mailer that never got it (the crash came before it left) is sent it now, once.
-    update(data, "outreach", "DELETE FROM messages WHERE draft_id = ?", sending["id"])
-    update(data, "outreach", "UPDATE drafts SET status = 'sending' WHERE id = ?", sending["id"])
+    update(data, "outreach", "DELETE FROM messages WHERE draft_id = $1", sending["id"])
+    update(data, "outreach", "UPDATE drafts SET status = 'sending' WHERE id = $1", sending["id"])
     fresh = FakeMailer()
     again = send(data, fresh)
     assert (again.resumed_after_crash, again.sent) == (0, 1)
@@ -256,20 +257,20 @@ def test_nobody_lost_bounced_or_written_to_since_the_draft_is_sent_to(data):
     draft(data)
     ready = drafts(data, "ready")
     gone, bounced, written, deleted = (d["contact_id"] for d in ready[:4])
-    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", gone)
-    update(data, "crm", "DELETE FROM contacts WHERE id = ?", deleted)
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = $1", gone)
+    update(data, "crm", "DELETE FROM contacts WHERE id = $1", deleted)
     update(
         data,
         "outreach",
         "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, bounce_status)"
-        " VALUES (?, 'old', 's', 'b', '2025-01-01T00:00:00Z', 'hard')",
+        " VALUES ($1, 'old', 's', 'b', '2025-01-01T00:00:00Z', 'hard')",
         bounced,
     )
     update(  # a later run of another day wrote to them after this draft was made
         data,
         "outreach",
         "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at)"
-        " VALUES (?, 'other-day', 's', 'b', '2026-11-26T09:00:00Z')",
+        " VALUES ($1, 'other-day', 's', 'b', '2026-11-26T09:00:00Z')",
         written,
     )
     mailer = FakeMailer()
@@ -299,16 +300,16 @@ def test_who_answered_since_the_draft_is_not_sent_to(data):
     with Stores(data).connect("outreach") as outreach, transaction(outreach):
         outreach.executemany(
             "INSERT INTO send_holds (contact_id, kind, since, until, address, reason, evidence)"
-            " VALUES (?, ?, ?, ?, ?, 'test', 'test')",
+            " VALUES ($1, $2, $3, $4, $5, 'test', 'test')",
             holds,
         )
     with Stores(data).connect("crm") as crm:  # a bounce recorded for the address itself
-        address = crm.execute("SELECT email FROM contacts WHERE id = ?", (bounced,)).fetchone()[0]
+        address = crm.execute("SELECT email FROM contacts WHERE id = $1", (bounced,)).fetchone()[0]
     update(
         data,
         "outreach",
         "INSERT INTO send_holds (contact_id, kind, since, address, reason, evidence)"
-        " VALUES (999999, 'bounced', '2026-11-26T10:00:00Z', ?, 'test', 'test')",
+        " VALUES (999999, 'bounced', '2026-11-26T10:00:00Z', $1, 'test', 'test')",
         address,
     )
     done = send(data, FakeMailer())
@@ -328,15 +329,15 @@ def test_a_follow_up_names_the_thread_it_follows(data):
     with Stores(data).connect("outreach") as outreach, transaction(outreach):
         outreach.execute(
             "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, bump_count,"
-            " rfc_message_id) VALUES (?, ?, 's', 'b', '2026-10-01T09:00:00Z', 0, '<old.0@x>')",
+            " rfc_message_id) VALUES ($1, $2, 's', 'b', '2026-10-01T09:00:00Z', 0, '<old.0@x>')",
             (first["contact_id"], thread),
         )
         outreach.execute(
-            "UPDATE drafts SET thread_id = ?, bump = 1 WHERE id = ?", (thread, first["id"])
+            "UPDATE drafts SET thread_id = $1, bump = 1 WHERE id = $2", (thread, first["id"])
         )
     mailer = FakeMailer()
     send(data, mailer)
-    [stored] = rows(data, "outreach", "SELECT * FROM messages WHERE draft_id = ?", first["id"])
+    [stored] = rows(data, "outreach", "SELECT * FROM messages WHERE draft_id = $1", first["id"])
     message = mailer.sent[stored["rfc_message_id"]]
     assert message["In-Reply-To"] == "<old.0@x>" and message["References"] == "<old.0@x>"
     others = [m for m in mailer.sent.values() if m is not message]
@@ -348,18 +349,18 @@ def test_who_lost_their_address_or_was_bumped_twice_since_the_pick_is_not_drafte
     first, second, third = (
         r["contact_id"]
         for r in rows(
-            data, "outreach", "SELECT contact_id FROM research_picks WHERE day = ? AND"
+            data, "outreach", "SELECT contact_id FROM research_picks WHERE day = $1 AND"
             " status = 'done' ORDER BY rank LIMIT 3", DAY
         )
     )  # fmt: skip
-    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)
-    update(data, "crm", "DELETE FROM contacts WHERE id = ?", third)
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = $1", second)
+    update(data, "crm", "DELETE FROM contacts WHERE id = $1", third)
     for bump, sent in enumerate(("2026-10-01", "2026-10-10", "2026-10-20")):
         update(
             data,
             "outreach",
             "INSERT INTO messages (contact_id, thread_id, subject, body, sent_at, bump_count)"
-            " VALUES (?, 'late', 's', 'b', ?, ?)",
+            " VALUES ($1, 'late', 's', 'b', $2, $3)",
             first,
             f"{sent}T09:00:00Z",
             bump,
@@ -378,8 +379,8 @@ def test_a_pick_gone_from_the_crm_or_left_without_an_address_is_skipped(data):
         first, second = (
             p["contact_id"] for p in pick_for_day(crm, outreach, Day.of(DAY, "UTC"), clock())[:2]
         )
-    update(data, "crm", "DELETE FROM contacts WHERE id = ?", first)
-    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = ?", second)
+    update(data, "crm", "DELETE FROM contacts WHERE id = $1", first)
+    update(data, "crm", "UPDATE contacts SET email = NULL WHERE id = $1", second)
     found = research(data)
     assert found.skip_reasons == {
         str(first): "the contact is no longer in the CRM",
@@ -396,7 +397,7 @@ def test_a_huge_or_binary_company_page_skips_that_contact_with_a_reason(data):
     assert found.skipped > 0 and found.researched > 0
     assert any("binary" in r or "byte limit" in r for r in found.skip_reasons.values())
     skipped = rows(
-        data, "outreach", "SELECT * FROM research_picks WHERE day = ? AND status = 'skipped'", DAY
+        data, "outreach", "SELECT * FROM research_picks WHERE day = $1 AND status = 'skipped'", DAY
     )
     assert len(skipped) == found.skipped and all(s["reason"] for s in skipped)
     assert {str(s["contact_id"]) for s in skipped} == set(found.skip_reasons)
@@ -512,7 +513,7 @@ def test_a_company_the_crm_knows_is_a_claim_even_in_lower_case(data, in_crm):
             data,
             "crm",
             "INSERT INTO contacts (email, name, company, source, created_at, updated_at)"
-            " VALUES ('ann@quillbrook.example', 'Ann Lee', 'Quillbrook Dynamics', 'test', ?, ?)",
+            " VALUES ('ann@quillbrook.example', 'Ann Lee', 'Quillbrook Dynamics', 'test', $1, $2)",
             "2026-11-27T09:00:00Z",
             "2026-11-27T09:00:00Z",
         )
@@ -552,7 +553,9 @@ def send_due(data, mailer, moment):
 
 
 def move_to(data, draft_row, city):
-    update(data, "crm", "UPDATE contacts SET city = ? WHERE id = ?", city, draft_row["contact_id"])
+    update(
+        data, "crm", "UPDATE contacts SET city = $1 WHERE id = $2", city, draft_row["contact_id"]
+    )
 
 
 def test_a_contact_far_away_is_held_to_their_morning_and_sent_exactly_once(data):
@@ -581,7 +584,7 @@ def test_a_contact_far_away_is_held_to_their_morning_and_sent_exactly_once(data)
     assert message["sent_at"] == "2026-11-30T00:07:00Z"
     assert first.episodes_written == 1  # its outreach episode, dated when it left
     assert rows(
-        data, "memory", "SELECT created_at FROM contact_episodes WHERE natural_key = ?",
+        data, "memory", "SELECT created_at FROM contact_episodes WHERE natural_key = $1",
         f"outreach:message:{message['id']}",
     ) == [{"created_at": "2026-11-30T00:07:00Z"}]  # fmt: skip
     # The morning job re-executed after all that still sends nothing again.
@@ -598,7 +601,7 @@ def test_a_held_send_is_checked_again_when_due_and_a_crashed_one_never_goes_twic
     # Meanwhile the Sydney contact bounced: the held draft is skipped when due, not sent.
     update(
         data, "outreach", "INSERT INTO send_holds (contact_id, kind, since, until, address,"
-        " reason, evidence) VALUES (?, 'bounced', '2026-11-27T10:00:00Z', NULL, NULL, 'DSN',"
+        " reason, evidence) VALUES ($1, 'bounced', '2026-11-27T10:00:00Z', NULL, NULL, 'DSN',"
         " 'test')", other["contact_id"],
     )  # fmt: skip
     crashing = FakeMailer(crash_on=1)
@@ -644,10 +647,11 @@ def test_a_contact_with_no_known_city_keeps_the_owners_working_hours(data):
 def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_asking(tmp_path):
     import sqlite3
 
+    from company_ai.core.store.db import Connection as StoreConnection
     from company_ai.core.store.schema import MIGRATIONS
 
     path = tmp_path / "outreach.db"
-    conn = sqlite3.connect(path)
+    conn = sqlite3.connect(factory=StoreConnection, database=path)
     for version, statements in enumerate(MIGRATIONS["outreach"][:5], start=1):
         for statement in statements:
             conn.execute(statement)
@@ -655,7 +659,7 @@ def test_a_store_from_before_held_sends_has_none_due_and_is_not_migrated_by_aski
     conn.commit()
     conn.close()
     assert day_of.due_drafts(Stores(tmp_path), MONDAY_TOKYO_0900) == 0
-    with sqlite3.connect(path) as conn:
+    with sqlite3.connect(factory=StoreConnection, database=path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
 
 
@@ -667,11 +671,11 @@ def test_the_checks_table_names_the_contact_and_quotes_each_claim_in_its_sentenc
         data,
         "outreach",
         "UPDATE drafts SET body = replace(body, '\n\nBest,',"
-        " ' We | *saved* Globex 70% last year.\n\nBest,') WHERE id = ?",
+        " ' We | *saved* Globex 70% last year.\n\nBest,') WHERE id = $1",
         target["id"],
     )
     [contact] = rows(
-        data, "crm", "SELECT name, email FROM contacts WHERE id = ?", target["contact_id"]
+        data, "crm", "SELECT name, email FROM contacts WHERE id = $1", target["contact_id"]
     )
     checked = check(data)
     table = checked.table()

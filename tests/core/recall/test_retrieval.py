@@ -30,12 +30,19 @@ class Counting:
         return self.inner.embed(texts)
 
 
-def build(stores, embedder, docs=DOCS):
-    conn = stores.open("recall")
-    with transaction(conn):
-        rebuild_docs(conn, docs)
-    update_vectors(conn, embedder)
-    return conn
+@pytest.fixture
+def build(stores, request):
+    """`build(embedder)`: the recall store of `DOCS` with their vectors, closed after."""
+
+    def built(embedder, docs=DOCS):
+        conn = stores.open("recall")
+        request.addfinalizer(conn.close)
+        with transaction(conn):
+            rebuild_docs(conn, docs)
+        update_vectors(conn, embedder)
+        return conn
+
+    return built
 
 
 def test_rrf_sums_reciprocal_ranks_with_k_60():
@@ -44,8 +51,8 @@ def test_rrf_sums_reciprocal_ranks_with_k_60():
     assert rrf([["x"]], k=60) == ["x"]
 
 
-def test_keyword_dense_and_hybrid_find_the_right_document(stores, minilm):
-    conn = build(stores, minilm)
+def test_keyword_dense_and_hybrid_find_the_right_document(build, minilm):
+    conn = build(minilm)
     searcher = Searcher(conn, minilm)
     assert searcher.keyword("invoices")[0] == "1"  # porter stemming
     assert searcher.dense_only("who is on call at night?")[0] == "2"
@@ -53,9 +60,9 @@ def test_keyword_dense_and_hybrid_find_the_right_document(stores, minilm):
     assert searcher.keyword("") == [] and searcher.keyword('"; DROP TABLE') == []
 
 
-def test_unchanged_documents_are_never_embedded_twice(stores, minilm):
+def test_unchanged_documents_are_never_embedded_twice(build, stores, minilm):
     counting = Counting(minilm)
-    conn = build(stores, counting)
+    conn = build(counting)
     assert len(counting.texts) == 3
     changed = [*DOCS[:2], Doc("3", "Pricing Policy", "prices rise every April")]
     with transaction(conn):
@@ -65,8 +72,8 @@ def test_unchanged_documents_are_never_embedded_twice(stores, minilm):
     assert conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0] == 3
 
 
-def test_two_models_are_never_mixed_in_one_index(stores, minilm):
-    conn = build(stores, minilm)
+def test_two_models_are_never_mixed_in_one_index(build, stores, minilm):
+    conn = build(minilm)
     other = Counting(minilm, name="another-model")
     with pytest.raises(IndexModelMismatch, match="use the same model"):
         Searcher(conn, other)
@@ -85,8 +92,8 @@ def test_two_models_are_never_mixed_in_one_index(stores, minilm):
     Searcher(conn, other)  # the index is now wholly the other model's
 
 
-def test_dense_search_is_exact_cosine(stores, minilm):
-    conn = build(stores, minilm)
+def test_dense_search_is_exact_cosine(build, stores, minilm):
+    conn = build(minilm)
     searcher = Searcher(conn, minilm)
     query = minilm.embed(["card payments for invoices"])[0]
     expected = np.argsort(-(searcher.dense.matrix @ query))

@@ -79,7 +79,7 @@ def test_signals_are_read_from_outreach_and_brain(stores):
         for mid, replied, bounce in ((1, "2026-11-03T10:00:00Z", "none"), (2, None, "hard")):
             conn.execute(
                 "INSERT INTO messages (id, contact_id, thread_id, subject, body, sent_at,"
-                " replied_at, bounce_status) VALUES (?, 1, 't' || ?, 's', 'b', 'x', ?, ?)",
+                " replied_at, bounce_status) VALUES ($1, 1, 't' || $2, 's', 'b', 'x', $3, $4)",
                 (mid, mid, replied, bounce),
             )
     cites = ("memory.contact_episodes:4", "recall.pages:Signalcrest")

@@ -127,7 +127,7 @@ def test_on_a_server_vectors_are_searched_forgotten_and_scrubbed_from_its_files(
         texts = [
             r[0]
             for r in memory.execute(
-                "SELECT content FROM contact_episodes WHERE contact_id = ?", (contact_id,)
+                "SELECT content FROM contact_episodes WHERE contact_id = $1", (contact_id,)
             )
         ]
     assert texts

@@ -37,7 +37,7 @@ def rows(data, where, *args, url=""):
 def sample(tmp_path):
     data = tmp_path / "data"
     load_sample(Stores(data), contacts=60, as_of=AS_OF)
-    assert all(rows(data, "day = ?", day) for day in DAYS[1:]), "each later day has episodes"
+    assert all(rows(data, "day = $1", day) for day in DAYS[1:]), "each later day has episodes"
     return data
 
 
@@ -53,8 +53,8 @@ def sync(data, day, embedder=None, progress=None, log=lambda _: None, url=""):
         )  # fmt: skip
     assert result.embedded == embedder.calls and not result.empty
     if result.full_build:
-        assert result.embedded + result.not_kept == rows(data, "day <= ?", day, url=url)
-        assert result.embedded > rows(data, "day = ?", day, url=url)
+        assert result.embedded + result.not_kept == rows(data, "day <= $1", day, url=url)
+        assert result.embedded > rows(data, "day = $1", day, url=url)
     return result.full_build, embedder.calls, opened
 
 
@@ -64,7 +64,7 @@ def test_one_first_build_then_each_day_embeds_only_its_own_rows(tmp_path):
     assert full and embedded
     for day in DAYS[1:]:
         full, embedded, _ = sync(data, day)
-        assert not full and embedded == rows(data, "day = ?", day)
+        assert not full and embedded == rows(data, "day = $1", day)
     assert sync(data, DAYS[-1])[:2] == (False, 0), "a replay embeds nothing"
 
 
@@ -99,8 +99,8 @@ def test_two_days_side_by_side_build_once_between_them(tmp_path):
     builds = [r for r in results if r[1]]
     assert len(builds) == 1, results
     (built_day, _, built), (other_day, _, other) = builds[0], next(r for r in results if not r[1])
-    assert built > rows(data, "day = ?", built_day)
-    assert other == (rows(data, "day = ?", other_day) if other_day > built_day else 0)
+    assert built > rows(data, "day = $1", built_day)
+    assert other == (rows(data, "day = $1", other_day) if other_day > built_day else 0)
 
 
 def test_a_run_that_waits_for_another_writer_says_so(tmp_path):

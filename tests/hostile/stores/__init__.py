@@ -13,6 +13,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from company_ai.core.store.db import Connection as StoreConnection
+
 
 @dataclass(frozen=True)
 class Expected:
@@ -22,7 +24,7 @@ class Expected:
 
 
 def tables(path: Path) -> list[str]:
-    with sqlite3.connect(path) as conn:
+    with sqlite3.connect(factory=StoreConnection, database=path) as conn:
         return [
             name
             for (name,) in conn.execute(

@@ -3,11 +3,12 @@
 import sqlite3
 from pathlib import Path
 
+from company_ai.core.store.db import Connection as StoreConnection
 from tests.hostile.stores import Expected
 
 
 def damage(data: Path) -> Expected:
-    with sqlite3.connect(data / "outreach.db") as conn:
+    with sqlite3.connect(factory=StoreConnection, database=data / "outreach.db") as conn:
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("DELETE FROM messages")
     conn.close()

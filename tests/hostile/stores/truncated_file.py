@@ -3,12 +3,13 @@
 import sqlite3
 from pathlib import Path
 
+from company_ai.core.store.db import Connection as StoreConnection
 from tests.hostile.stores import Expected
 
 
 def damage(data: Path) -> Expected:
     path = data / "memory.db"
-    with sqlite3.connect(path) as conn:
+    with sqlite3.connect(factory=StoreConnection, database=path) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the main file
     conn.close()
     raw = path.read_bytes()
