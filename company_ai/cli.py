@@ -352,7 +352,8 @@ def _parser() -> argparse.ArgumentParser:
         "--days",
         type=_whole(1, MAX_DAYS),
         default=3,
-        help=f"how many recent days to run, 1 to {MAX_DAYS} (default 3)",
+        help=f"how many recent days to run, 1 to {MAX_DAYS} (default 3); more until"
+        " every job has played once",
     )
     demo.set_defaults(run=_demo)
     return parser

@@ -125,13 +125,19 @@ class Played:
 def demo_plan(now: datetime, tz: str, days: int) -> tuple[str, datetime, list[Played]]:
     """(the install's first day, the moment it was installed, every slot from then to
     `now` in the order its ticks fall): the last `days` local days, today's so far
-    included, as the timetable would have run them."""
+    included, as the timetable would have run them; widened back a day at a time (at
+    most a week) until every job has played once: a demo on a weekend or early on a
+    Monday still shows a weekday's outreach and its gate, and one at noon a whole night."""
     from company_ai.core.timetable import TIMETABLE, due_between
 
     today = now.astimezone(ZoneInfo(tz)).date()
-    first = today - timedelta(days=days - 1)
-    installed = datetime.combine(first, datetime.min.time(), ZoneInfo(tz)).astimezone(UTC)
-    due = due_between([e.slot for e in TIMETABLE], installed, now, tz)
+    jobs = {e.job for e in TIMETABLE}
+    for back in range(days, days + 7):
+        first = today - timedelta(days=back - 1)
+        installed = datetime.combine(first, datetime.min.time(), ZoneInfo(tz)).astimezone(UTC)
+        due = due_between([e.slot for e in TIMETABLE], installed, now, tz)
+        if {d.job for d in due} >= jobs:
+            break
     return first.isoformat(), installed, [Played(d.tick, d.job, d.partition) for d in due]
 
 

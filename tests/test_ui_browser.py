@@ -123,13 +123,13 @@ def test_the_demo_history_in_a_real_browser(chromium, ui, demo):
     )
     assert counts and int(counts[-1]) > 0, "the demo's gate quarantined no draft"
     quarantined = counts[-1]
-    # The demo played two days from the install: its first night has run, and tonight's
-    # too once the demo starts after 23:15.
+    # The demo played two days from the install (more, to reach a weekday's outreach or a
+    # whole night): each night has run, and tonight's too once the demo starts after 23:15.
     days = sorted(instance.get_materialized_partitions(dg.AssetKey("contact_episodes")))
-    assert 1 <= len(days) <= 2, days
     every_day = DEFS.resolve_assets_def("contact_episodes").partitions_def.get_partition_keys()
     every_day = [d for d in every_day if d >= days[0]]
-    assert len(every_day) == 2 and every_day[0] == days[0]
+    assert len(every_day) >= 2 and every_day[0] == days[0], (days, every_day)
+    assert len(every_day) - len(days) in (0, 1), "every night but tonight's has run"
     parent = next(r for r in instance.get_runs() if r.job_name == "memory_job")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {ARTIFACTS}")
@@ -185,12 +185,13 @@ def test_the_demo_history_in_a_real_browser(chromium, ui, demo):
         shot("4-automation")
         assert page.evaluate(SWITCHES) == dict.fromkeys(sorted(names), True)
 
-        # A two-day backfill from the Materialize dialog ...
+        # A backfill of every day from the Materialize dialog ...
         page.goto(f"{base}/assets/contact_episodes?view=partitions")
         page.get_by_role("button", name="Materialize…").click()
         dialog = page.get_by_role("dialog")
         dialog.get_by_role("button", name="All", exact=True).click()
-        expect(dialog.get_by_text("Showing 2 of 2 partitions")).to_be_visible()
+        n = len(every_day)
+        expect(dialog.get_by_text(f"Showing {n} of {n} partitions")).to_be_visible()
         shot("5-backfill-dialog")
         dialog.get_by_role("button", name="Launch backfill").click()
         expect(dialog).to_be_hidden()
