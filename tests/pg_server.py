@@ -88,10 +88,9 @@ class PgServer:
 
     def create_database(self, name: str, *, template: str = "") -> str:
         """A new database (a copy of `template`, which no one may be connected to)."""
-        import psycopg2
+        import psycopg
 
-        conn = psycopg2.connect(self.url())
-        conn.autocommit = True
+        conn = psycopg.connect(self.url(), autocommit=True)
         try:
             copy = f' TEMPLATE "{template}"' if template else ""
             conn.cursor().execute(f'CREATE DATABASE "{name}"{copy}')

@@ -45,8 +45,8 @@ _GUARDS = """
     JOIN pg_class c ON c.oid = t.tgrelid
     JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_proc p ON p.oid = t.tgfoid
-    WHERE n.nspname = %s AND NOT t.tgisinternal AND t.tgenabled <> 'D'
-      AND p.prosrc LIKE '%%append-only%%'
+    WHERE n.nspname = $1 AND NOT t.tgisinternal AND t.tgenabled <> 'D'
+      AND p.prosrc LIKE '%append-only%'
     ORDER BY c.relname, t.tgname
 """
 
@@ -105,7 +105,7 @@ def _scrub(text: str, password: str) -> str:
 def _run(tool: Path, args: Sequence[str], url: str, password: str) -> None:
     """Run a client tool against the server; its error, scrubbed, as a PgSnapshotError."""
     env = {**os.environ, "PGCONNECT_TIMEOUT": str(pg.CONNECT_TIMEOUT_S)}
-    if password:  # else the tools find it as psycopg2 does: PGPASSWORD, ~/.pgpass
+    if password:  # else the tools find it as libpq does: PGPASSWORD, ~/.pgpass
         env["PGPASSWORD"] = password
     try:
         done = subprocess.run(
@@ -124,14 +124,17 @@ def _run(tool: Path, args: Sequence[str], url: str, password: str) -> None:
 
 
 def _connect(url: str) -> Any:
-    import psycopg2
+    """A connection whose statements wait for a commit: a check that was not refused is
+    rolled back."""
+    import psycopg
 
     try:
-        raw = psycopg2.connect(url, connect_timeout=pg.CONNECT_TIMEOUT_S)
-    except psycopg2.Error as exc:
+        raw = pg.connect_raw(url)
+    except psycopg.Error as exc:
         _, password = _split_secret(url)
         reason = _scrub(str(exc), password).splitlines() or [type(exc).__name__]
         raise PgSnapshotError(f"cannot reach PostgreSQL at {pg.redact(url)}: {reason[0]}") from None
+    raw.autocommit = False
     return raw
 
 
@@ -150,7 +153,7 @@ def _guards(cursor: Any, schema: str) -> dict[str, dict[str, Any]]:
 def _tables(cursor: Any, schema: str) -> dict[str, int]:
     """Rows per table of `schema` (its version table is bookkeeping, not content)."""
     cursor.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename <> %s"
+        "SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> $2"
         " ORDER BY tablename",
         (schema, pg.VERSIONS),
     )
@@ -163,10 +166,10 @@ def _tables(cursor: Any, schema: str) -> dict[str, int]:
 
 
 def _schema_version(cursor: Any, schema: str) -> int:
-    cursor.execute("SELECT to_regclass(%s) IS NOT NULL", (f'"{schema}".{pg.VERSIONS}',))
+    cursor.execute("SELECT to_regclass($1) IS NOT NULL", (f'"{schema}".{pg.VERSIONS}',))
     if not cursor.fetchone()[0]:
         return 0
-    cursor.execute(f'SELECT version FROM "{schema}".{pg.VERSIONS} WHERE store = %s', (schema,))
+    cursor.execute(f'SELECT version FROM "{schema}".{pg.VERSIONS} WHERE store = $1', (schema,))
     row = cursor.fetchone()
     return row[0] if row else 0
 
@@ -205,7 +208,7 @@ class ServerSnapshot:
         guards = _guards(cursor, domain)
         cursor.execute(
             "SELECT e.extname FROM pg_extension e JOIN pg_namespace n"
-            " ON n.oid = e.extnamespace WHERE n.nspname = %s ORDER BY e.extname",
+            " ON n.oid = e.extnamespace WHERE n.nspname = $1 ORDER BY e.extname",
             (domain,),
         )
         # An extension made in the store's schema (recall's unaccent) goes with it.
@@ -326,7 +329,7 @@ def _refuses(raw: Any, schema: str, table: str, event: str) -> list[str]:
     """Whether `event` on `table` is refused as append-only (tried, then rolled back)."""
     cursor = raw.cursor()
     cursor.execute(
-        "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0"
+        "SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0"
         " AND NOT attisdropped AND attidentity = '' AND attgenerated = '' ORDER BY attnum"
         " LIMIT 1",
         (f'"{schema}"."{table}"',),

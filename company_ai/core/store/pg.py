@@ -150,7 +150,9 @@ def _row_class(names: tuple[str, ...]) -> type[Row]:
     return type("Row", (Row,), {"__slots__": (), "names": {n: i for i, n in enumerate(names)}})
 
 
-def _connect_raw(url: str, **kwargs: Any) -> Any:
+def connect_raw(url: str, **kwargs: Any) -> Any:
+    """A psycopg connection to `url` whose statements go to the server as written, with
+    their `$1` parameters; autocommit, as a store's transactions are its own."""
     import psycopg
 
     return psycopg.connect(
@@ -173,7 +175,7 @@ def connect(url: str, store: str, migrations: list[list[str]], *, readonly: bool
     if readonly:
         options += " -c default_transaction_read_only=on"
     try:
-        raw = _connect_raw(
+        raw = connect_raw(
             url,
             row_factory=_rows,
             application_name=f"company_ai:{store}",
@@ -206,7 +208,7 @@ def stores_in(url: str, stores: Sequence[str]) -> list[str]:
     import psycopg
 
     try:
-        raw = _connect_raw(url)
+        raw = connect_raw(url)
     except psycopg.Error as exc:
         raise PgStoreError(f"cannot reach PostgreSQL at {redact(url)}: {exc}".strip()) from None
     try:

@@ -7,7 +7,7 @@ import json
 import os
 from datetime import UTC, datetime
 
-import psycopg2
+import psycopg
 import pytest
 
 from company_ai.core.ops import pg_snapshots, restore_drill, snapshots, take_snapshot
@@ -44,7 +44,7 @@ def pg_stores(tmp_path, pg_url):
 
 
 def drill_databases(url: str) -> list[str]:
-    conn = psycopg2.connect(url)
+    conn = psycopg.connect(url)
     try:
         with conn.cursor() as cursor:
             cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE 'company_ai_drill%'")
@@ -186,7 +186,7 @@ def test_a_dump_failing_half_way_publishes_nothing(pg_stores, tmp_path, monkeypa
     take_snapshot(pg_stores, root, "2026-11-28", keep=3, now=TAKEN)
     monkeypatch.setattr(pg_snapshots, "LOCK_WAIT_MS", 300)
     # A migration holding the ops store: the stores before it are dumped, then it fails.
-    blocker = psycopg2.connect(pg_stores.database_url)
+    blocker = psycopg.connect(pg_stores.database_url)
     try:
         blocker.cursor().execute("LOCK TABLE ops.alerts IN ACCESS EXCLUSIVE MODE")
         with pytest.raises(SnapshotError, match="ops store") as err:
