@@ -24,7 +24,7 @@ from company_ai.core.recall.retrieval import (
     Doc,
     IndexModelMismatch,
     Searcher,
-    confident_rrf,
+    confident_fusion,
     fusion_power,
     index_model,
     keyword_scored,
@@ -161,27 +161,38 @@ def test_fusion_follows_the_ranking_whose_best_stands_out():
     # (words that match every candidate alike: no evidence) whose first is dense's second.
     dense = [("right", 0.9), ("k0", 0.35)] + [(f"d{i}", 0.30 - i * 1e-3) for i in range(30)]
     keyword = [(f"k{i}", 2.0) for i in range(30)]
-    assert confident_rrf([keyword, dense])[:2] == ["right", "k0"]
-    # Plain RRF (power 0) lets the noise pull its first above the right answer.
-    assert confident_rrf([keyword, dense], power=0)[:2] == ["k0", "right"]
+    assert confident_fusion([keyword, dense])[:2] == ["right", "k0"]
+    # Plain RRF lets the noise pull its first above the right answer.
+    assert rrf([[k for k, _ in keyword], [k for k, _ in dense]])[:2] == ["k0", "right"]
     # Where the keyword ranking is the one that stands out, it leads.
     sharp = [("exact", 12.0)] + [(f"k{i}", 2.0 + i * 1e-3) for i in range(30)]
     flat = [(f"d{i}", 0.5 - i * 1e-3) for i in range(30)] + [("exact", 0.47)]
-    assert confident_rrf([sharp, flat])[0] == "exact"
+    assert confident_fusion([sharp, flat])[0] == "exact"
+
+
+def test_fusion_of_rankings_that_say_nothing_keeps_first_seen_order():
+    assert confident_fusion([[], []]) == []
+    # Equal scores in both: no evidence either way, so the order is the first ranking's.
+    assert confident_fusion([[("a", 1.0), ("b", 1.0)], [("b", 2.0), ("a", 2.0)]]) == ["a", "b"]
+    # A key one ranking lacks counts as that ranking's lowest: "b", second in one and
+    # first in the other, leads "a", first in one and absent from the other.
+    first, second = [("a", 3.0), ("b", 2.0), ("c", 1.0)], [("b", 1.0), ("c", 0.0)]
+    assert confident_fusion([first, second]) == ["b", "a", "c"]
 
 
 def test_each_model_fuses_with_the_power_chosen_for_it(index):
-    # Chosen per model on the tuning halves (bench_retrieval.py): plain RRF for the
-    # English MiniLM, whose every higher power lost; the confident fusion for e5.
-    assert fusion_power(E5_NAME) == CONFIDENCE_POWER > 0
+    # Chosen per model on the tuning halves (bench_retrieval.py): for the English MiniLM
+    # the standard scores summed alike (power 0), every higher power lost; e5 weighs each
+    # ranking by its confidence.
+    assert fusion_power(E5_NAME) == CONFIDENCE_POWER > 0 == fusion_power(MINILM_NAME)
     english = WordEmbedder()
     english.name = MINILM_NAME  # the English model's name on a fast stand-in
     build(index, english)
     searcher = Searcher(index, english)
     for question in ("a book every week", "the altitude of the mountain", "we agree"):
-        keyword = [key for key, _ in keyword_scored(index, question, CANDIDATES)]
-        plain = rrf([keyword, searcher.dense_only(question)])
-        assert searcher.hybrid(question) == plain
+        keyword = keyword_scored(index, question, CANDIDATES)
+        alike = confident_fusion([keyword, searcher.dense_scored(question)], power=0)
+        assert searcher.hybrid(question) == alike
 
 
 SENTENCES = [

@@ -1,7 +1,7 @@
 """Hybrid retrieval over a store's `search_*` tables: full text (FTS5's bm25; on
 PostgreSQL the same formula over a tsvector, `PG_BM25`) and dense
-vectors, fused by reciprocal rank fusion (k = 60) in which each ranking counts by how
-far its best score stands out (`confident_rrf`).
+vectors, fused by their standard scores, each ranking counting by how far its best
+score stands out (`confident_fusion`).
 
 The same code indexes the recall pages (`recall_index`) and any BEIR corpus
 (`company-ai eval-retrieval`). Dense vectors live in the store beside the documents:
@@ -30,17 +30,20 @@ from company_ai.core.embedding import MINILM_NAME, query_vectors
 from company_ai.core.store import transaction
 from company_ai.core.store.db import dialect
 
-RRF_K = 60
+RRF_K = 60  # plain RRF's constant (`rrf`), the baseline the fusion is measured against
 CANDIDATES = 100  # taken from each ranking before fusion
-# Each ranking counts by its confidence: how far its best score stands above the scores
-# of its candidates (in their standard deviations), raised to CONFIDENCE_POWER. On a
-# question in another language than the documents the keyword scores are flat noise and
+# The rankings' scores (bm25, cosine: different scales) become standard scores over their
+# candidates and are summed, each ranking weighted by its confidence (how far its best
+# score stands above its candidates, in their standard deviations) to CONFIDENCE_POWER. On
+# a question in another language than the documents the keyword scores are flat noise and
 # the dense best stands out, so the dense ranking leads; where the model is weak and the
-# words match, the keyword ranking does. Power 0 is plain RRF. Chosen on half of the
-# queries of every evaluation set, reported on the other half (bench_retrieval.py).
-CONFIDENCE_POWER = 6.0
+# words match, the keyword ranking does. Unlike ranks, scores keep how much better the
+# first candidates are, so a near-perfect list is not pulled down by the other one's
+# order. Chosen on half of the queries of every evaluation set, reported on the other
+# half (bench_retrieval.py): it beat confidence-weighted RRF on every set.
+CONFIDENCE_POWER = 1.0
 # The power suits a model's score spread, so it is chosen per model on the same halves:
-# for the English MiniLM every power above 0 lost (Vaswani 0.477 against plain RRF's 0.495).
+# for the English MiniLM every power above 0 lost (its cross-lingual scores are noise).
 POWER_OF_MODEL = {MINILM_NAME: 0.0}
 
 
@@ -354,19 +357,34 @@ def confidence(scores: list[float]) -> float:
     return (scores[0] - float(np.mean(scores))) / spread if spread > 1e-9 else 0.0
 
 
-def confident_rrf(
-    rankings: list[list[tuple[str, float]]], *, power: float = CONFIDENCE_POWER, k: int = RRF_K
+def standard_scores(ranking: list[tuple[str, float]]) -> dict[str, float]:
+    """Each key's score in standard deviations from the ranking's mean; all 0 when the
+    scores are equal (they say nothing about which key is better)."""
+    values = np.array([score for _, score in ranking], dtype=np.float64)
+    spread = float(values.std()) if len(values) else 0.0
+    if spread <= 1e-9:
+        return {key: 0.0 for key, _ in ranking}
+    mean = float(values.mean())
+    return {key: (score - mean) / spread for key, score in ranking}
+
+
+def confident_fusion(
+    rankings: list[list[tuple[str, float]]], *, power: float = CONFIDENCE_POWER
 ) -> list[str]:
-    """RRF of (key, score) rankings, best first, each weighted by its `confidence` to
-    the `power` (weights summing to one; equal when no ranking stands out)."""
+    """The keys of (key, score) rankings, best first, by the sum of their standard
+    scores, each ranking weighted by its `confidence` to the `power` (weights summing to
+    one; equal when none stands out). A key missing from a ranking takes its lowest
+    standard score: it ranked below every candidate there. Ties keep first-seen order."""
     weights = [confidence([score for _, score in r]) ** power if power else 1.0 for r in rankings]
     total = sum(weights)
     weights = [w / total for w in weights] if total > 0 else [1.0] * len(rankings)
-    scores: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for rank, (key, _) in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-    return sorted(scores, key=lambda key: -scores[key])
+    scored = [
+        (w, z, min(z.values(), default=0.0))
+        for w, z in zip(weights, map(standard_scores, rankings), strict=True)
+    ]
+    keys = dict.fromkeys(key for ranking in rankings for key, _ in ranking)
+    scores = {key: sum(w * z.get(key, floor) for w, z, floor in scored) for key in keys}
+    return sorted(keys, key=lambda key: -scores[key])
 
 
 class Searcher:
@@ -395,4 +413,5 @@ class Searcher:
     def hybrid(self, query: str, limit: int = CANDIDATES) -> list[str]:
         keyword = keyword_scored(self.conn, query, CANDIDATES)
         dense = self.dense_scored(query, CANDIDATES)
-        return confident_rrf([keyword, dense], power=fusion_power(self.embedder.name))[:limit]
+        fused = confident_fusion([keyword, dense], power=fusion_power(self.embedder.name))
+        return fused[:limit]
