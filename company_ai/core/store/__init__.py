@@ -5,6 +5,7 @@ Everything else reads and writes through `Stores`, `transaction` and `Store`."""
 from company_ai.core.store.db import (
     DEFAULT_BUSY_TIMEOUT_MS,
     Parameters,
+    Positional,
     ReadOnlyStores,
     StoreError,
     Stores,
@@ -12,6 +13,7 @@ from company_ai.core.store.db import (
     data_dir_of,
     dialect,
     max_parameters,
+    numbered,
     table_exists,
     transaction,
 )
@@ -33,6 +35,7 @@ __all__ = [
     "EpisodeType",
     "MEMORY_V1",
     "Parameters",
+    "Positional",
     "RESEARCH_CAP",
     "ReadOnlyStores",
     "Store",
@@ -42,6 +45,7 @@ __all__ = [
     "column_names",
     "dialect",
     "max_parameters",
+    "numbered",
     "table_exists",
     "transaction",
 ]

@@ -185,8 +185,19 @@ class Connection(sqlite3.Connection):
         return super().executemany(sql, (_by_number(row) for row in rows))
 
 
+class Positional(tuple[Any, ...]):
+    """Parameters bound by position, as they come, for a statement numbered in SQLite's
+    own `?NNN` (`numbered`): a many-row INSERT, whose thousand parameters bound by name
+    would cost the square of their count (SQLite finds each name along a list)."""
+
+
+def numbered(conn: Any, n: int) -> str:
+    """The placeholder of parameter `n` in this driver's own numbered style."""
+    return f"${n}" if dialect(conn) == "postgres" else f"?{n}"
+
+
 def _by_number(parameters: Any) -> Any:
-    if isinstance(parameters, Mapping) or not parameters:
+    if isinstance(parameters, Mapping | Positional) or not parameters:
         return parameters
     return dict(zip(_names(len(parameters)), parameters, strict=True))
 

@@ -23,7 +23,7 @@ from company_ai.sample_world.crm import iter_sample
 from tests.conftest import AS_OF, episode
 from tests.core.memory.test_episodes import BAD_EPISODES, DROP, bad_episode
 
-LARGE = 2 * CHUNK_ROWS + 500  # three chunks: the worker thread checks two of them
+LARGE = 2 * CHUNK_ROWS + 50  # three chunks: the worker thread checks two of them
 NOW = "2026-11-30T00:00:00Z"  # the writers' clock: every episode here is recorded then
 
 
@@ -213,9 +213,11 @@ def many(n):
 def test_a_large_batch_is_stored_exactly_as_small_batches_store_it(stores, tmp_path):
     batch = many(LARGE)
     batch[5] = Episode(**batch[5])
-    batch[1500] = batch[1500] | {"confidence": 1}  # pydantic's path, mid-batch
+    batch[CHUNK_ROWS // 2] = batch[CHUNK_ROWS // 2] | {
+        "confidence": 1
+    }  # pydantic's path, mid-batch
     batch[7] = batch[3] | {"content": "again"} | {"natural_key": "same-event"}
-    batch[2300] = batch[7] | {"content": "late copy"}  # same key in another chunk
+    batch[CHUNK_ROWS + 30] = batch[7] | {"content": "late copy"}  # same key in another chunk
     batch[8] = batch[7] | {"content": "near copy"}  # and in the same chunk
     with stores.connect("memory") as whole:
         result = append_episodes(whole, batch, now=NOW)
@@ -235,7 +237,7 @@ def test_a_large_batch_is_stored_exactly_as_small_batches_store_it(stores, tmp_p
         (LARGE, 0),
         (LARGE, CHUNK_ROWS + 3),
         (LARGE, LARGE - 2),
-        (CHUNK_ROWS + 500, CHUNK_ROWS + 3),  # two chunks: checked before storing, no worker
+        (CHUNK_ROWS + 50, CHUNK_ROWS + 3),  # two chunks: checked before storing, no worker
     ],
 )
 def test_a_bad_episode_anywhere_in_a_large_batch_refuses_all_of_it(memory, size, bad_at):

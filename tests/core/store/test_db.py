@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from company_ai.core.memory import append_episodes
-from company_ai.core.store import DOMAINS, Store, StoreError, Stores, dialect, pg
+from company_ai.core.store import (
+    DOMAINS,
+    Positional,
+    Store,
+    StoreError,
+    Stores,
+    dialect,
+    numbered,
+    pg,
+)
 from company_ai.core.store.db import Connection as StoreConnection
 from company_ai.core.store.db import DataDirError, StoreBusyError
 from company_ai.core.store.schema import MIGRATIONS
@@ -271,6 +280,16 @@ def test_a_statement_runs_as_written_whatever_its_literals_and_comments_hold(sto
         row = conn.execute(STATEMENT, ("one", "two")).fetchone()
     assert tuple(row) == ("two", "?", "it's $1 and %s", "x", "one")
     assert (row["first"], row["second"]) == ("one", "two")
+
+
+def test_a_many_row_statement_in_the_drivers_own_numbers_binds_by_position(stores):
+    # `numbered` writes SQLite's `?3` or PostgreSQL's `$3`; `Positional` values are bound
+    # by those numbers as they come, whatever order the statement names them in.
+    with stores.connect(Store.OPS) as conn:
+        second, first = numbered(conn, 2), numbered(conn, 1)
+        assert second in ("?2", "$2") and first[0] == second[0]
+        sql = f"SELECT CAST({second} AS TEXT) AS b, CAST({first} AS TEXT) AS a"
+        assert tuple(conn.execute(sql, Positional(("one", "two"))).fetchone()) == ("two", "one")
 
 
 def test_a_statement_without_its_parameters_is_refused(stores):
