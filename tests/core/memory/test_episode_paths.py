@@ -213,9 +213,8 @@ def many(n):
 def test_a_large_batch_is_stored_exactly_as_small_batches_store_it(stores, tmp_path):
     batch = many(LARGE)
     batch[5] = Episode(**batch[5])
-    batch[CHUNK_ROWS // 2] = batch[CHUNK_ROWS // 2] | {
-        "confidence": 1
-    }  # pydantic's path, mid-batch
+    middle = CHUNK_ROWS // 2
+    batch[middle] = batch[middle] | {"confidence": 1}  # pydantic's path, mid-batch
     batch[7] = batch[3] | {"content": "again"} | {"natural_key": "same-event"}
     batch[CHUNK_ROWS + 30] = batch[7] | {"content": "late copy"}  # same key in another chunk
     batch[8] = batch[7] | {"content": "near copy"}  # and in the same chunk
