@@ -290,6 +290,9 @@ def test_a_many_row_statement_in_the_drivers_own_numbers_binds_by_position(store
         assert second in ("?2", "$2") and first[0] == second[0]
         sql = f"SELECT CAST({second} AS TEXT) AS b, CAST({first} AS TEXT) AS a"
         assert tuple(conn.execute(sql, Positional(("one", "two"))).fetchone()) == ("two", "one")
+        # Bound by position, a surplus value is refused (bound by name, SQLite ignored it).
+        with pytest.raises(conn.DatabaseError):
+            conn.execute(sql, Positional(("one", "two", "three")))
 
 
 def test_a_statement_without_its_parameters_is_refused(stores):
