@@ -9,7 +9,7 @@ a released one: append a new one (and its SQLite counterpart, `PG_FIRST_COVERS`)
 from __future__ import annotations
 
 from company_ai.core.intake import REFUSALS_TABLE
-from company_ai.core.store.schema import _TYPE_CHECK, CRM_V4, OPS_V2, Store
+from company_ai.core.store.schema import CRM_V4, EPISODE_TYPE_CHECK, OPS_V2, Store
 
 # The brain store in PostgreSQL (schema `brain`): BRAIN_V1 in Postgres' words.
 BRAIN_PG_V1 = [
@@ -64,7 +64,7 @@ MEMORY_PG_V1 = [
     CREATE TABLE contact_episodes (
         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         contact_id BIGINT NOT NULL,
-        episode_type TEXT NOT NULL CHECK ({_TYPE_CHECK}),
+        episode_type TEXT NOT NULL CHECK ({EPISODE_TYPE_CHECK}),
         content TEXT NOT NULL,
         source TEXT,
         confidence DOUBLE PRECISION DEFAULT 1.0,

@@ -47,7 +47,7 @@ EPISODE_TYPES: tuple[str, ...] = get_args(EpisodeType)
 
 # An OR chain, not `IN (...)`: in a CHECK, SQLite rebuilds an IN list for every row, which
 # halved append throughput (see BENCHMARKS.md).
-_TYPE_CHECK = " OR ".join(f"episode_type = '{t}'" for t in EPISODE_TYPES)
+EPISODE_TYPE_CHECK = " OR ".join(f"episode_type = '{t}'" for t in EPISODE_TYPES)
 
 CRM_V1 = [
     """
@@ -124,7 +124,7 @@ MEMORY_V1 = [
     CREATE TABLE contact_episodes (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         contact_id INTEGER NOT NULL,
-        episode_type TEXT NOT NULL CHECK ({_TYPE_CHECK}),
+        episode_type TEXT NOT NULL CHECK ({EPISODE_TYPE_CHECK}),
         content TEXT NOT NULL,
         source TEXT,
         confidence REAL DEFAULT 1.0,
